@@ -1,0 +1,164 @@
+// Package checker decides whether a history could have come from a correct
+// lock. It sees only histories: never Redis, never the cluster.
+package checker
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// Verdict is a checker's or a run's conclusion.
+type Verdict string
+
+// Verdicts, in order of precedence when composed.
+const (
+	Valid   Verdict = "valid"
+	Invalid Verdict = "invalid"
+	Unknown Verdict = "unknown"
+)
+
+// Defaults for Options.
+const (
+	DefaultClockTolerance = 25 * time.Millisecond
+	DefaultInfoHorizon    = 10 * time.Second
+	DefaultTimeout        = 5 * time.Minute
+	// MaxViolations caps the violations kept per checker; the rest are counted.
+	MaxViolations = 100
+)
+
+// Options tune the checkers.
+type Options struct {
+	// ClockTolerance (eps) absorbs the difference between our clock and
+	// Redis's when deciding whether a lease could have expired.
+	ClockTolerance time.Duration
+	// InfoHorizon bounds how long after it returned an indeterminate op may
+	// still take effect.
+	InfoHorizon time.Duration
+	// Timeout bounds the linearizability check; keys not done are unknown.
+	Timeout time.Duration
+	// OutDir, if set, receives linear-<key>.html visualizations.
+	OutDir string
+	// VisualizeAll writes visualizations for valid keys too, when the
+	// history is small enough to read.
+	VisualizeAll bool
+}
+
+func (o Options) withDefaults() Options {
+	if o.ClockTolerance == 0 {
+		o.ClockTolerance = DefaultClockTolerance
+	}
+	if o.InfoHorizon == 0 {
+		o.InfoHorizon = DefaultInfoHorizon
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	return o
+}
+
+// Violation is one reason a checker found a history invalid.
+type Violation struct {
+	Key     string  `json:"key,omitempty"`
+	Message string  `json:"message"`
+	Ops     []int64 `json:"ops,omitempty"` // indexes of the ops involved
+	// Window is the span of history time the violation covers, in ns.
+	Window [2]int64 `json:"window"`
+	// Explanation is the ops around the failure point, described in words.
+	Explanation []string `json:"explanation,omitempty"`
+	// File is a visualization of the key, relative to the results dir.
+	File string `json:"file,omitempty"`
+}
+
+// Result is one checker's conclusion.
+type Result struct {
+	Name    string           `json:"name"`
+	Verdict Verdict          `json:"verdict"`
+	Figures map[string]int64 `json:"figures,omitempty"`
+	// ViolationCount counts every violation; Violations keeps the first
+	// MaxViolations.
+	ViolationCount int         `json:"violation_count"`
+	Violations     []Violation `json:"violations,omitempty"`
+	// UnknownKeys are keys the checker could not decide (timed out).
+	UnknownKeys []string `json:"unknown_keys,omitempty"`
+	Note        string   `json:"note,omitempty"`
+	Elapsed     string   `json:"elapsed"`
+}
+
+func (r *Result) add(v Violation) {
+	r.ViolationCount++
+	if len(r.Violations) < MaxViolations {
+		r.Violations = append(r.Violations, v)
+	}
+}
+
+// Report is the outcome of every checker over one history.
+type Report struct {
+	Verdict  Verdict  `json:"verdict"`
+	Checkers []Result `json:"checkers"`
+}
+
+// Checker returns the named checker's result, if present.
+func (r Report) Checker(name string) (Result, bool) {
+	for _, c := range r.Checkers {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Result{}, false
+}
+
+// Compose returns valid only if every result is valid, invalid if any is
+// invalid, and unknown otherwise.
+func Compose(rs []Result) Verdict {
+	v := Valid
+	for _, r := range rs {
+		switch r.Verdict {
+		case Invalid:
+			return Invalid
+		case Valid:
+		default:
+			v = Unknown
+		}
+	}
+	return v
+}
+
+// Check runs every checker over ops. ctx bounds the whole check.
+func Check(ctx context.Context, ops []history.Op, opt Options) Report {
+	opt = opt.withDefaults()
+	rs := []Result{
+		timed(func() Result { return Stats(ops) }),
+		timed(func() Result { return Mutex(ops) }),
+		timed(func() Result { return Linearizable(ctx, ops, opt) }),
+		timed(func() Result { return Liveness(ops, opt) }),
+	}
+	return Report{Verdict: Compose(rs), Checkers: rs}
+}
+
+func timed(f func() Result) Result {
+	start := time.Now()
+	r := f()
+	r.Elapsed = time.Since(start).Round(time.Millisecond).String()
+	return r
+}
+
+// byKey groups the lock and write ops of a history by key, each group in
+// history (completion) order. Nemesis ops are returned separately.
+func byKey(ops []history.Op, keep func(*history.Op) bool) (keys []string, groups map[string][]*history.Op) {
+	groups = map[string][]*history.Op{}
+	for i := range ops {
+		op := &ops[i]
+		if op.F == history.Nemesis || !keep(op) {
+			continue
+		}
+		if _, ok := groups[op.Key]; !ok {
+			keys = append(keys, op.Key)
+		}
+		groups[op.Key] = append(groups[op.Key], op)
+	}
+	sort.Strings(keys)
+	return keys, groups
+}

@@ -1,0 +1,356 @@
+package checker
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// SmallHistory is the size up to which every key gets a visualization, not
+// only the invalid ones.
+const SmallHistory = 2000
+
+// Linearizable checks, key by key and keys in parallel, whether the
+// acquire, release and extend ops of a history could have come from a
+// correct lease (the lease-aware model). A key whose check does not finish
+// within opt.Timeout (or before ctx ends) is unknown, never valid.
+func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
+	opt = opt.withDefaults()
+	res := Result{Name: "linearizable", Verdict: Valid, Figures: map[string]int64{}}
+	keys, groups := byKey(ops, func(op *history.Op) bool {
+		return op.F == history.Acquire || op.F == history.Release || op.F == history.Extend
+	})
+	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
+	defer cancel()
+	m := leaseModel{eps: int64(opt.ClockTolerance)}
+	pm := m.porcupine()
+	notes := nemesisAnnotations(ops)
+	visualizeAll := opt.OutDir != "" && len(ops) <= SmallHistory
+
+	type keyResult struct {
+		verdict Verdict
+		v       *Violation
+		reduced int
+	}
+	out := make([]keyResult, len(keys))
+	var next sync.Mutex
+	i := 0
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				next.Lock()
+				k := i
+				i++
+				next.Unlock()
+				if k >= len(keys) {
+					return
+				}
+				key := keys[k]
+				lops := toLockOps(groups[key], int64(opt.InfoHorizon))
+				kr := &out[k]
+				remaining := time.Until(deadlineOf(ctx))
+				if remaining <= 0 {
+					kr.verdict = Unknown
+					continue
+				}
+				kr.verdict, kr.v, kr.reduced = checkKey(ctx, m, pm, key, lops, notes, opt.OutDir, visualizeAll)
+			}
+		}()
+	}
+	wg.Wait()
+	var lockOps, reduced int64
+	for k, key := range keys {
+		lockOps += int64(len(groups[key]))
+		reduced += int64(out[k].reduced)
+		switch out[k].verdict {
+		case Invalid:
+			res.add(*out[k].v)
+		case Unknown:
+			res.UnknownKeys = append(res.UnknownKeys, key)
+		}
+	}
+	res.Figures["keys"] = int64(len(keys))
+	res.Figures["lock_ops"] = lockOps
+	res.Figures["invalid_keys"] = int64(res.ViolationCount)
+	res.Figures["unknown_keys"] = int64(len(res.UnknownKeys))
+	res.Figures["reduced_ops"] = reduced
+	switch {
+	case res.ViolationCount > 0:
+		res.Verdict = Invalid
+	case len(res.UnknownKeys) > 0:
+		res.Verdict = Unknown
+		res.Note = fmt.Sprintf("check timed out on %d key(s); raise --check-timeout", len(res.UnknownKeys))
+	}
+	return res
+}
+
+func deadlineOf(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	if ctx.Err() != nil {
+		return time.Time{}
+	}
+	return d
+}
+
+// toLockOps converts one key's ops for the model. An info op may take effect
+// up to horizon after it returned. An info acquire with no token gets one of
+// its own: if it took effect, an unknown client holds the key.
+func toLockOps(ops []*history.Op, horizon int64) []*lockOp {
+	out := make([]*lockOp, 0, len(ops))
+	for _, op := range ops {
+		lo := &lockOp{index: op.Index, process: op.Process, f: op.F, typ: op.Type, token: op.Token,
+			ttl: int64(op.TTL()), call: op.Call, ret: op.Return, orig: op.Return}
+		if op.Type == history.Info {
+			lo.ret += horizon
+			if lo.token == "" {
+				lo.token = "?" + strconv.FormatInt(op.Index, 10)
+			}
+		}
+		out = append(out, lo)
+	}
+	return out
+}
+
+func toPorcupine(lops []*lockOp) []porcupine.Operation {
+	// Visualization lanes must be dense client ids from zero.
+	lane := map[int]int{}
+	pops := make([]porcupine.Operation, len(lops))
+	for i, lo := range lops {
+		id, ok := lane[lo.process]
+		if !ok {
+			id = len(lane)
+			lane[lo.process] = id
+		}
+		pops[i] = porcupine.Operation{ClientId: id, Input: lo, Call: lo.call, Return: lo.ret}
+	}
+	return pops
+}
+
+// nemesisAnnotations pairs nemesis start and stop ops into shaded windows.
+func nemesisAnnotations(ops []history.Op) []porcupine.Annotation {
+	var notes []porcupine.Annotation
+	open := map[string]int64{}
+	for i := range ops {
+		op := &ops[i]
+		if op.F != history.Nemesis || op.Value == nil {
+			continue
+		}
+		id := op.Value.Fault + " " + strings.Join(op.Value.Targets, ",")
+		switch op.Value.Phase {
+		case "start":
+			open[id] = op.Call
+		case "stop":
+			start, ok := open[id]
+			if !ok {
+				start = op.Call
+			}
+			delete(open, id)
+			notes = append(notes, porcupine.Annotation{Tag: "nemesis", Start: start, End: op.Return,
+				Description: op.Value.Fault, Details: id, BackgroundColor: "#f4cccc"})
+		}
+	}
+	for id, start := range open {
+		notes = append(notes, porcupine.Annotation{Tag: "nemesis", Start: start, End: start,
+			Description: strings.Fields(id)[0] + " (never healed)", Details: id, BackgroundColor: "#f4cccc"})
+	}
+	return notes
+}
+
+// VisualizationFile is the file name of a key's visualization.
+func VisualizationFile(key string) string {
+	safe := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '_'
+	}, key)
+	if safe != key {
+		safe += "-" + strconv.FormatUint(uint64(fnv32(key)), 16)
+	}
+	return "linear-" + safe + ".html"
+}
+
+func fnv32(s string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h ^= uint32(s[i])
+		h *= 16777619
+	}
+	return h
+}
+
+func visualize(pm porcupine.Model, info porcupine.LinearizationInfo, notes []porcupine.Annotation, dir, key string) (string, error) {
+	info.AddAnnotations(notes)
+	name := VisualizationFile(key)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	return name, porcupine.VisualizePath(pm, info, filepath.Join(dir, name))
+}
+
+// explain finds where the longest partial linearization got stuck and says
+// why in words, with the ops around that point.
+func explain(m leaseModel, lops []*lockOp, info porcupine.LinearizationInfo, v *Violation) {
+	parts := info.PartialLinearizations()
+	if len(parts) == 0 {
+		return
+	}
+	var longest []int
+	for _, l := range parts[0] {
+		if len(l) > len(longest) {
+			longest = l
+		}
+	}
+	// Replay the prefix, remembering which op last set each state.
+	states := []leaseState{free}
+	done := make([]bool, len(lops))
+	for _, id := range longest {
+		var next []leaseState
+		for _, s := range states {
+			for _, n := range m.step(s, lops[id]) {
+				if !containsState(next, n) {
+					next = append(next, n)
+				}
+			}
+		}
+		states = next
+		done[id] = true
+	}
+	// The ops that could go next are those called before the earliest
+	// return among the rest; the culprit is one that no state admits.
+	minRet := int64(1<<63 - 1)
+	for i, lo := range lops {
+		if !done[i] && lo.ret < minRet {
+			minRet = lo.ret
+		}
+	}
+	culprit := -1
+	for i, lo := range lops {
+		if done[i] || lo.call > minRet {
+			continue
+		}
+		legal := false
+		for _, s := range states {
+			if len(m.step(s, lo)) > 0 {
+				legal = true
+				break
+			}
+		}
+		if !legal && (culprit < 0 || lo.ret < lops[culprit].ret) {
+			culprit = i
+		}
+	}
+	if culprit < 0 {
+		return
+	}
+	c := lops[culprit]
+	byToken := map[string]*lockOp{}
+	for _, lo := range lops {
+		if lo.f == history.Acquire && lo.typ != history.Fail {
+			if _, ok := byToken[lo.token]; !ok {
+				byToken[lo.token] = lo
+			}
+		}
+	}
+	v.Message = fmt.Sprintf("%s: %s", v.Key, m.reason(states[0], c, byToken))
+	if len(states) > 1 {
+		v.Message += fmt.Sprintf(" (and in each of the %d other states the history allows)", len(states)-1)
+	}
+	// The window: the last few linearized ops, the culprit, and the ops
+	// concurrent with it.
+	window := map[int]bool{culprit: true}
+	for j := max(0, len(longest)-4); j < len(longest); j++ {
+		window[longest[j]] = true
+	}
+	for i, lo := range lops {
+		if !done[i] && lo.call <= c.orig && lo.orig >= c.call && len(window) < 12 {
+			window[i] = true
+		}
+	}
+	if h := byToken[states[0].holder]; h != nil {
+		for i, lo := range lops {
+			if lo == h {
+				window[i] = true
+			}
+		}
+	}
+	ids := make([]int, 0, len(window))
+	for id := range window {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(a, b int) bool { return lops[ids[a]].call < lops[ids[b]].call })
+	v.Window = [2]int64{lops[ids[0]].call, lops[ids[0]].orig}
+	for _, id := range ids {
+		lo := lops[id]
+		v.Ops = append(v.Ops, lo.index)
+		v.Window[1] = max(v.Window[1], lo.orig)
+		mark := "  "
+		if id == culprit {
+			mark = "=>"
+		}
+		v.Explanation = append(v.Explanation, mark+" "+describeOp(lo))
+	}
+}
+
+func containsState(ss []leaseState, s leaseState) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func describeOp(lo *lockOp) string {
+	s := fmt.Sprintf("#%d p%d %s %s, called %s, returned %s, lease %s", lo.index, lo.process, lo.f, lo.typ,
+		history.Seconds(lo.call), history.Seconds(lo.orig), short(lo.token))
+	if lo.f != history.Release {
+		s += ", ttl " + time.Duration(lo.ttl).String()
+	}
+	if lo.typ == history.Info {
+		s += " (indeterminate: may take effect until " + history.Seconds(lo.ret) + ")"
+	}
+	return s
+}
+
+// reason says in words why op cannot follow state s.
+func (m leaseModel) reason(s leaseState, op *lockOp, byToken map[string]*lockOp) string {
+	who := fmt.Sprintf("p%d %s %s at %s", op.process, op.f, op.typ, history.Seconds(op.orig))
+	holder := "an unknown client's lease"
+	if h := byToken[s.holder]; h != nil {
+		holder = fmt.Sprintf("p%d's lease %s (acquired %s, ttl %v)", h.process, short(h.token), history.Seconds(h.call), time.Duration(h.ttl))
+	}
+	eps := time.Duration(m.eps)
+	switch {
+	case op.f == history.Acquire && op.typ != history.Fail:
+		return fmt.Sprintf("%s while %s could not yet have expired (earliest expiry %s, tolerance %v): two holders at once",
+			who, holder, history.Seconds(s.eMin), eps)
+	case op.f == history.Acquire && s.holder == "":
+		return fmt.Sprintf("%s though the lock was free: nothing held it", who)
+	case op.f == history.Acquire:
+		return fmt.Sprintf("%s though %s had expired by %s (tolerance %v): the key outlived its TTL (stuck lock)",
+			who, holder, history.Seconds(s.eMax), eps)
+	case op.typ != history.Fail && s.holder == "":
+		return fmt.Sprintf("%s of lease %s, but the lock was free: it released or extended a lease it did not hold", who, short(op.token))
+	case op.typ != history.Fail && s.holder != op.token:
+		return fmt.Sprintf("%s of lease %s while the lock was held by %s: it %sd someone else's lease", who, short(op.token), holder, op.f)
+	case op.typ != history.Fail:
+		return fmt.Sprintf("%s of lease %s, which had expired by %s (tolerance %v)", who, short(op.token), history.Seconds(s.eMax), eps)
+	default:
+		return fmt.Sprintf("%s of lease %s though that lease could not yet have expired (earliest expiry %s): the lock lost a live lease",
+			who, short(op.token), history.Seconds(s.eMin))
+	}
+}

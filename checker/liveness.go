@@ -1,0 +1,82 @@
+package checker
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// Liveness finds stuck locks: a key whose acquires keep failing longer than
+// ttl + tolerance + horizon after the latest moment any lease could have
+// held it. It is deliberately coarse (no release shortens a lease here), so
+// it flags only locks that truly never let go; the linearizable checker
+// catches the finer cases.
+func Liveness(ops []history.Op, opt Options) Result {
+	opt = opt.withDefaults()
+	res := Result{Name: "liveness", Verdict: Valid, Figures: map[string]int64{}}
+	slack := int64(opt.ClockTolerance + opt.InfoHorizon)
+	keys, groups := byKey(ops, func(op *history.Op) bool { return op.F == history.Acquire || op.F == history.Extend })
+	var stuckOps int64
+	var longest time.Duration
+	for _, key := range keys {
+		kops := groups[key]
+		slices.SortFunc(kops, func(a, b *history.Op) int { return cmpInt(a.Call, b.Call) })
+		var lastEnd int64 = -1 // latest nominal expiry of any lease so far
+		var last *history.Op   // the op that set lastEnd
+		var first, worst *history.Op
+		var n int64
+		report := func() {
+			if first == nil {
+				return
+			}
+			gap := time.Duration(worst.Call - lastEnd)
+			longest = max(longest, gap)
+			holder := "no lease at all"
+			if last != nil {
+				holder = fmt.Sprintf("the last lease that could hold it (p%d %s %s, lease %s, ttl %v) expired by %s",
+					last.Process, last.F, last.Type, short(last.Token), last.TTL(), history.Seconds(lastEnd))
+			}
+			res.add(Violation{Key: key,
+				Message: fmt.Sprintf("stuck lock on %s: %d acquire(s) failed from %s to %s, though %s; unacquirable for %v past it",
+					key, n, history.Seconds(first.Call), history.Seconds(worst.Call), holder, gap.Round(time.Millisecond)),
+				Ops:    []int64{first.Index, worst.Index},
+				Window: [2]int64{max(lastEnd, 0), worst.Return}})
+			first, worst, n = nil, nil, 0
+		}
+		for _, op := range kops {
+			switch {
+			case op.Type == history.Fail && op.F == history.Acquire:
+				if op.Call > lastEnd+slack {
+					if first == nil {
+						first = op
+					}
+					worst = op
+					n++
+					stuckOps++
+				}
+			case op.Type != history.Fail:
+				// Any acquire or extend that may have happened can hold
+				// the key until its return plus its TTL.
+				if op.F == history.Acquire && op.Type == history.OK {
+					report()
+				}
+				end := op.Return + int64(op.TTL())
+				if op.Type == history.Info {
+					end += int64(opt.InfoHorizon)
+				}
+				if end > lastEnd {
+					lastEnd, last = end, op
+				}
+			}
+		}
+		report()
+	}
+	res.Figures["stuck_acquires"] = stuckOps
+	res.Figures["longest_stuck_ms"] = longest.Milliseconds()
+	if res.ViolationCount > 0 {
+		res.Verdict = Invalid
+	}
+	return res
+}

@@ -1,0 +1,20 @@
+package checker
+
+import (
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// Stats counts ops by f and type (figures named "<f>_<type>"). It is invalid
+// when no acquire succeeded: a run that never held the lock proves nothing.
+func Stats(ops []history.Op) Result {
+	res := Result{Name: "stats", Verdict: Valid, Figures: map[string]int64{}}
+	for i := range ops {
+		res.Figures[string(ops[i].F)+"_"+string(ops[i].Type)]++
+	}
+	res.Figures["ops"] = int64(len(ops))
+	if res.Figures["acquire_ok"] == 0 {
+		res.Verdict = Invalid
+		res.add(Violation{Message: "no acquire succeeded: the run exercised nothing (is Redis reachable, is the TTL long enough?)"})
+	}
+	return res
+}

@@ -1,0 +1,246 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Node is one redis-server process.
+type Node struct {
+	Name    string
+	Addr    string
+	Version string
+	LogPath string
+
+	cmd     *exec.Cmd
+	dir     string
+	exited  chan struct{}
+	stopErr error
+	once    sync.Once
+}
+
+// live tracks every node this process started, so that Emergency can end
+// them when the process must exit at once (a second Ctrl-C).
+var live struct {
+	sync.Mutex
+	nodes map[*Node]struct{}
+}
+
+// Emergency kills every node still running and removes its temp dir,
+// without waiting for anything else. For a process about to exit.
+func Emergency() {
+	live.Lock()
+	defer live.Unlock()
+	for n := range live.nodes {
+		_ = n.cmd.Process.Kill()
+		_ = os.RemoveAll(n.dir)
+	}
+}
+
+// InstallHint is the one line a user sees when redis-server is missing.
+const InstallHint = "install it with `sudo apt-get install redis-server redis-tools` (or `make deps`), or pass --redis-server PATH"
+
+func findServer(path string) (string, error) {
+	if path == "" {
+		path = "redis-server"
+	}
+	p, err := exec.LookPath(path)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s not found: %s", ErrNotInstalled, path, InstallHint)
+	}
+	return p, nil
+}
+
+var versionRE = regexp.MustCompile(`v=([0-9][0-9.]*)`)
+
+// ServerVersion returns the version redis-server reports.
+func ServerVersion(path string) (string, error) {
+	p, err := findServer(path)
+	if err != nil {
+		return "", err
+	}
+	out, err := exec.Command(p, "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("%s --version: %w", p, err)
+	}
+	m := versionRE.FindSubmatch(out)
+	if m == nil {
+		return "", fmt.Errorf("%s --version: unrecognised output %q", p, out)
+	}
+	return string(m[1]), nil
+}
+
+func persistenceArgs(p string) ([]string, error) {
+	switch p {
+	case "", "none":
+		return []string{"--save", "", "--appendonly", "no"}, nil
+	case "aof-everysec":
+		return []string{"--save", "", "--appendonly", "yes", "--appendfsync", "everysec"}, nil
+	case "aof-always":
+		return []string{"--save", "", "--appendonly", "yes", "--appendfsync", "always"}, nil
+	}
+	return nil, fmt.Errorf("unknown persistence %q (want none, aof-everysec or aof-always)", p)
+}
+
+// startLocal starts one redis-server on a free loopback port. A port taken
+// between our probe and Redis's bind is retried on another port.
+func startLocal(ctx context.Context, cfg Config, name, password string) (*Node, error) {
+	server, err := findServer(cfg.RedisServer)
+	if err != nil {
+		return nil, err
+	}
+	persist, err := persistenceArgs(cfg.Persistence)
+	if err != nil {
+		return nil, err
+	}
+	version, err := ServerVersion(server)
+	if err != nil {
+		return nil, err
+	}
+	maxClients := cfg.MaxClients
+	if maxClients <= 0 {
+		maxClients = 10000 + 128
+	}
+	logDir := filepath.Join(cfg.LogDir, "nodes", name)
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, err
+	}
+	var lastErr error
+	for attempt := 0; attempt < 5; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		args := append([]string{
+			"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--requirepass", password, "--maxclients", strconv.Itoa(maxClients),
+			"--daemonize", "no", "--loglevel", "notice",
+		}, persist...)
+		n, err := spawn(ctx, server, args, name, logDir, version)
+		if err != nil {
+			return nil, err
+		}
+		n.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		if err := n.waitReady(ctx, password); err != nil {
+			lastErr = err
+			_ = n.stop()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			continue
+		}
+		return n, nil
+	}
+	return nil, fmt.Errorf("start %s: %w (see %s)", name, lastErr, filepath.Join(logDir, "redis.log"))
+}
+
+func spawn(ctx context.Context, server string, args []string, name, logDir, version string) (*Node, error) {
+	dir, err := os.MkdirTemp("", "lockcheck-"+name+"-")
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, "--dir", dir)
+	logPath := filepath.Join(logDir, "redis.log")
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	cmd := exec.Command(server, args...)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// Setpgid: a terminal's Ctrl-C reaches lockcheck only, which then
+	// stops Redis itself after writing the history. Pdeathsig: if
+	// lockcheck dies hard, the kernel kills Redis with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("start %s: %w", server, err)
+	}
+	n := &Node{Name: name, Version: version, LogPath: logPath, cmd: cmd, dir: dir, exited: make(chan struct{})}
+	live.Lock()
+	if live.nodes == nil {
+		live.nodes = map[*Node]struct{}{}
+	}
+	live.nodes[n] = struct{}{}
+	live.Unlock()
+	go func() {
+		_ = cmd.Wait()
+		logf.Close()
+		close(n.exited)
+	}()
+	return n, nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func (n *Node) waitReady(ctx context.Context, password string) error {
+	c := redis.NewClient(&redis.Options{Addr: n.Addr, Password: password, Protocol: 2,
+		DisableIdentity: true, MaxRetries: -1, DialTimeout: time.Second})
+	defer c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		err := c.Ping(pctx).Err()
+		cancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-n.exited:
+			return errors.New("redis-server exited at start-up")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no PING reply in 10s: %v", err)
+		}
+	}
+}
+
+// stop ends the process (SIGTERM, then SIGKILL after 3s), waits for it and
+// removes its temp dir.
+func (n *Node) stop() error {
+	n.once.Do(func() {
+		_ = n.cmd.Process.Signal(syscall.SIGCONT) // a paused node cannot act on SIGTERM
+		_ = n.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-n.exited:
+		case <-time.After(3 * time.Second):
+			_ = n.cmd.Process.Kill()
+			<-n.exited
+		}
+		n.stopErr = os.RemoveAll(n.dir)
+		live.Lock()
+		delete(live.nodes, n)
+		live.Unlock()
+	})
+	return n.stopErr
+}
+
+// PID returns the node's process id.
+func (n *Node) PID() int { return n.cmd.Process.Pid }
+
+// Dir returns the node's temp dir (its working and data dir).
+func (n *Node) Dir() string { return n.dir }

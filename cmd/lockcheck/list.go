@@ -1,0 +1,27 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"text/tabwriter"
+
+	"github.com/lockcheck/lockcheck/lockimpl"
+)
+
+func listCmd(args []string) (int, error) {
+	if len(args) > 0 {
+		return exitUsage, usageError{fmt.Errorf("list takes no arguments")}
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "LOCK\tKIND\tWHAT")
+	for _, e := range lockimpl.Builtin().Entries() {
+		kind := "correct"
+		if e.Broken {
+			kind = "broken"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Name, kind, e.Description)
+	}
+	fmt.Fprintln(tw, "\nTOPOLOGY\tBACKEND\t")
+	fmt.Fprintln(tw, "single\tlocal\tone redis-server on 127.0.0.1")
+	return exitValid, tw.Flush()
+}

@@ -1,0 +1,118 @@
+// Command lockcheck load-tests Redis distributed locks and checks that they
+// are safe. See README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/harness"
+)
+
+// Exit statuses, as in DESIGN.md.
+const (
+	exitValid   = 0
+	exitInvalid = 1
+	exitUsage   = 2
+	exitUnknown = 3
+	exitFailed  = 4
+)
+
+// usageError is a mistake on the command line: exit status 2.
+type usageError struct{ error }
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+const usage = `lockcheck: load-test and verify Redis distributed locks
+
+usage:
+  lockcheck run   [flags]       run a lock under load against local Redis, check it, write results
+  lockcheck check [flags] PATH  re-check a run dir or history.jsonl offline
+  lockcheck list                the locks (and later faults and topologies)
+
+"lockcheck COMMAND --help" shows the flags of a command.
+exit status: 0 valid, 1 invalid, 2 usage or config error, 3 unknown, 4 the harness failed`
+
+func run(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, usage)
+		return exitUsage
+	}
+	ctx, stop := interruptContext()
+	defer stop()
+	var err error
+	code := exitValid
+	switch args[0] {
+	case "run":
+		code, err = runCmd(ctx, args[1:])
+	case "check":
+		code, err = checkCmd(ctx, args[1:])
+	case "list":
+		code, err = listCmd(args[1:])
+	case "help", "-h", "--help":
+		fmt.Println(usage)
+		return exitValid
+	default:
+		err = usageError{fmt.Errorf("unknown command %q (want run, check or list)", args[0])}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lockcheck:", err)
+		var ue usageError
+		if errors.As(err, &ue) || errors.Is(err, harness.ErrConfig) {
+			return exitUsage
+		}
+		if code == exitValid {
+			return exitFailed
+		}
+	}
+	return code
+}
+
+// interruptContext is cancelled by the first SIGINT or SIGTERM, so the run
+// stops, writes what it recorded, checks it and reports. A second signal
+// kills Redis and exits at once.
+func interruptContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		fmt.Fprintln(os.Stderr, "\nlockcheck: interrupted: stopping clients, writing and checking the history (again to quit at once)")
+		cancel()
+		select {
+		case <-sigs:
+			cluster.Emergency()
+			fmt.Fprintln(os.Stderr, "lockcheck: interrupted twice: quit")
+			os.Exit(130)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel()
+	}
+}
+
+func exitFor(v checker.Verdict) int {
+	switch v {
+	case checker.Valid:
+		return exitValid
+	case checker.Invalid:
+		return exitInvalid
+	}
+	return exitUnknown
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	flag "github.com/spf13/pflag"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/workload"
+)
+
+// runOpts is what the run flags fill.
+type runOpts struct {
+	name, out, lock string
+	w               workload.Config
+	check           checker.Options
+	redisServer     string
+	quiet           bool
+}
+
+func runFlags(o *runOpts) *flag.FlagSet {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.StringVar(&o.lock, "lock", "setnx", "lock implementation (see lockcheck list)")
+	fs.IntVar(&o.w.Clients, "clients", workload.DefaultClients, "concurrent clients")
+	fs.IntVar(&o.w.Keys, "keys", workload.DefaultKeys, "lock keys the clients contend for")
+	fs.StringVar(&o.w.KeyDist, "key-dist", workload.KeyUniform, "key choice: uniform or zipf")
+	fs.DurationVar(&o.w.Duration, "duration", workload.DefaultDuration, "run length (0: until --ops)")
+	fs.Int64Var(&o.w.Ops, "ops", 0, "stop after this many acquire attempts (0: no bound)")
+	fs.DurationVar(&o.w.TTL, "ttl", workload.DefaultTTL, "lock TTL")
+	fs.DurationVar(&o.w.Hold, "hold", workload.DefaultHold, "mean time a client wants the lock")
+	fs.StringVar(&o.w.HoldDist, "hold-dist", workload.HoldExp, "hold time distribution: fixed, exp or uniform")
+	fs.StringVar(&o.w.Retry, "retry", workload.RetryBackoff, "acquire retry: none, or backoff (50ms doubling, full jitter, 5 attempts)")
+	fs.DurationVar(&o.w.Think, "think", 0, "pause between a release and the next acquire")
+	fs.Int64Var(&o.w.Seed, "seed", 0, "seed of every random choice (0: from the clock; the run records it)")
+	fs.DurationVar(&o.w.OpTimeout, "op-timeout", workload.DefaultOpTimeout, "bound on each Redis operation; one that runs out is indeterminate")
+	fs.DurationVar(&o.w.Margin, "margin", 0, "clients leave the critical section this long before the lease deadline (default 2ms + 5% of the TTL)")
+	fs.StringVar(&o.out, "out", "results", "results root")
+	fs.StringVar(&o.name, "name", "", "run name: results go to OUT/NAME/<timestamp> (default the lock)")
+	fs.DurationVar(&o.check.ClockTolerance, "clock-tolerance", checker.DefaultClockTolerance, "clock tolerance eps of the lease model")
+	fs.DurationVar(&o.check.InfoHorizon, "info-horizon", 0, "how long after it returned an indeterminate op may take effect (default: op timeout + 1s)")
+	fs.DurationVar(&o.check.Timeout, "check-timeout", checker.DefaultTimeout, "bound on the linearizability check; keys not done are unknown")
+	fs.StringVar(&o.redisServer, "redis-server", "", "redis-server program (default: found on PATH)")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line")
+	return fs
+}
+
+func runCmd(ctx context.Context, args []string) (int, error) {
+	var o runOpts
+	fs := runFlags(&o)
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return exitValid, nil
+		}
+		return exitUsage, usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return exitUsage, usageError{fmt.Errorf("run takes no arguments, got %q", fs.Args())}
+	}
+	if o.w.Seed == 0 {
+		o.w.Seed = time.Now().UnixNano()
+	}
+	if !fs.Changed("duration") && fs.Changed("ops") {
+		o.w.Duration = 0
+	}
+	cfg := harness.Config{Name: o.name, OutDir: o.out, Lock: o.lock, Workload: o.w, Check: o.check,
+		Cluster: cluster.Config{RedisServer: o.redisServer},
+		Args:    reproduce(fs, o.w.Seed)}
+	if !o.quiet {
+		cfg.Progress = os.Stderr
+	}
+	fmt.Fprintf(os.Stderr, "lockcheck run: %s, %d clients, %d keys, ttl %v, seed %d\n",
+		o.lock, o.w.Clients, o.w.Keys, o.w.TTL, o.w.Seed)
+	res, err := harness.Run(ctx, cfg)
+	if res != nil && res.Report.Verdict != "" {
+		printSummary(os.Stdout, res)
+	}
+	if err != nil {
+		if errors.Is(err, harness.ErrConfig) {
+			return exitUsage, err
+		}
+		return exitFailed, err
+	}
+	return exitFor(res.Verdict), nil
+}
+
+// reproduce is the command line that repeats this run, seed included.
+func reproduce(fs *flag.FlagSet, seed int64) []string {
+	args := []string{"lockcheck", "run"}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name != "seed" {
+			args = append(args, "--"+f.Name+"="+f.Value.String())
+		}
+	})
+	return append(args, fmt.Sprintf("--seed=%d", seed))
+}
+
+func printSummary(w io.Writer, res *harness.Result) {
+	s := res.Summary
+	secs := res.Elapsed.Seconds()
+	fmt.Fprintf(w, "\n%d ops in %v: %.0f ops/s", res.Ops, res.Elapsed.Round(time.Millisecond), float64(res.Ops)/max(secs, 1e-9))
+	if ok := s.Ops[history.Acquire][history.OK]; secs > 0 {
+		fmt.Fprintf(w, ", %.0f acquisitions/s", float64(ok)/secs)
+	}
+	if res.Interrupted {
+		fmt.Fprint(w, " (interrupted)")
+	}
+	fmt.Fprintf(w, "\n\n  %-8s %10s %10s %10s\n", "op", "ok", "fail", "info")
+	for _, f := range []history.Func{history.Acquire, history.Write, history.Extend, history.Release} {
+		m := s.Ops[f]
+		if m[history.OK]+m[history.Fail]+m[history.Info] == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "  %-8s %10d %10d %10d\n", f, m[history.OK], m[history.Fail], m[history.Info])
+	}
+	fmt.Fprintf(w, "\n  leases cut short %d, late exits %d, lost %d, acquisitions given up %d\n\n",
+		s.CutShort, s.LateExits, s.Lost, s.GiveUps)
+	printChecks(w, res.Report, res.Dir)
+	fmt.Fprintf(w, "verdict: %s\nresults: %s\n", strings.ToUpper(string(res.Verdict)), res.Dir)
+}
+
+// printChecks prints each checker's verdict and its first violations.
+func printChecks(w io.Writer, rep checker.Report, dir string) {
+	for _, c := range rep.Checkers {
+		fmt.Fprintf(w, "  %-13s %-8s %s\n", c.Name, c.Verdict, figures(c))
+		for i, v := range c.Violations {
+			if i == 3 {
+				fmt.Fprintf(w, "      ... %d more in %s/results.json\n", c.ViolationCount-3, dir)
+				break
+			}
+			fmt.Fprintf(w, "      %s\n", v.Message)
+			if v.File != "" {
+				fmt.Fprintf(w, "        see %s/%s\n", dir, v.File)
+			}
+		}
+		if len(c.UnknownKeys) > 0 {
+			fmt.Fprintf(w, "      unknown keys: %s\n", strings.Join(c.UnknownKeys, ", "))
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+func figures(c checker.Result) string {
+	keys := make([]string, 0, len(c.Figures))
+	for k := range c.Figures {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, c.Figures[k]))
+	}
+	if c.ViolationCount > 0 {
+		parts = append(parts, fmt.Sprintf("violations=%d", c.ViolationCount))
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,366 @@
+// Package harness runs lockcheck end to end: start Redis, drive the
+// workload while recording the history, check it, write the results, stop
+// Redis. It is the Go API for users' own tests.
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/lockimpl"
+	"github.com/lockcheck/lockcheck/workload"
+)
+
+// ErrConfig marks a user mistake (bad option, missing program): exit 2.
+var ErrConfig = errors.New("configuration error")
+
+// Version is lockcheck's version, recorded in run.json.
+var Version = "0.1.0-dev"
+
+// Config is one run.
+type Config struct {
+	// Name groups runs under results/<name>/; default the lock's name.
+	Name string
+	// OutDir is the results root; default "results".
+	OutDir string
+	// Lock names a lock in Registry; ignored if Factory is set.
+	Lock     string
+	Registry *lockimpl.Registry
+	// Factory builds the Locker under test (a user's own lock); LockName
+	// then names it in the results.
+	Factory  lockimpl.Factory
+	Workload workload.Config
+	Cluster  cluster.Config
+	// Check tunes the checkers. InfoHorizon 0 means the op timeout plus
+	// one second: an op can take effect no later than that after it gave up.
+	Check checker.Options
+	// Progress receives a live progress line each second (nil: none).
+	Progress io.Writer
+	// Args is the command line, recorded in run.json to reproduce the run.
+	Args []string
+}
+
+// Result is what a run produced.
+type Result struct {
+	Dir      string
+	Verdict  checker.Verdict
+	Report   checker.Report
+	Summary  workload.Summary
+	Elapsed  time.Duration
+	Ops      int64
+	Redis    string
+	Workload workload.Config
+	// Interrupted is set when ctx ended the run early.
+	Interrupted bool
+}
+
+// RunInfo is run.json: everything needed to reproduce and re-check a run.
+type RunInfo struct {
+	Lockcheck      string          `json:"lockcheck"`
+	Lock           string          `json:"lock"`
+	Redis          string          `json:"redis"`
+	Topology       string          `json:"topology"`
+	Backend        string          `json:"backend"`
+	Args           []string        `json:"args,omitempty"`
+	Seed           int64           `json:"seed"`
+	Started        time.Time       `json:"started"`
+	Workload       workloadJSON    `json:"workload"`
+	ClockTolerance string          `json:"clock_tolerance"`
+	InfoHorizon    string          `json:"info_horizon"`
+	Nodes          []nodeJSON      `json:"nodes"`
+	Extra          json.RawMessage `json:"extra,omitempty"`
+}
+
+type workloadJSON struct {
+	Clients   int    `json:"clients"`
+	Keys      int    `json:"keys"`
+	KeyDist   string `json:"key_dist"`
+	Ops       int64  `json:"ops"`
+	Duration  string `json:"duration"`
+	TTL       string `json:"ttl"`
+	Hold      string `json:"hold"`
+	HoldDist  string `json:"hold_dist"`
+	Retry     string `json:"retry"`
+	Think     string `json:"think"`
+	OpTimeout string `json:"op_timeout"`
+	Margin    string `json:"margin"`
+}
+
+type nodeJSON struct {
+	Name string `json:"name"`
+	Addr string `json:"addr"`
+	Log  string `json:"log"`
+}
+
+// ResultsFile is results.json.
+type ResultsFile struct {
+	Verdict     checker.Verdict  `json:"verdict"`
+	Lock        string           `json:"lock"`
+	Ops         int64            `json:"ops"`
+	Elapsed     string           `json:"elapsed"`
+	OpsPerSec   float64          `json:"ops_per_sec"`
+	Interrupted bool             `json:"interrupted,omitempty"`
+	Summary     workload.Summary `json:"summary"`
+	Checkers    []checker.Result `json:"checkers"`
+}
+
+func configErr(err error) error { return fmt.Errorf("%w: %w", ErrConfig, err) }
+
+// Run performs one run. It returns an error wrapping ErrConfig for user
+// mistakes; any other error means the harness failed. Whatever happens
+// (error, panic in a Locker, ctx cancelled), Redis is stopped and what was
+// recorded is written, checked and kept.
+func Run(ctx context.Context, cfg Config) (res *Result, err error) {
+	wcfg, err := cfg.Workload.WithDefaults()
+	if err != nil {
+		return nil, configErr(err)
+	}
+	factory, lockName, err := cfg.factory()
+	if err != nil {
+		return nil, configErr(err)
+	}
+	if cfg.Check.InfoHorizon == 0 {
+		cfg.Check.InfoHorizon = wcfg.OpTimeout + time.Second
+	}
+	if cfg.Check.ClockTolerance == 0 {
+		cfg.Check.ClockTolerance = checker.DefaultClockTolerance
+	}
+	redisVersion, err := cluster.ServerVersion(cfg.Cluster.RedisServer)
+	if err != nil {
+		if errors.Is(err, cluster.ErrNotInstalled) {
+			return nil, configErr(err)
+		}
+		return nil, err
+	}
+	dir, err := newRunDir(cfg.OutDir, cmpOr(cfg.Name, lockName))
+	if err != nil {
+		return nil, err
+	}
+	res = &Result{Dir: dir, Redis: redisVersion, Workload: wcfg}
+
+	ccfg := cfg.Cluster
+	ccfg.LogDir = dir
+	if ccfg.MaxClients == 0 {
+		ccfg.MaxClients = wcfg.Clients*2 + 128
+	}
+	cl, err := cluster.Up(ctx, ccfg)
+	if err != nil {
+		if errors.Is(err, cluster.ErrNotInstalled) {
+			return res, configErr(err)
+		}
+		return res, fmt.Errorf("start redis: %w", err)
+	}
+	// Redis goes down whatever happens below, panics included.
+	defer func() {
+		if derr := cl.Down(); derr != nil && err == nil {
+			err = derr
+		}
+	}()
+
+	clock := history.NewClock()
+	info := RunInfo{Lockcheck: Version, Lock: lockName, Redis: redisVersion,
+		Topology: cmpOr(ccfg.Topology, cluster.Single), Backend: cmpOr(ccfg.Backend, cluster.Local),
+		Args: cfg.Args, Seed: wcfg.Seed, Started: clock.Start().UTC(), Workload: toJSON(wcfg),
+		ClockTolerance: cfg.Check.ClockTolerance.String(), InfoHorizon: cfg.Check.InfoHorizon.String()}
+	for _, n := range cl.Nodes {
+		rel, _ := filepath.Rel(dir, n.LogPath)
+		info.Nodes = append(info.Nodes, nodeJSON{Name: n.Name, Addr: n.Addr, Log: rel})
+	}
+	if err := writeJSON(filepath.Join(dir, "run.json"), info); err != nil {
+		return res, err
+	}
+
+	hf, err := os.Create(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		return res, err
+	}
+	hw := history.NewWriter(hf, 0)
+	record := func(op history.Op) { _, _ = hw.Write(op) }
+
+	locker, err := factory(lockimpl.Env{Addrs: cl.Addrs(), Password: cl.Password,
+		PoolSize: wcfg.Clients + 16, Now: clock.Now, Record: record})
+	if err != nil {
+		hw.Close()
+		hf.Close()
+		return res, fmt.Errorf("lock %s: %w", lockName, err)
+	}
+	runner := workload.New(wcfg, locker, clock.Now, record)
+	runErr := runWithProgress(ctx, runner, cfg.Progress, clock)
+	res.Elapsed = time.Duration(clock.Now())
+	res.Interrupted = ctx.Err() != nil
+	closeLocker(locker)
+	// Everything the clients recorded is on disk before anything else.
+	if werr := hw.Close(); werr != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("write history: %w", werr))
+	}
+	if cerr := hf.Close(); cerr != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("write history: %w", cerr))
+	}
+	res.Summary = runner.Counters().Snapshot()
+	res.Ops = res.Summary.Total()
+	_ = updateLatest(cfg.OutDir, dir)
+
+	// Check even a run that failed: what was recorded is still evidence.
+	rep, rf, cerr := CheckDir(context.WithoutCancel(ctx), dir, cfg.Check)
+	if cerr != nil {
+		return res, errors.Join(runErr, cerr)
+	}
+	res.Report = rep
+	res.Verdict = rep.Verdict
+	rf.Summary, rf.Elapsed, rf.Interrupted = res.Summary, res.Elapsed.Round(time.Millisecond).String(), res.Interrupted
+	if res.Elapsed > 0 {
+		rf.OpsPerSec = float64(rf.Ops) / res.Elapsed.Seconds()
+	}
+	if werr := writeJSON(filepath.Join(dir, "results.json"), rf); werr != nil {
+		runErr = errors.Join(runErr, werr)
+	}
+	return res, runErr
+}
+
+func (cfg *Config) factory() (lockimpl.Factory, string, error) {
+	if cfg.Factory != nil {
+		return cfg.Factory, cmpOr(cfg.Lock, "custom"), nil
+	}
+	reg := cfg.Registry
+	if reg == nil {
+		reg = lockimpl.Builtin()
+	}
+	name := cmpOr(cfg.Lock, "setnx")
+	e, err := reg.Lookup(name)
+	if err != nil {
+		return nil, "", err
+	}
+	return e.Factory, name, nil
+}
+
+// runWithProgress runs the workload, printing a progress line each second.
+// A panic that escapes the workload (it recovers its clients') still
+// leaves through the deferred cleanup in Run.
+func runWithProgress(ctx context.Context, r *workload.Runner, w io.Writer, clock *history.Clock) (err error) {
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	if w != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := time.NewTicker(time.Second)
+			defer t.Stop()
+			var prev int64
+			for {
+				select {
+				case <-stop:
+					fmt.Fprint(w, "\r\033[K")
+					return
+				case <-t.C:
+					s := r.Counters().Snapshot()
+					total := s.Total()
+					ok, fail, info := byType(s)
+					fmt.Fprintf(w, "\r\033[K%6.1fs  %8d ops/s  ok %d  fail %d  info %d",
+						float64(clock.Now())/1e9, total-prev, ok, fail, info)
+					prev = total
+				}
+			}
+		}()
+	}
+	defer func() {
+		close(stop)
+		wg.Wait()
+		if p := recover(); p != nil {
+			err = fmt.Errorf("workload panicked: %v\n%s", p, debug.Stack())
+		}
+	}()
+	return r.Run(ctx)
+}
+
+func byType(s workload.Summary) (ok, fail, info int64) {
+	for _, m := range s.Ops {
+		ok += m[history.OK]
+		fail += m[history.Fail]
+		info += m[history.Info]
+	}
+	return
+}
+
+func closeLocker(l lockimpl.Locker) {
+	if c, ok := l.(lockimpl.Closer); ok {
+		_ = c.Close()
+	}
+}
+
+func toJSON(c workload.Config) workloadJSON {
+	return workloadJSON{Clients: c.Clients, Keys: c.Keys, KeyDist: c.KeyDist, Ops: c.Ops,
+		Duration: c.Duration.String(), TTL: c.TTL.String(), Hold: c.Hold.String(), HoldDist: c.HoldDist,
+		Retry: c.Retry, Think: c.Think.String(), OpTimeout: c.OpTimeout.String(), Margin: c.Margin.String()}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func newRunDir(root, name string) (string, error) {
+	if root == "" {
+		root = "results"
+	}
+	name = strings.Map(func(r rune) rune {
+		if r == '/' || r == os.PathSeparator || r == 0 {
+			return '_'
+		}
+		return r
+	}, name)
+	base := filepath.Join(root, name, time.Now().Format("20060102T150405"))
+	dir := base
+	for i := 1; ; i++ {
+		err := os.MkdirAll(filepath.Dir(dir), 0o755)
+		if err == nil {
+			err = os.Mkdir(dir, 0o755)
+		}
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return "", fmt.Errorf("results dir: %w", err)
+		}
+		dir = fmt.Sprintf("%s-%d", base, i)
+	}
+}
+
+// updateLatest points <root>/latest at dir.
+func updateLatest(root, dir string) error {
+	if root == "" {
+		root = "results"
+	}
+	rel, err := filepath.Rel(root, dir)
+	if err != nil {
+		return err
+	}
+	link := filepath.Join(root, "latest")
+	tmp := link + ".tmp"
+	_ = os.Remove(tmp)
+	if err := os.Symlink(rel, tmp); err != nil {
+		return err
+	}
+	return os.Rename(tmp, link)
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}

@@ -1,0 +1,97 @@
+// Package history defines the operation record that every stage of lockcheck
+// reads and writes, and its JSON-lines codec.
+//
+// A history file holds one JSON object per line, one line per completed
+// operation; see ../shared/DESIGN.md "The history".
+package history
+
+import (
+	"fmt"
+	"time"
+)
+
+// Func names what an operation did.
+type Func string
+
+// The operation kinds of a history.
+const (
+	Acquire Func = "acquire"
+	Release Func = "release"
+	Extend  Func = "extend"
+	Write   Func = "write"
+	Nemesis Func = "nemesis"
+)
+
+// Type is the outcome of an operation.
+type Type string
+
+// Outcomes: OK happened, Fail definitely did not happen, Info may or may not
+// have happened.
+const (
+	OK   Type = "ok"
+	Fail Type = "fail"
+	Info Type = "info"
+)
+
+// NemesisProcess is the process id of nemesis operations.
+const NemesisProcess = -1
+
+// Op is one operation of a history. Timestamps are nanoseconds since the run
+// started, all from one monotonic clock.
+type Op struct {
+	Index   int64  `json:"index"`
+	Process int    `json:"process"`
+	F       Func   `json:"f"`
+	Type    Type   `json:"type"`
+	Key     string `json:"key,omitempty"`
+	Token   string `json:"token,omitempty"`
+	Fence   int64  `json:"fence,omitempty"`
+	TTLms   int64  `json:"ttl_ms,omitempty"`
+	Call    int64  `json:"call"`
+	Return  int64  `json:"return"`
+	Error   string `json:"error,omitempty"`
+	// Value is set on nemesis operations only.
+	Value *NemesisValue `json:"value,omitempty"`
+}
+
+// NemesisValue describes one fault transition.
+type NemesisValue struct {
+	Fault   string   `json:"fault"`
+	Phase   string   `json:"phase"` // "start" or "stop"
+	Targets []string `json:"targets,omitempty"`
+}
+
+// TTL returns the op's TTL as a duration.
+func (o *Op) TTL() time.Duration { return time.Duration(o.TTLms) * time.Millisecond }
+
+// validate checks the invariants a reader relies on.
+func (o *Op) validate() error {
+	switch o.F {
+	case Acquire, Release, Extend, Write:
+		if o.Key == "" {
+			return fmt.Errorf("%s op has no key", o.F)
+		}
+	case Nemesis:
+	case "":
+		return fmt.Errorf(`missing field "f"`)
+	default:
+		return fmt.Errorf("unknown f %q (want acquire, release, extend, write or nemesis)", o.F)
+	}
+	switch o.Type {
+	case OK, Fail, Info:
+	case "":
+		return fmt.Errorf(`missing field "type"`)
+	default:
+		return fmt.Errorf("unknown type %q (want ok, fail or info)", o.Type)
+	}
+	if o.Return < o.Call {
+		return fmt.Errorf("return %d is before call %d", o.Return, o.Call)
+	}
+	if (o.F == Acquire || o.F == Extend) && o.TTLms <= 0 {
+		return fmt.Errorf("%s op has no ttl_ms", o.F)
+	}
+	return nil
+}
+
+// Seconds formats a history timestamp as seconds, for messages.
+func Seconds(ns int64) string { return fmt.Sprintf("%.3fs", float64(ns)/1e9) }

@@ -1,0 +1,172 @@
+package history
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// DefaultFlushInterval is how often a Writer flushes its buffer, so that a
+// run killed hard loses at most this much of its history.
+const DefaultFlushInterval = 200 * time.Millisecond
+
+// Writer streams ops to an io.Writer as JSON lines. It assigns dense indexes
+// in the order ops are written. It is safe for concurrent use.
+type Writer struct {
+	mu    sync.Mutex
+	bw    *bufio.Writer
+	next  int64
+	err   error
+	pool  sync.Pool
+	stop  chan struct{}
+	done  chan struct{}
+	close sync.Once
+}
+
+// NewWriter returns a Writer that flushes every interval (DefaultFlushInterval
+// if zero) and on Close. Close must be called.
+func NewWriter(w io.Writer, interval time.Duration) *Writer {
+	if interval <= 0 {
+		interval = DefaultFlushInterval
+	}
+	hw := &Writer{
+		bw:   bufio.NewWriterSize(w, 256<<10),
+		stop: make(chan struct{}),
+		done: make(chan struct{}),
+	}
+	hw.pool.New = func() any { b := make([]byte, 0, 256); return &b }
+	go hw.flushLoop(interval)
+	return hw
+}
+
+func (w *Writer) flushLoop(interval time.Duration) {
+	defer close(w.done)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-t.C:
+			w.mu.Lock()
+			if w.err == nil {
+				w.err = w.bw.Flush()
+			}
+			w.mu.Unlock()
+		}
+	}
+}
+
+// Write appends op, with its Index set to the next index, and returns that
+// index. After the first I/O error every Write returns it.
+func (w *Writer) Write(op Op) (int64, error) {
+	// Encode outside the lock; only the index and the copy are serialised.
+	bp := w.pool.Get().(*[]byte)
+	body := AppendBody((*bp)[:0], &op)
+	w.mu.Lock()
+	idx := w.next
+	if w.err == nil {
+		var head [32]byte
+		h := append(head[:0], `{"index":`...)
+		h = strconv.AppendInt(h, idx, 10)
+		if _, err := w.bw.Write(h); err != nil {
+			w.err = err
+		} else if _, err := w.bw.Write(body); err != nil {
+			w.err = err
+		}
+		w.next++
+	}
+	err := w.err
+	w.mu.Unlock()
+	*bp = body
+	w.pool.Put(bp)
+	return idx, err
+}
+
+// Count returns how many ops have been written.
+func (w *Writer) Count() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.next
+}
+
+// Flush writes buffered ops to the underlying writer.
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.err = w.bw.Flush()
+	}
+	return w.err
+}
+
+// Close stops the flush loop and flushes. It does not close the underlying
+// writer.
+func (w *Writer) Close() error {
+	w.close.Do(func() {
+		close(w.stop)
+		<-w.done
+	})
+	return w.Flush()
+}
+
+// AppendBody appends every field of op after "index" and the closing brace
+// and newline. It produces the same JSON as encoding/json would for the
+// fields, in a fraction of the time: it is on the hot path of every client.
+func AppendBody(b []byte, op *Op) []byte {
+	b = append(b, `,"process":`...)
+	b = strconv.AppendInt(b, int64(op.Process), 10)
+	b = append(b, `,"f":`...)
+	b = appendString(b, string(op.F))
+	b = append(b, `,"type":`...)
+	b = appendString(b, string(op.Type))
+	if op.Key != "" {
+		b = append(b, `,"key":`...)
+		b = appendString(b, op.Key)
+	}
+	if op.Token != "" {
+		b = append(b, `,"token":`...)
+		b = appendString(b, op.Token)
+	}
+	if op.Fence != 0 {
+		b = append(b, `,"fence":`...)
+		b = strconv.AppendInt(b, op.Fence, 10)
+	}
+	if op.TTLms != 0 {
+		b = append(b, `,"ttl_ms":`...)
+		b = strconv.AppendInt(b, op.TTLms, 10)
+	}
+	b = append(b, `,"call":`...)
+	b = strconv.AppendInt(b, op.Call, 10)
+	b = append(b, `,"return":`...)
+	b = strconv.AppendInt(b, op.Return, 10)
+	if op.Error != "" {
+		b = append(b, `,"error":`...)
+		b = appendString(b, op.Error)
+	}
+	if op.Value != nil {
+		v, _ := json.Marshal(op.Value) // a struct of strings cannot fail
+		b = append(b, `,"value":`...)
+		b = append(b, v...)
+	}
+	return append(b, "}\n"...)
+}
+
+// appendString appends s as a JSON string. Plain ASCII (every key and token
+// lockcheck makes) is copied; anything else goes through encoding/json.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= utf8.RuneSelf {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}

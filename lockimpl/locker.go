@@ -1,0 +1,112 @@
+// Package lockimpl holds the Locker interface and every lock implementation
+// under test, each registered by name.
+package lockimpl
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// ErrNotAcquired means the lock is held by another owner: a definite failure.
+var ErrNotAcquired = errors.New("lock held by another owner")
+
+// ErrNotHeld means the lease is no longer held: a definite failure.
+var ErrNotHeld = errors.New("lease not held")
+
+// A Lease is one successful acquisition.
+type Lease struct {
+	Key      string
+	Token    string        // unique per acquisition attempt
+	Fence    int64         // fencing token, 0 if the lock issues none
+	Acquired time.Duration // history clock when Acquire was called
+	TTL      time.Duration
+	// Watch is set by locks that keep their lease alive in the background
+	// (watchdog); nil otherwise.
+	Watch *Watch
+}
+
+// Deadline returns the history-clock time by which the lease may have
+// expired: the last successful acquire or extend call plus its TTL.
+func (l Lease) Deadline() time.Duration {
+	if l.Watch != nil {
+		return time.Duration(l.Watch.deadline.Load())
+	}
+	return l.Acquired + l.TTL
+}
+
+// Locker is a distributed lock under test. It is safe for concurrent use.
+type Locker interface {
+	Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, error)
+	Release(ctx context.Context, l Lease) error
+	Extend(ctx context.Context, l Lease, ttl time.Duration) (Lease, error)
+}
+
+// Closer is implemented by Lockers that hold connections or goroutines.
+type Closer interface {
+	Close() error
+}
+
+// Watch reports on a lease that its Locker keeps alive in the background.
+type Watch struct {
+	deadline atomic.Int64 // history clock ns
+	lost     chan struct{}
+	lostOnce sync.Once
+}
+
+func newWatch(deadline time.Duration) *Watch {
+	w := &Watch{lost: make(chan struct{})}
+	w.deadline.Store(int64(deadline))
+	return w
+}
+
+// Lost is closed when the lock can no longer vouch for the lease: the holder
+// must leave its critical section.
+func (w *Watch) Lost() <-chan struct{} { return w.lost }
+
+func (w *Watch) markLost() { w.lostOnce.Do(func() { close(w.lost) }) }
+
+// Env is what a Locker factory gets: where Redis is, and the run's clock and
+// recorder for operations the lock makes on its own (watchdog extensions).
+type Env struct {
+	Addrs    []string
+	Password string
+	// PoolSize is the connection pool per node; at least the client count.
+	PoolSize int
+	// Now reads the history clock (ns since the run started).
+	Now func() int64
+	// Record appends an op to the history. Locks call it only for
+	// operations the workload does not see.
+	Record func(history.Op)
+}
+
+type clientKey struct{}
+
+// WithClient tags ctx with the client (history process) making a call.
+func WithClient(ctx context.Context, id int) context.Context {
+	return context.WithValue(ctx, clientKey{}, id)
+}
+
+// ClientFrom returns the client id in ctx, or -2 if there is none.
+func ClientFrom(ctx context.Context) int {
+	if id, ok := ctx.Value(clientKey{}).(int); ok {
+		return id
+	}
+	return -2
+}
+
+// Outcome classifies a Locker error into the history type it records.
+func Outcome(err error) history.Type {
+	switch {
+	case err == nil:
+		return history.OK
+	case errors.Is(err, ErrNotAcquired), errors.Is(err, ErrNotHeld):
+		return history.Fail
+	default:
+		return history.Info
+	}
+}

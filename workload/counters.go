@@ -1,0 +1,77 @@
+package workload
+
+import (
+	"sync/atomic"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+var funcs = [...]history.Func{history.Acquire, history.Release, history.Extend, history.Write}
+var types = [...]history.Type{history.OK, history.Fail, history.Info}
+
+// Counters are live totals of a run, safe to read while it runs.
+type Counters struct {
+	ops      [len(funcs)][len(types)]atomic.Int64
+	cutShort atomic.Int64
+	lost     atomic.Int64
+	late     atomic.Int64
+	giveUps  atomic.Int64
+}
+
+func (c *Counters) count(f history.Func, t history.Type) {
+	fi, ti := -1, -1
+	for i, x := range funcs {
+		if x == f {
+			fi = i
+		}
+	}
+	for i, x := range types {
+		if x == t {
+			ti = i
+		}
+	}
+	if fi >= 0 && ti >= 0 {
+		c.ops[fi][ti].Add(1)
+	}
+}
+
+// Summary is a snapshot of Counters.
+type Summary struct {
+	// Ops counts ops by f, then type.
+	Ops map[history.Func]map[history.Type]int64 `json:"ops"`
+	// CutShort counts critical sections a client left at its lease's
+	// deadline before it wanted to.
+	CutShort int64 `json:"cut_short"`
+	// Lost counts leases the lock reported lost (watchdog).
+	Lost int64 `json:"lost"`
+	// LateExits counts critical sections that ended after the lease's
+	// deadline anyway (the client was descheduled past its margin).
+	LateExits int64 `json:"late_exits"`
+	// GiveUps counts acquisitions abandoned after the last retry.
+	GiveUps int64 `json:"give_ups"`
+}
+
+// Snapshot returns the current totals.
+func (c *Counters) Snapshot() Summary {
+	s := Summary{Ops: map[history.Func]map[history.Type]int64{},
+		CutShort: c.cutShort.Load(), Lost: c.lost.Load(), LateExits: c.late.Load(), GiveUps: c.giveUps.Load()}
+	for fi, f := range funcs {
+		m := map[history.Type]int64{}
+		for ti, t := range types {
+			m[t] = c.ops[fi][ti].Load()
+		}
+		s.Ops[f] = m
+	}
+	return s
+}
+
+// Total returns the number of ops of every f and type.
+func (s Summary) Total() int64 {
+	var n int64
+	for _, m := range s.Ops {
+		for _, v := range m {
+			n += v
+		}
+	}
+	return n
+}

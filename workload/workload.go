@@ -1,0 +1,264 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/lockimpl"
+)
+
+// Runner runs one workload. Build it with New, then call Run once.
+type Runner struct {
+	cfg      Config
+	locker   lockimpl.Locker
+	now      func() int64
+	record   func(history.Op)
+	counters *Counters
+	resource *Resource
+	attempts atomic.Int64
+}
+
+// New returns a Runner. cfg must have been through WithDefaults. record
+// receives every op; it must be safe for concurrent use.
+func New(cfg Config, locker lockimpl.Locker, now func() int64, record func(history.Op)) *Runner {
+	r := &Runner{cfg: cfg, locker: locker, now: now, counters: &Counters{}}
+	r.record = func(op history.Op) {
+		r.counters.count(op.F, op.Type)
+		record(op)
+	}
+	r.resource = &Resource{record: r.record}
+	return r
+}
+
+// Counters returns the live totals.
+func (r *Runner) Counters() *Counters { return r.counters }
+
+// KeyName returns the lock key of key number i.
+func KeyName(i int) string { return "lock:" + strconv.Itoa(i) }
+
+// Run starts the clients and returns when all of them have stopped: when
+// ctx is cancelled, the duration has passed or the op budget is spent. A
+// client stopping mid-hold leaves its critical section and releases. A
+// panic in a client (a Locker bug) stops the run and is returned as an
+// error; nothing recorded is lost.
+func (r *Runner) Run(ctx context.Context) error {
+	if r.cfg.Duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.cfg.Duration)
+		defer cancel()
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	for id := 0; id < r.cfg.Clients; id++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if p := recover(); p != nil {
+					cancel(fmt.Errorf("client %d panicked: %v\n%s", id, p, debug.Stack()))
+				}
+			}()
+			r.client(ctx, id)
+		}()
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil && err != context.Canceled && err != context.DeadlineExceeded {
+		return err
+	}
+	return nil
+}
+
+type client struct {
+	id   int
+	rng  *rand.Rand
+	zipf *rand.Zipf
+}
+
+func (r *Runner) client(ctx context.Context, id int) {
+	c := &client{id: id, rng: rand.New(rand.NewPCG(uint64(r.cfg.Seed), uint64(id)))}
+	if r.cfg.KeyDist == KeyZipf && r.cfg.Keys > 1 {
+		c.zipf = rand.NewZipf(c.rng, 1.1, 1, uint64(r.cfg.Keys-1))
+	}
+	for ctx.Err() == nil {
+		key := KeyName(c.pickKey(r.cfg.Keys))
+		lease, ok := r.acquire(ctx, c, key)
+		if ok {
+			r.hold(ctx, c, lease)
+			r.release(c, lease)
+		}
+		if r.cfg.Think > 0 && !sleep(ctx, r.cfg.Think) {
+			return
+		}
+	}
+}
+
+func (c *client) pickKey(keys int) int {
+	if c.zipf != nil {
+		return int(c.zipf.Uint64())
+	}
+	return c.rng.IntN(keys)
+}
+
+// opCtx is the context of one Redis operation. It does not derive from the
+// run's ctx: a run that is stopping lets in-flight operations finish (or
+// time out) so that their outcome is known, rather than cancelling them
+// into "info".
+func (r *Runner) opCtx(id int) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(lockimpl.WithClient(context.Background(), id), r.cfg.OpTimeout)
+}
+
+// acquire tries until it holds the lock, the retry policy gives up, or the
+// run stops. Every attempt is one op.
+func (r *Runner) acquire(ctx context.Context, c *client, key string) (lockimpl.Lease, bool) {
+	attempts := 1
+	if r.cfg.Retry == RetryBackoff {
+		attempts = BackoffMaxAttempts
+	}
+	for a := 0; a < attempts; a++ {
+		if ctx.Err() != nil {
+			return lockimpl.Lease{}, false
+		}
+		if r.cfg.Ops > 0 && r.attempts.Add(1) > r.cfg.Ops {
+			return lockimpl.Lease{}, false
+		}
+		octx, cancel := r.opCtx(c.id)
+		// call is read before the request is sent and ret after its reply
+		// is read, so [call, ret] contains the moment Redis applied it.
+		call := r.now()
+		lease, err := r.locker.Acquire(octx, key, r.cfg.TTL)
+		ret := r.now()
+		cancel()
+		op := history.Op{Process: c.id, F: history.Acquire, Type: lockimpl.Outcome(err), Key: key,
+			TTLms: r.cfg.TTL.Milliseconds(), Call: call, Return: ret}
+		if err != nil {
+			op.Error = err.Error()
+		} else {
+			op.Token, op.Fence = lease.Token, lease.Fence
+		}
+		r.record(op)
+		if err == nil {
+			// The lease runs from our call, which is no later than the one
+			// the lock took: the deadline we honour is never too late.
+			if lease.Acquired == 0 || time.Duration(call) < lease.Acquired {
+				lease.Acquired = time.Duration(call)
+			}
+			return lease, true
+		}
+		if a+1 < attempts {
+			// Full jitter: uniform in [0, base * 2^a).
+			if !sleep(ctx, time.Duration(c.rng.Int64N(int64(BackoffBase)<<a))) {
+				return lockimpl.Lease{}, false
+			}
+		}
+	}
+	r.counters.giveUps.Add(1)
+	return lockimpl.Lease{}, false
+}
+
+// hold is the time between acquire and release. The client wants the lock
+// for a drawn hold time; it writes to the protected resource only until its
+// lease's deadline minus the margin (cutting the write short if it has to),
+// and then, like a job that overran its TTL, still releases only when the
+// hold time is over. That late release is what exposes locks whose release
+// does not check ownership.
+func (r *Runner) hold(ctx context.Context, c *client, l lockimpl.Lease) {
+	start := r.now()
+	end := start + int64(r.holdTime(c))
+	wcall := r.now()
+	deadline := int64(l.Deadline()) - int64(r.cfg.Margin)
+	cut := false
+	if wcall < deadline {
+		cut = !r.waitInSection(ctx, l, end)
+		wret := r.now()
+		if wret > int64(l.Deadline()) {
+			r.counters.late.Add(1)
+		}
+		r.resource.write(c.id, l, wcall, wret)
+	} else {
+		cut = end > wcall
+	}
+	if cut {
+		r.counters.cutShort.Add(1)
+	}
+	if now := r.now(); end > now {
+		sleep(ctx, time.Duration(end-now))
+	}
+}
+
+// waitInSection waits until end, or until the lease's deadline minus the
+// margin, the lease is lost, or the run stops. It reports whether it
+// reached end.
+func (r *Runner) waitInSection(ctx context.Context, l lockimpl.Lease, end int64) bool {
+	var lost <-chan struct{}
+	if l.Watch != nil {
+		lost = l.Watch.Lost()
+	}
+	for {
+		// The deadline moves when a watchdog extends the lease.
+		deadline := int64(l.Deadline()) - int64(r.cfg.Margin)
+		until := min(end, deadline)
+		now := r.now()
+		if now >= until {
+			return until == end
+		}
+		t := time.NewTimer(time.Duration(until - now))
+		select {
+		case <-t.C:
+		case <-lost:
+			t.Stop()
+			r.counters.lost.Add(1)
+			return false
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		}
+	}
+}
+
+func (r *Runner) holdTime(c *client) time.Duration {
+	h := r.cfg.Hold
+	switch r.cfg.HoldDist {
+	case HoldExp:
+		return time.Duration(c.rng.ExpFloat64() * float64(h))
+	case HoldUniform:
+		return time.Duration(c.rng.Float64() * 2 * float64(h))
+	}
+	return h
+}
+
+func (r *Runner) release(c *client, l lockimpl.Lease) {
+	octx, cancel := r.opCtx(c.id)
+	defer cancel()
+	call := r.now()
+	err := r.locker.Release(octx, l)
+	ret := r.now()
+	op := history.Op{Process: c.id, F: history.Release, Type: lockimpl.Outcome(err), Key: l.Key,
+		Token: l.Token, Fence: l.Fence, Call: call, Return: ret}
+	if err != nil {
+		op.Error = err.Error()
+	}
+	r.record(op)
+}
+
+// sleep waits d or until ctx is done; it reports whether it waited d.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
