@@ -57,7 +57,7 @@ type Config struct {
 	// OpTimeout bounds each Redis operation; one that runs out is "info".
 	OpTimeout time.Duration
 	// Margin is how long before its lease's deadline a client leaves the
-	// critical section (0: 2ms + 5% of the TTL), to absorb timer and
+	// critical section (0: 5ms + 10% of the TTL), to absorb timer and
 	// scheduling delay on a loaded machine.
 	Margin time.Duration
 }
@@ -92,7 +92,7 @@ func (c Config) WithDefaults() (Config, error) {
 		c.OpTimeout = DefaultOpTimeout
 	}
 	if c.Margin == 0 {
-		c.Margin = 2*time.Millisecond + c.TTL/20
+		c.Margin = 5*time.Millisecond + c.TTL/10
 	}
 	var errs []error
 	if c.Clients < 1 {

@@ -43,7 +43,7 @@ func runFlags(o *runOpts) *flag.FlagSet {
 	fs.DurationVar(&o.w.Think, "think", 0, "pause between a release and the next acquire")
 	fs.Int64Var(&o.w.Seed, "seed", 0, "seed of every random choice (0: from the clock; the run records it)")
 	fs.DurationVar(&o.w.OpTimeout, "op-timeout", workload.DefaultOpTimeout, "bound on each Redis operation; one that runs out is indeterminate")
-	fs.DurationVar(&o.w.Margin, "margin", 0, "clients leave the critical section this long before the lease deadline (default 2ms + 5% of the TTL)")
+	fs.DurationVar(&o.w.Margin, "margin", 0, "clients leave the critical section this long before the lease deadline (default 5ms + 10% of the TTL)")
 	fs.StringVar(&o.out, "out", "results", "results root")
 	fs.StringVar(&o.name, "name", "", "run name: results go to OUT/NAME/<timestamp> (default the lock)")
 	fs.DurationVar(&o.check.ClockTolerance, "clock-tolerance", checker.DefaultClockTolerance, "clock tolerance eps of the lease model")

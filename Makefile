@@ -1,0 +1,38 @@
+# lockcheck: `make run` for a default run, `make test` for the tests.
+GO      ?= go
+BIN     := bin/lockcheck
+PKGS    := ./...
+# Packages with concurrency run under the race detector.
+RACE_PKGS := ./history/... ./lockimpl/... ./workload/... ./harness/... ./checker/... ./cluster/... ./cmd/...
+
+.PHONY: deps build run test lint bench clean
+
+deps: ## install redis-server, redis-sentinel and redis-tools when missing
+	@if command -v redis-server >/dev/null && command -v redis-sentinel >/dev/null && command -v redis-benchmark >/dev/null; then \
+		echo "deps: redis $$(redis-server --version | sed 's/.*v=\([0-9.]*\).*/\1/') present"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-sentinel redis-tools >/dev/null && \
+		echo "deps: installed redis $$(redis-server --version | sed 's/.*v=\([0-9.]*\).*/\1/')"; \
+	else \
+		echo "deps: redis-server, redis-sentinel and redis-tools are missing: install them (e.g. sudo apt-get install redis-server redis-sentinel redis-tools)"; exit 2; \
+	fi
+	@# The distro's redis-server service is not ours; lockcheck starts its own.
+
+build:
+	$(GO) build -o $(BIN) ./cmd/lockcheck
+
+run: deps build ## a ~20 s run of setnx against a local redis-server
+	./$(BIN) run --lock setnx --clients 200 --keys 10 --duration 20s --ttl 500ms --hold 100ms --hold-dist exp
+
+test: deps
+	LOCKCHECK_REQUIRE_REDIS=1 $(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
+
+lint:
+	$(GO) vet $(PKGS)
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+bench: build
+	$(GO) test -run XXX -bench . -benchmem ./history/ ./checker/
+
+clean:
+	rm -rf bin

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lockcheck/lockcheck/internal/testutil"
+)
+
+// lockcheck builds the binary once per test run.
+func lockcheck(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "lockcheck")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func runBin(t *testing.T, bin string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), code
+}
+
+func TestCLI_UsageErrors(t *testing.T) {
+	bin := lockcheck(t)
+	dir := t.TempDir()
+	corrupt := filepath.Join(dir, "history.jsonl")
+	good := `{"index":0,"process":1,"f":"acquire","type":"ok","key":"k","ttl_ms":5,"call":1,"return":2}`
+	if err := os.WriteFile(corrupt, []byte(good+"\n{\"index\":1,\"process\":\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"corrupt history", []string{"check", corrupt}, "history.jsonl line 2: not a history op"},
+		{"missing path", []string{"check", filepath.Join(dir, "nope")}, "no such run dir or history file"},
+		{"unknown flag", []string{"run", "--clientz", "5"}, "unknown flag: --clientz"},
+		{"unknown lock", []string{"run", "--lock", "nope"}, `unknown lock "nope"`},
+		{"bad hold-dist", []string{"run", "--hold-dist", "normal"}, `--hold-dist "normal": want fixed, exp or uniform`},
+		{"no redis-server", []string{"run", "--redis-server", "/nonexistent/redis-server"}, "install it with"},
+		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, code := runBin(t, bin, tt.args...)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d; output:\n%s", code, exitUsage, out)
+			}
+			if !strings.Contains(out, tt.want) {
+				t.Errorf("output %q does not say %q", out, tt.want)
+			}
+		})
+	}
+}
+
+// TestCLI_RunThenCheck: a run's verdict is its exit status, and check on
+// results/latest reaches the same verdict with the same status.
+func TestCLI_RunThenCheck(t *testing.T) {
+	testutil.RequireRedis(t)
+	bin := lockcheck(t)
+	out := t.TempDir()
+	for _, tc := range []struct {
+		lock string
+		code int
+	}{{"setnx", exitValid}, {"broken-check-then-set", exitInvalid}} {
+		stdout, code := runBin(t, bin, "run", "--lock", tc.lock, "--clients", "100", "--keys", "3", "--duration", "3s",
+			"--ttl", "100ms", "--hold", "50ms", "--retry", "none", "--margin", "30ms", "-q", "--out", out)
+		if code != tc.code {
+			t.Fatalf("run %s: exit %d, want %d\n%s", tc.lock, code, tc.code, stdout)
+		}
+		if !strings.Contains(stdout, "results: "+out) {
+			t.Errorf("run output does not name the results path:\n%s", stdout)
+		}
+		check, ccode := runBin(t, bin, "check", filepath.Join(out, "latest"))
+		if ccode != code {
+			t.Errorf("check %s: exit %d, run exited %d\n%s", tc.lock, ccode, code, check)
+		}
+	}
+}

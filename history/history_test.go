@@ -1,0 +1,165 @@
+package history
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func sampleOps() []Op {
+	return []Op{
+		{Process: 3, F: Acquire, Type: OK, Key: "lock:1", Token: "ab12", TTLms: 1000, Call: 10, Return: 20},
+		{Process: 3, F: Write, Type: OK, Key: "lock:1", Token: "ab12", Fence: 7, Call: 21, Return: 40},
+		{Process: 4, F: Acquire, Type: Info, Key: `<script>"k"\</script>`, TTLms: 5, Call: 1, Return: 99, Error: "i/o timeout\n\t√"},
+		{Process: NemesisProcess, F: Nemesis, Type: Info, Call: 5, Return: 5, Value: &NemesisValue{Fault: "pause-redis", Phase: "start", Targets: []string{"n1"}}},
+	}
+}
+
+func TestWriter_RoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf, 0)
+	want := sampleOps()
+	for i := range want {
+		idx, err := w.Write(want[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i].Index = idx
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(&buf)
+	if err != nil {
+		t.Fatalf("read back: %v", err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d ops, want %d", len(got), len(want))
+	}
+	for i := range want {
+		g, _ := json.Marshal(got[i])
+		w, _ := json.Marshal(want[i])
+		if !bytes.Equal(g, w) {
+			t.Errorf("op %d: got %s, want %s", i, g, w)
+		}
+	}
+}
+
+// TestAppendBody_MatchesEncodingJSON: the hand-rolled encoder on the hot
+// path must say exactly what encoding/json says.
+func TestAppendBody_MatchesEncodingJSON(t *testing.T) {
+	for _, op := range sampleOps() {
+		op.Index = 42
+		line := append([]byte(`{"index":42`), AppendBody(nil, &op)...)
+		want, _ := json.Marshal(op)
+		if got := bytes.TrimSpace(line); !bytes.Equal(got, want) {
+			t.Errorf("got  %s\nwant %s", got, want)
+		}
+	}
+}
+
+func TestWriter_ConcurrentIndexesDense(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf, 0)
+	var wg sync.WaitGroup
+	for p := 0; p < 50; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				_, _ = w.Write(Op{Process: p, F: Release, Type: Fail, Key: "k", Call: int64(i), Return: int64(i)})
+			}
+		}()
+	}
+	wg.Wait()
+	w.Close()
+	ops, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ops) != 50*200 {
+		t.Fatalf("got %d ops, want %d", len(ops), 50*200)
+	}
+}
+
+func TestRead_BadInput(t *testing.T) {
+	good := `{"index":0,"process":1,"f":"acquire","type":"ok","key":"k","ttl_ms":5,"call":1,"return":2}`
+	tests := []struct {
+		name, input string
+		line        int
+		want        string
+	}{
+		{"not json", good + "\n{oops\n", 2, "not a history op"},
+		{"index gap", good + "\n" + strings.Replace(good, `"index":0`, `"index":5`, 1), 2, "index 5, want 1"},
+		{"unknown f", strings.Replace(good, "acquire", "grab", 1), 1, `unknown f "grab"`},
+		{"unknown type", strings.Replace(good, `"ok"`, `"maybe"`, 1), 1, `unknown type "maybe"`},
+		{"return before call", strings.Replace(good, `"return":2`, `"return":0`, 1), 1, "before call"},
+		{"no key", strings.Replace(good, `"key":"k",`, "", 1), 1, "no key"},
+		{"no ttl", strings.Replace(good, `"ttl_ms":5,`, "", 1), 1, "no ttl_ms"},
+		{"blank line inside", good + "\n\n" + strings.Replace(good, `"index":0`, `"index":1`, 1), 2, "empty line"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Read(strings.NewReader(tt.input))
+			var le *LineError
+			if !errors.As(err, &le) {
+				t.Fatalf("got %v, want a LineError", err)
+			}
+			if le.Line != tt.line || !strings.Contains(le.Error(), tt.want) {
+				t.Errorf("got %q at line %d, want %q at line %d", le.Error(), le.Line, tt.want, tt.line)
+			}
+		})
+	}
+}
+
+func TestRead_TrailingNewlineAndMissingOptionalFields(t *testing.T) {
+	in := `{"index":0,"process":1,"f":"release","type":"fail","key":"k","call":1,"return":2}` + "\n\n"
+	ops, err := Read(strings.NewReader(in))
+	if err != nil || len(ops) != 1 || ops[0].Token != "" || ops[0].Fence != 0 {
+		t.Fatalf("got %v, %v; want one op with zero optional fields", ops, err)
+	}
+}
+
+// FuzzRead: the reader never panics, and anything it accepts re-encodes
+// to a history it accepts again, equal op for op.
+func FuzzRead(f *testing.F) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf, 0)
+	for _, op := range sampleOps() {
+		_, _ = w.Write(op)
+	}
+	w.Close()
+	f.Add(buf.String())
+	f.Add(`{"index":0,"process":1,"f":"write","type":"ok","key":"k","call":1,"return":1}`)
+	f.Fuzz(func(t *testing.T, in string) {
+		ops, err := Read(strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		var out bytes.Buffer
+		w := NewWriter(&out, 0)
+		for _, op := range ops {
+			if _, err := w.Write(op); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.Close()
+		again, err := Read(&out)
+		if err != nil {
+			t.Fatalf("re-read of an accepted history: %v", err)
+		}
+		if len(again) != len(ops) {
+			t.Fatalf("re-read %d ops, want %d", len(again), len(ops))
+		}
+		for i := range ops {
+			a, _ := json.Marshal(ops[i])
+			b, _ := json.Marshal(again[i])
+			if !bytes.Equal(a, b) {
+				t.Fatalf("op %d changed on re-encode: %s vs %s", i, a, b)
+			}
+		}
+	})
+}

@@ -1,0 +1,82 @@
+// Package testutil holds helpers for lockcheck's tests.
+package testutil
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/lockcheck/lockcheck/cluster"
+)
+
+// RequireRedis skips the test when redis-server is not installed, with the
+// reason. CI installs it, so there the tests run.
+func RequireRedis(tb testing.TB) {
+	tb.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		if os.Getenv("LOCKCHECK_REQUIRE_REDIS") != "" {
+			tb.Fatalf("redis-server is required here (LOCKCHECK_REQUIRE_REDIS is set): %v", err)
+		}
+		tb.Skipf("redis-server not installed (%s)", cluster.InstallHint)
+	}
+}
+
+// StartRedis starts a single local Redis node for the test and stops it in
+// tb.Cleanup, failing the test if any redis-server it started outlives it.
+func StartRedis(tb testing.TB) *cluster.Cluster {
+	tb.Helper()
+	RequireRedis(tb)
+	c, err := cluster.Up(context.Background(), cluster.Config{LogDir: tb.TempDir()})
+	if err != nil {
+		tb.Fatalf("start redis: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := c.Down(); err != nil {
+			tb.Errorf("stop redis: %v", err)
+		}
+		NoRedisChildren(tb)
+	})
+	return c
+}
+
+// NoRedisChildren fails the test if this process has a redis-server child
+// that is still running (zombies that were reaped do not count).
+func NoRedisChildren(tb testing.TB) {
+	tb.Helper()
+	if pids := RedisChildren(); len(pids) > 0 {
+		tb.Errorf("redis-server still running after cleanup: pids %v", pids)
+	}
+}
+
+// RedisChildren returns the pids of live redis-server processes whose
+// parent is this process.
+func RedisChildren() []int {
+	me := os.Getpid()
+	var pids []int
+	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		// stat: pid (comm) state ppid ...
+		s := string(b)
+		open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || close < 0 || s[open+1:close] != "redis-server" {
+			continue
+		}
+		f := strings.Fields(s[close+1:])
+		if len(f) < 2 || f[0] == "Z" {
+			continue
+		}
+		if ppid, _ := strconv.Atoi(f[1]); ppid == me {
+			pid, _ := strconv.Atoi(strings.Fields(s)[0])
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}

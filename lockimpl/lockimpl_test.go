@@ -1,0 +1,221 @@
+package lockimpl_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/testutil"
+	"github.com/lockcheck/lockcheck/lockimpl"
+)
+
+func newLock(t *testing.T, name string, rec func(history.Op)) (lockimpl.Locker, *redis.Client) {
+	t.Helper()
+	c := testutil.StartRedis(t)
+	e, err := lockimpl.Builtin().Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := e.Factory(lockimpl.Env{Addrs: c.Addrs(), Password: c.Password, PoolSize: 10, Record: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.(lockimpl.Closer).Close() })
+	rc := redis.NewClient(&redis.Options{Addr: c.Addrs()[0], Password: c.Password})
+	t.Cleanup(func() { rc.Close() })
+	return l, rc
+}
+
+func TestSetNX_Semantics(t *testing.T) {
+	ctx := context.Background()
+	l, rc := newLock(t, "setnx", nil)
+	a, err := l.Acquire(ctx, "k", 300*time.Millisecond)
+	if err != nil {
+		t.Fatalf("acquire free key: %v", err)
+	}
+	if len(a.Token) != 32 {
+		t.Errorf("token %q: got %d hex chars, want 32 (128 bits)", a.Token, len(a.Token))
+	}
+	if _, err := l.Acquire(ctx, "k", time.Second); !errors.Is(err, lockimpl.ErrNotAcquired) {
+		t.Fatalf("acquire held key: got %v, want ErrNotAcquired", err)
+	}
+	if got := rc.PTTL(ctx, "k").Val(); got <= 0 || got > 300*time.Millisecond {
+		t.Errorf("PTTL after acquire: got %v, want in (0, 300ms]", got)
+	}
+	// Someone else's token can neither release nor extend.
+	other := a
+	other.Token = lockimpl.NewToken()
+	if err := l.Release(ctx, other); !errors.Is(err, lockimpl.ErrNotHeld) {
+		t.Errorf("release with foreign token: got %v, want ErrNotHeld", err)
+	}
+	if _, err := l.Extend(ctx, other, time.Second); !errors.Is(err, lockimpl.ErrNotHeld) {
+		t.Errorf("extend with foreign token: got %v, want ErrNotHeld", err)
+	}
+	// Extend resets the TTL; the script cache may be flushed (NOSCRIPT).
+	rc.ScriptFlush(ctx)
+	if _, err := l.Extend(ctx, a, 5*time.Second); err != nil {
+		t.Fatalf("extend own lease after SCRIPT FLUSH: %v", err)
+	}
+	if got := rc.PTTL(ctx, "k").Val(); got < 4*time.Second {
+		t.Errorf("PTTL after extend to 5s: got %v", got)
+	}
+	if err := l.Release(ctx, a); err != nil {
+		t.Fatalf("release own lease: %v", err)
+	}
+	if err := l.Release(ctx, a); !errors.Is(err, lockimpl.ErrNotHeld) {
+		t.Errorf("second release: got %v, want ErrNotHeld", err)
+	}
+	// Redis expires the key: a lease is a lease.
+	if _, err := l.Acquire(ctx, "e", 50*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(120 * time.Millisecond)
+	if _, err := l.Acquire(ctx, "e", time.Second); err != nil {
+		t.Errorf("acquire after TTL expired: got %v, want success", err)
+	}
+}
+
+// TestSetNX_MutualExclusion: many goroutines racing for one key; Redis's
+// SET NX lets exactly one win each round.
+func TestSetNX_MutualExclusion(t *testing.T) {
+	ctx := context.Background()
+	l, _ := newLock(t, "setnx", nil)
+	for round := 0; round < 20; round++ {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var wins []lockimpl.Lease
+		for i := 0; i < 20; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if le, err := l.Acquire(ctx, "race", time.Second); err == nil {
+					mu.Lock()
+					wins = append(wins, le)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		if len(wins) != 1 {
+			t.Fatalf("round %d: %d winners, want 1", round, len(wins))
+		}
+		if err := l.Release(ctx, wins[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestWatchdog_KeepsLeaseAndRecordsExtends(t *testing.T) {
+	ctx := lockimpl.WithClient(context.Background(), 7)
+	var mu sync.Mutex
+	var ops []history.Op
+	l, rc := newLock(t, "watchdog", func(op history.Op) { mu.Lock(); ops = append(ops, op); mu.Unlock() })
+	a, err := l.Acquire(ctx, "w", 150*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Watch == nil {
+		t.Fatal("watchdog lease has no Watch")
+	}
+	time.Sleep(500 * time.Millisecond) // > 3 TTLs
+	if v := rc.Get(ctx, "w").Val(); v != a.Token {
+		t.Fatalf("after 3 TTLs the key holds %q, want the lease token: the watchdog did not extend", v)
+	}
+	if a.Deadline() <= a.Acquired+a.TTL {
+		t.Errorf("deadline %v did not move past the first TTL %v", a.Deadline(), a.Acquired+a.TTL)
+	}
+	if err := l.Release(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	n := len(ops)
+	for _, op := range ops {
+		if op.F != history.Extend || op.Type != history.OK || op.Process != 7 || op.Token != a.Token {
+			t.Errorf("recorded op %+v: want an ok extend by p7 of the lease", op)
+		}
+	}
+	mu.Unlock()
+	if n < 2 {
+		t.Errorf("recorded %d extends in 500ms at TTL/3 = 50ms, want several", n)
+	}
+}
+
+func TestWatchdog_LostWhenKeyTaken(t *testing.T) {
+	ctx := context.Background()
+	l, rc := newLock(t, "watchdog", nil)
+	a, err := l.Acquire(ctx, "w", 150*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.Set(ctx, "w", "intruder", 0)
+	select {
+	case <-a.Watch.Lost():
+	case <-time.After(time.Second):
+		t.Fatal("lease not marked lost within 1s after another owner took the key")
+	}
+	_ = l.Release(ctx, a)
+}
+
+// TestBroken_Mistakes shows, against Redis, the exact flaw of each mistake.
+func TestBroken_Mistakes(t *testing.T) {
+	ctx := context.Background()
+	t.Run("del-release deletes the next holder's lock", func(t *testing.T) {
+		l, rc := newLock(t, "broken-del-release", nil)
+		a, _ := l.Acquire(ctx, "k", 50*time.Millisecond)
+		time.Sleep(80 * time.Millisecond)
+		b, err := l.Acquire(ctx, "k", time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Release(ctx, a); err != nil {
+			t.Fatalf("late release: %v (the mistake returns ok)", err)
+		}
+		if rc.Exists(ctx, "k").Val() != 0 {
+			t.Errorf("b's lock survived a's late release; want it deleted")
+		}
+		_ = b
+	})
+	t.Run("fixed-value releases anyone's lock", func(t *testing.T) {
+		l, rc := newLock(t, "broken-fixed-value", nil)
+		a, _ := l.Acquire(ctx, "k", 50*time.Millisecond)
+		time.Sleep(80 * time.Millisecond)
+		if _, err := l.Acquire(ctx, "k", time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Release(ctx, a); err != nil || rc.Exists(ctx, "k").Val() != 0 {
+			t.Errorf("late release of a: err %v, key exists %d; want ok and deleted", err, rc.Exists(ctx, "k").Val())
+		}
+	})
+	t.Run("no-ttl never expires", func(t *testing.T) {
+		l, rc := newLock(t, "broken-no-ttl", nil)
+		if _, err := l.Acquire(ctx, "k", 50*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		if ttl := rc.PTTL(ctx, "k").Val(); ttl != -1 {
+			t.Errorf("PTTL %v, want -1 (no expiry)", ttl)
+		}
+	})
+	t.Run("setnx-expire sets the TTL in a second step", func(t *testing.T) {
+		l, rc := newLock(t, "broken-setnx-expire", nil)
+		if _, err := l.Acquire(ctx, "k", 500*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		if ttl := rc.PTTL(ctx, "k").Val(); ttl <= 0 || ttl > 500*time.Millisecond {
+			t.Errorf("PTTL %v, want in (0, 500ms]", ttl)
+		}
+	})
+	t.Run("check-then-set overwrites without NX", func(t *testing.T) {
+		l, _ := newLock(t, "broken-check-then-set", nil)
+		if _, err := l.Acquire(ctx, "k", time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Acquire(ctx, "k", time.Second); !errors.Is(err, lockimpl.ErrNotAcquired) {
+			t.Errorf("sequential second acquire: got %v, want ErrNotAcquired (the race needs concurrency)", err)
+		}
+	})
+}
