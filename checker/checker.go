@@ -41,9 +41,9 @@ type Options struct {
 	Timeout time.Duration
 	// OutDir, if set, receives linear-<key>.html visualizations.
 	OutDir string
-	// VisualizeAll writes visualizations for valid keys too, when the
-	// history is small enough to read.
-	VisualizeAll bool
+
+	// noReduce turns off the reductions of reduce.go (benchmarks' baseline).
+	noReduce bool
 }
 
 func (o Options) withDefaults() Options {

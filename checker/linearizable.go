@@ -66,7 +66,7 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 					kr.verdict = Unknown
 					continue
 				}
-				kr.verdict, kr.v, kr.reduced = checkKey(ctx, m, pm, key, lops, notes, opt.OutDir, visualizeAll)
+				kr.verdict, kr.v, kr.reduced = checkKey(ctx, m, pm, key, lops, notes, opt.OutDir, visualizeAll, opt.noReduce)
 			}
 		}()
 	}

@@ -34,7 +34,16 @@ import (
 //     whose interval lies inside F1's. The converse is removal of a
 //     state-preserving op, as in 1.
 func checkKey(ctx context.Context, m leaseModel, pm porcupine.Model, key string, lops []*lockOp,
-	notes []porcupine.Annotation, outDir string, visualizeAll bool) (Verdict, *Violation, int) {
+	notes []porcupine.Annotation, outDir string, visualizeAll, noReduce bool) (Verdict, *Violation, int) {
+	if noReduce {
+		switch porcupine.CheckOperationsTimeout(pm, toPorcupine(lops), time.Until(deadlineOf(ctx))) {
+		case porcupine.Ok:
+			return Valid, nil, 0
+		case porcupine.Illegal:
+			return Invalid, violation(ctx, m, pm, key, lops, notes, outDir), 0
+		}
+		return Unknown, nil, 0
+	}
 	rest := make([]*lockOp, 0, len(lops))
 	for _, lo := range lops {
 		if !(lo.f == history.Acquire && lo.typ == history.Fail) {
