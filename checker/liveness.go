@@ -22,7 +22,22 @@ func Liveness(ops []history.Op, opt Options) Result {
 	var longest time.Duration
 	for _, key := range keys {
 		kops := groups[key]
-		slices.SortFunc(kops, func(a, b *history.Op) int { return cmpInt(a.Call, b.Call) })
+		// A failed acquire is weighed at its return: any lease whose
+		// acquire was called before then may be what it ran into, even if
+		// that acquire was called after the failed one. Leases count from
+		// their call; at equal times leases go first.
+		at := func(op *history.Op) int64 {
+			if op.Type == history.Fail && op.F == history.Acquire {
+				return op.Return
+			}
+			return op.Call
+		}
+		slices.SortStableFunc(kops, func(a, b *history.Op) int {
+			if c := cmpInt(at(a), at(b)); c != 0 {
+				return c
+			}
+			return cmpBool(a.Type == history.Fail, b.Type == history.Fail)
+		})
 		var lastEnd int64 = -1 // latest nominal expiry of any lease so far
 		var last *history.Op   // the op that set lastEnd
 		var first, worst *history.Op
@@ -79,4 +94,14 @@ func Liveness(ops []history.Op, opt Options) Result {
 		res.Verdict = Invalid
 	}
 	return res
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	}
+	return 1
 }

@@ -48,7 +48,9 @@ type Config struct {
 	// Duration bounds the run (0: DefaultDuration, unless Ops is set).
 	Duration time.Duration
 	TTL      time.Duration
-	// Hold is the mean time a client wants the lock for; HoldDist shapes it.
+	// Hold is the mean time a client wants the lock for; HoldDist shapes
+	// it. Zero is no hold at all (a pure acquire/release load), not
+	// DefaultHold, which is the CLI's default.
 	Hold     time.Duration
 	HoldDist string
 	Retry    string
@@ -78,9 +80,6 @@ func (c Config) WithDefaults() (Config, error) {
 	}
 	if c.TTL == 0 {
 		c.TTL = DefaultTTL
-	}
-	if c.Hold == 0 {
-		c.Hold = DefaultHold
 	}
 	if c.HoldDist == "" {
 		c.HoldDist = HoldExp
