@@ -32,6 +32,11 @@ func TestGenHistory_IsValid(t *testing.T) {
 	}
 }
 
+// lin returns the linearizable checker with opt, for benchCheck.
+func lin(opt Options) func([]history.Op) Result {
+	return func(ops []history.Op) Result { return Linearizable(context.Background(), ops, opt) }
+}
+
 func benchCheck(b *testing.B, ops []history.Op, check func([]history.Op) Result) {
 	benchCheckWant(b, ops, Valid, check)
 }
@@ -50,30 +55,26 @@ func benchCheckWant(b *testing.B, ops []history.Op, want Verdict, check func([]h
 // BenchmarkLinearizable_1M_1000Keys is the target: under 10s on 2 cores.
 func BenchmarkLinearizable_1M_1000Keys(b *testing.B) {
 	ops := genHistory(1, 1000, 5, 1000, time.Second)
-	benchCheck(b, ops, func(ops []history.Op) Result { return Linearizable(context.Background(), ops, Options{}) })
+	benchCheck(b, ops, lin(Options{}))
 }
 
 // BenchmarkLinearizable_1M_1000Keys_NoReduction is its baseline.
 func BenchmarkLinearizable_1M_1000Keys_NoReduction(b *testing.B) {
 	ops := genHistory(1, 1000, 5, 1000, time.Second)
-	benchCheck(b, ops, func(ops []history.Op) Result {
-		return Linearizable(context.Background(), ops, Options{noReduce: true, Timeout: 120 * time.Second})
-	})
+	benchCheck(b, ops, lin(Options{noReduce: true, Timeout: 120 * time.Second}))
 }
 
 // BenchmarkLinearizable_100k_HotKey: 50 clients on one key.
 func BenchmarkLinearizable_100k_HotKey(b *testing.B) {
 	ops := genHistory(2, 1, 50, 100_000, time.Second)
-	benchCheck(b, ops, func(ops []history.Op) Result { return Linearizable(context.Background(), ops, Options{}) })
+	benchCheck(b, ops, lin(Options{}))
 }
 
 // BenchmarkLinearizable_100k_HotKey_NoReduction is the baseline: porcupine
 // on the whole key, no reductions.
 func BenchmarkLinearizable_100k_HotKey_NoReduction(b *testing.B) {
 	ops := genHistory(2, 1, 50, 100_000, time.Second)
-	benchCheck(b, ops, func(ops []history.Op) Result {
-		return Linearizable(context.Background(), ops, Options{noReduce: true, Timeout: 60 * time.Second})
-	})
+	benchCheck(b, ops, lin(Options{noReduce: true, Timeout: 60 * time.Second}))
 }
 
 // hotKeyWithTheft is the hot key with one failed acquire, halfway
@@ -93,16 +94,14 @@ func hotKeyWithTheft() []history.Op {
 // BenchmarkLinearizable_100k_HotKey_Invalid: refuting the hot key.
 func BenchmarkLinearizable_100k_HotKey_Invalid(b *testing.B) {
 	ops := hotKeyWithTheft()
-	benchCheckWant(b, ops, Invalid, func(ops []history.Op) Result { return Linearizable(context.Background(), ops, Options{}) })
+	benchCheckWant(b, ops, Invalid, lin(Options{}))
 }
 
 // BenchmarkLinearizable_100k_HotKey_Invalid_NoReduction: porcupine alone,
 // bounded at 60s (it ends unknown).
 func BenchmarkLinearizable_100k_HotKey_Invalid_NoReduction(b *testing.B) {
 	ops := hotKeyWithTheft()
-	benchCheckWant(b, ops, Unknown, func(ops []history.Op) Result {
-		return Linearizable(context.Background(), ops, Options{noReduce: true, Timeout: 60 * time.Second})
-	})
+	benchCheckWant(b, ops, Unknown, lin(Options{noReduce: true, Timeout: 60 * time.Second}))
 }
 
 // BenchmarkCheck_1M is every checker over a 1,000,000-op history.

@@ -137,14 +137,19 @@ func (fixedValue) extend(ctx context.Context, c *redis.Client, l Lease, ttl time
 type delRelease struct{ correct }
 
 func (delRelease) release(ctx context.Context, c *redis.Client, l Lease) (bool, error) {
-	n, err := c.Del(ctx, l.Key).Result()
+	return true, del(ctx, c, l.Key)
+}
+
+// del deletes key with no ownership check; a missing key is ErrNotHeld.
+func del(ctx context.Context, c *redis.Client, key string) error {
+	n, err := c.Del(ctx, key).Result()
 	if err != nil {
-		return true, wrap("release", l.Key, err)
+		return wrap("release", key, err)
 	}
 	if n == 0 {
-		return true, ErrNotHeld
+		return ErrNotHeld
 	}
-	return true, nil
+	return nil
 }
 
 type getDelRelease struct{ correct }
@@ -158,14 +163,7 @@ func (getDelRelease) release(ctx context.Context, c *redis.Client, l Lease) (boo
 		return true, wrap("release", l.Key, err)
 	}
 	// The gap: the key may expire and be taken by another client here.
-	n, err := c.Del(ctx, l.Key).Result()
-	if err != nil {
-		return true, wrap("release", l.Key, err)
-	}
-	if n == 0 {
-		return true, ErrNotHeld
-	}
-	return true, nil
+	return true, del(ctx, c, l.Key)
 }
 
 type noTTL struct{}

@@ -44,8 +44,9 @@ type Summary struct {
 	CutShort int64 `json:"cut_short"`
 	// Lost counts leases the lock reported lost (watchdog).
 	Lost int64 `json:"lost"`
-	// LateExits counts critical sections that ended after the lease's
-	// deadline anyway (the client was descheduled past its margin).
+	// LateExits counts clients that woke from their critical section after
+	// the lease's deadline (descheduled past the margin); the section is
+	// recorded as ending when its timer was due.
 	LateExits int64 `json:"late_exits"`
 	// GiveUps counts acquisitions abandoned after the last retry.
 	GiveUps int64 `json:"give_ups"`

@@ -5,7 +5,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/lockcheck/lockcheck/internal/testutil"
 )
@@ -89,5 +91,52 @@ func TestCLI_RunThenCheck(t *testing.T) {
 		if ccode != code {
 			t.Errorf("check %s: exit %d, run exited %d\n%s", tc.lock, ccode, code, check)
 		}
+	}
+}
+
+// TestCLI_CtrlC sends a real SIGINT to a running lockcheck: it must stop
+// the clients, write and check the history, print the verdict, exit with
+// the verdict's status, and leave no redis-server behind.
+func TestCLI_CtrlC(t *testing.T) {
+	testutil.RequireRedis(t)
+	bin := lockcheck(t)
+	out := t.TempDir()
+	var stdout strings.Builder
+	cmd := exec.Command(bin, "run", "--lock", "setnx", "--clients", "50", "--duration", "60s", "-q", "--out", out)
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Find the redis-server it started, then interrupt it.
+	var redisPID int
+	for deadline := time.Now().Add(10 * time.Second); redisPID == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if pids := testutil.RedisChildrenOf(cmd.Process.Pid); len(pids) > 0 {
+			redisPID = pids[0]
+		}
+	}
+	if redisPID == 0 {
+		_ = cmd.Process.Kill()
+		t.Fatal("lockcheck started no redis-server within 10s")
+	}
+	time.Sleep(2 * time.Second)
+	start := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("took %v to stop after SIGINT", d)
+	}
+	if err != nil {
+		t.Fatalf("exit after SIGINT: %v (want 0: the valid verdict)\n%s", err, stdout.String())
+	}
+	if s := stdout.String(); !strings.Contains(s, "(interrupted)") || !strings.Contains(s, "verdict: VALID") {
+		t.Errorf("output after SIGINT lacks the interrupted summary and verdict:\n%s", s)
+	}
+	if _, err := os.Stat(filepath.Join(out, "latest", "results.json")); err != nil {
+		t.Errorf("results after SIGINT: %v", err)
+	}
+	if testutil.Alive(redisPID) {
+		t.Errorf("redis-server %d still running after lockcheck exited", redisPID)
 	}
 }

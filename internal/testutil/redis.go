@@ -54,8 +54,23 @@ func NoRedisChildren(tb testing.TB) {
 
 // RedisChildren returns the pids of live redis-server processes whose
 // parent is this process.
-func RedisChildren() []int {
-	me := os.Getpid()
+func RedisChildren() []int { return RedisChildrenOf(os.Getpid()) }
+
+// Alive reports whether pid is a running (not zombie) process.
+func Alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+}
+
+// RedisChildrenOf returns the pids of live redis-server processes whose
+// parent is parent.
+func RedisChildrenOf(parent int) []int {
+	me := parent
 	var pids []int
 	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
 	for _, p := range procs {

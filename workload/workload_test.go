@@ -1,0 +1,71 @@
+package workload
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestConfig_WithDefaults(t *testing.T) {
+	c, err := Config{}.WithDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Clients != DefaultClients || c.TTL != DefaultTTL || c.Duration != DefaultDuration || c.Hold != 0 {
+		t.Errorf("defaults: got %+v", c)
+	}
+	if want := 5*time.Millisecond + DefaultTTL/10; c.Margin != want {
+		t.Errorf("margin: got %v, want %v", c.Margin, want)
+	}
+	if c, _ := (Config{Ops: 100}).WithDefaults(); c.Duration != 0 {
+		t.Errorf("--ops alone: got duration %v, want none", c.Duration)
+	}
+	bad := []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Clients: -1}, "--clients"},
+		{Config{KeyDist: "pareto"}, "--key-dist"},
+		{Config{HoldDist: "normal"}, "--hold-dist"},
+		{Config{Retry: "forever"}, "--retry"},
+		{Config{TTL: time.Microsecond}, "--ttl"},
+		{Config{TTL: 10 * time.Millisecond, Margin: 20 * time.Millisecond}, "margin"},
+	}
+	for _, b := range bad {
+		if _, err := b.cfg.WithDefaults(); err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%+v: got %v, want an error naming %s", b.cfg, err, b.want)
+		}
+	}
+}
+
+func TestClient_KeyAndHoldDistributions(t *testing.T) {
+	const n = 20000
+	uni := &client{rng: rand.New(rand.NewPCG(1, 1))}
+	zr := rand.New(rand.NewPCG(1, 2))
+	zipf := &client{rng: zr, zipf: rand.NewZipf(zr, 1.1, 1, 9)}
+	var u, z [10]int
+	for i := 0; i < n; i++ {
+		u[uni.pickKey(10)]++
+		z[zipf.pickKey(10)]++
+	}
+	for k, c := range u {
+		if c < n/10*8/10 || c > n/10*12/10 {
+			t.Errorf("uniform: key %d drawn %d times of %d, want about %d", k, c, n, n/10)
+		}
+	}
+	if z[0] < 3*z[9] {
+		t.Errorf("zipf: key 0 drawn %d times, key 9 %d; want a strong skew", z[0], z[9])
+	}
+	r := &Runner{cfg: Config{Hold: 100 * time.Millisecond}}
+	for _, dist := range []string{HoldFixed, HoldExp, HoldUniform} {
+		r.cfg.HoldDist = dist
+		var sum time.Duration
+		for i := 0; i < n; i++ {
+			sum += r.holdTime(uni)
+		}
+		if mean := sum / n; mean < 90*time.Millisecond || mean > 110*time.Millisecond {
+			t.Errorf("%s hold: mean %v, want about 100ms", dist, mean)
+		}
+	}
+}
