@@ -132,6 +132,7 @@ func Check(ctx context.Context, ops []history.Op, opt Options) Report {
 	rs := []Result{
 		timed(func() Result { return Stats(ops) }),
 		timed(func() Result { return Mutex(ops) }),
+		timed(func() Result { return Fencing(ops) }),
 		timed(func() Result { return Linearizable(ctx, ops, opt) }),
 		timed(func() Result { return Liveness(ops, opt) }),
 	}

@@ -24,11 +24,15 @@ type Node struct {
 	Version string
 	LogPath string
 
+	mu      sync.Mutex // guards cmd and exited across kill/restart
 	cmd     *exec.Cmd
 	dir     string
 	exited  chan struct{}
 	stopErr error
 	once    sync.Once
+	server  string
+	args    []string
+	logDir  string
 }
 
 // live tracks every node this process started, so that Emergency can end
@@ -44,7 +48,8 @@ func Emergency() {
 	live.Lock()
 	defer live.Unlock()
 	for n := range live.nodes {
-		_ = n.cmd.Process.Kill()
+		cmd, _ := n.proc()
+		_ = cmd.Process.Kill()
 		_ = os.RemoveAll(n.dir)
 	}
 }
@@ -128,7 +133,7 @@ func startLocal(ctx context.Context, cfg Config, name, password string) (*Node, 
 			"--requirepass", password, "--maxclients", strconv.Itoa(maxClients),
 			"--daemonize", "no", "--loglevel", "notice",
 		}, persist...)
-		n, err := spawn(ctx, server, args, name, logDir, version)
+		n, err := spawn(server, args, name, logDir, version, "")
 		if err != nil {
 			return nil, err
 		}
@@ -146,20 +151,37 @@ func startLocal(ctx context.Context, cfg Config, name, password string) (*Node, 
 	return nil, fmt.Errorf("start %s: %w (see %s)", name, lastErr, filepath.Join(logDir, "redis.log"))
 }
 
-func spawn(ctx context.Context, server string, args []string, name, logDir, version string) (*Node, error) {
-	dir, err := os.MkdirTemp("", "lockcheck-"+name+"-")
-	if err != nil {
-		return nil, err
+func spawn(server string, args []string, name, logDir, version, dir string) (*Node, error) {
+	if dir == "" {
+		d, err := os.MkdirTemp("", "lockcheck-"+name+"-")
+		if err != nil {
+			return nil, err
+		}
+		dir = d
 	}
-	args = append(args, "--dir", dir)
-	logPath := filepath.Join(logDir, "redis.log")
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
+	n := &Node{Name: name, Version: version, LogPath: filepath.Join(logDir, "redis.log"), dir: dir,
+		server: server, args: args, logDir: logDir}
+	if err := n.start(); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	cmd := exec.Command(server, args...)
-	cmd.Dir = dir
+	live.Lock()
+	if live.nodes == nil {
+		live.nodes = map[*Node]struct{}{}
+	}
+	live.nodes[n] = struct{}{}
+	live.Unlock()
+	return n, nil
+}
+
+// start runs the process (again, after a kill) with the same port and dir.
+func (n *Node) start() error {
+	logf, err := os.OpenFile(n.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(n.server, append(append([]string{}, n.args...), "--dir", n.dir)...)
+	cmd.Dir = n.dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Setpgid: a terminal's Ctrl-C reaches lockcheck only, which then
 	// stops Redis itself after writing the history. Pdeathsig: if
@@ -167,22 +189,80 @@ func spawn(ctx context.Context, server string, args []string, name, logDir, vers
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("start %s: %w", server, err)
+		return fmt.Errorf("start %s: %w", n.server, err)
 	}
-	n := &Node{Name: name, Version: version, LogPath: logPath, cmd: cmd, dir: dir, exited: make(chan struct{})}
-	live.Lock()
-	if live.nodes == nil {
-		live.nodes = map[*Node]struct{}{}
-	}
-	live.nodes[n] = struct{}{}
-	live.Unlock()
+	exited := make(chan struct{})
 	go func() {
 		_ = cmd.Wait()
 		logf.Close()
-		close(n.exited)
+		close(exited)
 	}()
-	return n, nil
+	n.mu.Lock()
+	n.cmd, n.exited = cmd, exited
+	n.mu.Unlock()
+	return nil
+}
+
+func (n *Node) proc() (*exec.Cmd, chan struct{}) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.cmd, n.exited
+}
+
+// Pause stops the process (SIGSTOP): it keeps its sockets but answers nothing.
+func (n *Node) Pause() error {
+	cmd, _ := n.proc()
+	return cmd.Process.Signal(syscall.SIGSTOP)
+}
+
+// Resume continues a paused process (SIGCONT).
+func (n *Node) Resume() error {
+	cmd, _ := n.proc()
+	return cmd.Process.Signal(syscall.SIGCONT)
+}
+
+// Kill ends the process with SIGKILL and waits for it: no shutdown, no
+// final fsync.
+func (n *Node) Kill() error {
+	cmd, exited := n.proc()
+	_ = cmd.Process.Signal(syscall.SIGCONT)
+	if err := cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	<-exited
+	return nil
+}
+
+// Restart starts a killed node again on its port, with its data dir (and
+// so its AOF, if persistence is on), and waits until it answers PING.
+func (n *Node) Restart(ctx context.Context, password string) error {
+	if _, exited := n.proc(); !isClosed(exited) {
+		return fmt.Errorf("restart %s: still running", n.Name)
+	}
+	var err error
+	for attempt := 0; attempt < 20; attempt++ { // the port may linger briefly
+		if err = n.start(); err != nil {
+			return err
+		}
+		if err = n.waitReady(ctx, password); err == nil {
+			return nil
+		}
+		_ = n.Kill()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("restart %s: %w", n.Name, err)
+}
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 func freePort() (int, error) {
@@ -206,8 +286,9 @@ func (n *Node) waitReady(ctx context.Context, password string) error {
 		if err == nil {
 			return nil
 		}
+		_, exited := n.proc()
 		select {
-		case <-n.exited:
+		case <-exited:
 			return errors.New("redis-server exited at start-up")
 		case <-ctx.Done():
 			return ctx.Err()
@@ -223,13 +304,14 @@ func (n *Node) waitReady(ctx context.Context, password string) error {
 // removes its temp dir.
 func (n *Node) stop() error {
 	n.once.Do(func() {
-		_ = n.cmd.Process.Signal(syscall.SIGCONT) // a paused node cannot act on SIGTERM
-		_ = n.cmd.Process.Signal(syscall.SIGTERM)
+		cmd, exited := n.proc()
+		_ = cmd.Process.Signal(syscall.SIGCONT) // a paused node cannot act on SIGTERM
+		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-n.exited:
+		case <-exited:
 		case <-time.After(3 * time.Second):
-			_ = n.cmd.Process.Kill()
-			<-n.exited
+			_ = cmd.Process.Kill()
+			<-exited
 		}
 		n.stopErr = os.RemoveAll(n.dir)
 		live.Lock()
@@ -240,7 +322,10 @@ func (n *Node) stop() error {
 }
 
 // PID returns the node's process id.
-func (n *Node) PID() int { return n.cmd.Process.Pid }
+func (n *Node) PID() int {
+	cmd, _ := n.proc()
+	return cmd.Process.Pid
+}
 
 // Dir returns the node's temp dir (its working and data dir).
 func (n *Node) Dir() string { return n.dir }

@@ -20,7 +20,9 @@ import (
 	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/lockimpl"
+	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/workload"
+	"github.com/redis/go-redis/v9"
 )
 
 // ErrConfig marks a user mistake (bad option, missing program): exit 2.
@@ -43,6 +45,10 @@ type Config struct {
 	Factory  lockimpl.Factory
 	Workload workload.Config
 	Cluster  cluster.Config
+	// Nemesis is the fault schedule (no faults if empty).
+	Nemesis nemesis.Config
+	// RestartDelay is how long kill-redis keeps a node down.
+	RestartDelay time.Duration
 	// Check tunes the checkers. InfoHorizon 0 means the op timeout plus
 	// one second: an op can take effect no later than that after it gave up.
 	Check checker.Options
@@ -77,6 +83,7 @@ type RunInfo struct {
 	Seed           int64           `json:"seed"`
 	Started        time.Time       `json:"started"`
 	Workload       workloadJSON    `json:"workload"`
+	Nemesis        nemesisJSON     `json:"nemesis"`
 	ClockTolerance string          `json:"clock_tolerance"`
 	InfoHorizon    string          `json:"info_horizon"`
 	Nodes          []nodeJSON      `json:"nodes"`
@@ -96,6 +103,14 @@ type workloadJSON struct {
 	Think     string `json:"think"`
 	OpTimeout string `json:"op_timeout"`
 	Margin    string `json:"margin"`
+}
+
+type nemesisJSON struct {
+	Faults       []string `json:"faults,omitempty"`
+	Interval     string   `json:"interval,omitempty"`
+	Duration     string   `json:"duration,omitempty"`
+	RestartDelay string   `json:"restart_delay,omitempty"`
+	Persistence  string   `json:"persistence,omitempty"`
 }
 
 type nodeJSON struct {
@@ -131,8 +146,18 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	if err != nil {
 		return nil, configErr(err)
 	}
+	ncfg, err := cfg.Nemesis.WithDefaults()
+	if err != nil {
+		return nil, configErr(err)
+	}
+	if ncfg.Seed == 0 {
+		ncfg.Seed = wcfg.Seed
+	}
+	if cfg.RestartDelay < 0 {
+		return nil, configErr(errors.New("--restart-delay must not be negative"))
+	}
 	if cfg.Check.InfoHorizon == 0 {
-		cfg.Check.InfoHorizon = wcfg.OpTimeout + time.Second
+		cfg.Check.InfoHorizon = infoHorizon(wcfg, ncfg, cfg.RestartDelay)
 	}
 	if cfg.Check.ClockTolerance == 0 {
 		cfg.Check.ClockTolerance = checker.DefaultClockTolerance
@@ -174,6 +199,10 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		Topology: cmpOr(ccfg.Topology, cluster.Single), Backend: cmpOr(ccfg.Backend, cluster.Local),
 		Args: cfg.Args, Seed: wcfg.Seed, Started: clock.Start().UTC(), Workload: toJSON(wcfg),
 		ClockTolerance: cfg.Check.ClockTolerance.String(), InfoHorizon: cfg.Check.InfoHorizon.String()}
+	if len(ncfg.Faults) > 0 {
+		info.Nemesis = nemesisJSON{Faults: ncfg.Faults, Interval: ncfg.Interval.String(), Duration: ncfg.Duration.String(),
+			RestartDelay: cfg.RestartDelay.String(), Persistence: cmpOr(ccfg.Persistence, "none")}
+	}
 	for _, n := range cl.Nodes {
 		rel, _ := filepath.Rel(dir, n.LogPath)
 		info.Nodes = append(info.Nodes, nodeJSON{Name: n.Name, Addr: n.Addr, Log: rel})
@@ -189,15 +218,30 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	hw := history.NewWriter(hf, 0)
 	record := func(op history.Op) { _, _ = hw.Write(op) }
 
+	// The runner is made after the locker, but the crash hook consults it
+	// only once clients run.
+	var runner *workload.Runner
+	hook := lockimpl.CrashHook(func(id int) bool { return runner.Crashed(id) }, func(id int) { runner.Succeeded(id) })
 	locker, err := factory(lockimpl.Env{Addrs: cl.Addrs(), Password: cl.Password,
-		PoolSize: wcfg.Clients + 16, Now: clock.Now, Record: record})
+		PoolSize: wcfg.Clients + 16, Now: clock.Now, Record: record, Hooks: []redis.Hook{hook}})
 	if err != nil {
 		hw.Close()
 		hf.Close()
 		return res, fmt.Errorf("lock %s: %w", lockName, err)
 	}
-	runner := workload.New(wcfg, locker, clock.Now, record)
+	runner = workload.New(wcfg, locker, clock.Now, record)
+	nctx, stopNemesis := context.WithCancel(ctx)
+	nemesisDone := make(chan error, 1)
+	go func() {
+		nemesisDone <- nemesis.Run(nctx, ncfg, nemesis.Env{Cluster: cl, Clients: runner, TTL: wcfg.TTL,
+			RestartDelay: cfg.RestartDelay}, record, clock.Now)
+	}()
 	runErr := runWithProgress(ctx, runner, cfg.Progress, clock)
+	// Every fault is healed before the history is closed.
+	stopNemesis()
+	if nerr := <-nemesisDone; nerr != nil {
+		runErr = errors.Join(runErr, nerr)
+	}
 	res.Elapsed = time.Duration(clock.Now())
 	res.Interrupted = ctx.Err() != nil
 	closeLocker(locker)
@@ -227,6 +271,20 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		runErr = errors.Join(runErr, werr)
 	}
 	return res, runErr
+}
+
+// infoHorizon is how long after it returned an indeterminate op may still
+// take effect: the op timeout (a request can sit in a socket that long),
+// plus the longest time a fault can hold Redis still, plus a second.
+func infoHorizon(w workload.Config, n nemesis.Config, restartDelay time.Duration) time.Duration {
+	h := w.OpTimeout + time.Second
+	for _, f := range n.Faults {
+		if k, _ := nemesis.Lookup(f); k.Redis {
+			h = w.OpTimeout + time.Second + max(n.Duration, restartDelay)
+			break
+		}
+	}
+	return h
 }
 
 func (cfg *Config) factory() (lockimpl.Factory, string, error) {

@@ -98,7 +98,7 @@ type setnxThenExpire struct{ correct }
 func (setnxThenExpire) acquire(ctx context.Context, c *redis.Client, l Lease) (bool, error) {
 	ok, err := c.SetNX(ctx, l.Key, l.Token, 0).Result()
 	if err != nil {
-		return true, wrap("acquire", l.Key, err)
+		return true, firstErr("acquire", l.Key, err)
 	}
 	if !ok {
 		return true, ErrNotAcquired
@@ -121,7 +121,7 @@ func (fixedValue) acquire(ctx context.Context, c *redis.Client, l Lease) (bool, 
 		return true, ErrNotAcquired
 	}
 	if err != nil {
-		return true, wrap("acquire", l.Key, err)
+		return true, firstErr("acquire", l.Key, err)
 	}
 	return true, nil
 }
@@ -144,7 +144,7 @@ func (delRelease) release(ctx context.Context, c *redis.Client, l Lease) (bool, 
 func del(ctx context.Context, c *redis.Client, key string) error {
 	n, err := c.Del(ctx, key).Result()
 	if err != nil {
-		return wrap("release", key, err)
+		return firstErr("release", key, err)
 	}
 	if n == 0 {
 		return ErrNotHeld
@@ -160,7 +160,7 @@ func (getDelRelease) release(ctx context.Context, c *redis.Client, l Lease) (boo
 		return true, ErrNotHeld
 	}
 	if err != nil {
-		return true, wrap("release", l.Key, err)
+		return true, firstErr("release", l.Key, err)
 	}
 	// The gap: the key may expire and be taken by another client here.
 	return true, del(ctx, c, l.Key)
@@ -174,7 +174,7 @@ func (noTTL) acquire(ctx context.Context, c *redis.Client, l Lease) (bool, error
 		return true, ErrNotAcquired
 	}
 	if err != nil {
-		return true, wrap("acquire", l.Key, err)
+		return true, firstErr("acquire", l.Key, err)
 	}
 	return true, nil
 }
@@ -188,7 +188,7 @@ func (noTTL) extend(ctx context.Context, c *redis.Client, l Lease, _ time.Durati
 		return true, ErrNotHeld
 	}
 	if err != nil {
-		return true, wrap("extend", l.Key, err)
+		return true, firstErr("extend", l.Key, err)
 	}
 	return true, nil
 }
@@ -201,7 +201,7 @@ func (checkThenSet) acquire(ctx context.Context, c *redis.Client, l Lease) (bool
 		return true, ErrNotAcquired
 	}
 	if !errors.Is(err, redis.Nil) {
-		return true, wrap("acquire", l.Key, err)
+		return true, firstErr("acquire", l.Key, err)
 	}
 	// The gap: another client can see the key empty too, and both SET.
 	if err := c.Set(ctx, l.Key, l.Token, l.TTL).Err(); err != nil {

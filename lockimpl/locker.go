@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockcheck/lockcheck/history"
 )
 
@@ -17,6 +19,12 @@ var ErrNotAcquired = errors.New("lock held by another owner")
 
 // ErrNotHeld means the lease is no longer held: a definite failure.
 var ErrNotHeld = errors.New("lease not held")
+
+// ErrNotSent means the operation never reached Redis (the connection was
+// refused, the pool had no connection): it did not happen and says nothing
+// about the lock. Locks return it only when their first command was not
+// sent.
+var ErrNotSent = errors.New("not sent")
 
 // A Lease is one successful acquisition.
 type Lease struct {
@@ -82,6 +90,9 @@ type Env struct {
 	// Record appends an op to the history. Locks call it only for
 	// operations the workload does not see.
 	Record func(history.Op)
+	// Hooks are added to every go-redis client the lock makes (faults such
+	// as crash-client act through them).
+	Hooks []redis.Hook
 }
 
 type clientKey struct{}

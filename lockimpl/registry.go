@@ -71,6 +71,10 @@ func Builtin() *Registry {
 		Description: "SET key token NX PX ttl; Lua compare-and-delete release, compare-and-PEXPIRE extend"})
 	r.Register(Entry{Name: "watchdog", Factory: NewWatchdog,
 		Description: "setnx plus a background extend every TTL/3 until release; a failed extend marks the lease lost"})
+	r.Register(Entry{Name: "fenced", Factory: NewFenced,
+		Description: "setnx whose acquire also INCRs a per-key fencing counter, in one Lua script; the resource rejects stale tokens"})
+	r.Register(Entry{Name: "setnx-wait", Factory: NewSetNXWait,
+		Description: "setnx plus WAIT 1 after acquiring (sentinel topology): narrows, does not close, the failover window"})
 	for _, b := range brokenLocks {
 		r.Register(b)
 	}

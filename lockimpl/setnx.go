@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -27,7 +28,7 @@ func newClient(env Env) (*redis.Client, error) {
 	if len(env.Addrs) == 0 {
 		return nil, errors.New("no redis address")
 	}
-	return redis.NewClient(&redis.Options{
+	c := redis.NewClient(&redis.Options{
 		Addr:     env.Addrs[0],
 		Password: env.Password,
 		PoolSize: max(env.PoolSize, 10),
@@ -40,7 +41,21 @@ func newClient(env Env) (*redis.Client, error) {
 		ContextTimeoutEnabled: true,
 		PoolTimeout:           30 * time.Second,
 		DisableIdentity:       true,
-	}), nil
+	})
+	for _, h := range env.Hooks {
+		c.AddHook(h)
+	}
+	return c, nil
+}
+
+// firstErr wraps the error of an op's first command: one that never left
+// (a refused dial, no pooled connection) is ErrNotSent.
+func firstErr(what, key string, err error) error {
+	var oe *net.OpError
+	if (errors.As(err, &oe) && oe.Op == "dial") || errors.Is(err, redis.ErrPoolTimeout) {
+		return fmt.Errorf("%s %s: %w: %v", what, key, ErrNotSent, err)
+	}
+	return fmt.Errorf("%s %s: %w", what, key, err)
 }
 
 // NewToken returns a 128-bit random token in hex.
@@ -83,7 +98,7 @@ func (s *SetNX) Acquire(ctx context.Context, key string, ttl time.Duration) (Lea
 		return Lease{}, ErrNotAcquired
 	}
 	if err != nil {
-		return Lease{}, fmt.Errorf("acquire %s: %w", key, err)
+		return Lease{}, firstErr("acquire", key, err)
 	}
 	return l, nil
 }
@@ -111,7 +126,7 @@ func (s *SetNX) Close() error { return s.c.Close() }
 func runScript(ctx context.Context, c *redis.Client, sc *redis.Script, what, key string, args ...any) error {
 	n, err := sc.Run(ctx, c, []string{key}, args...).Int64()
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", what, key, err)
+		return firstErr(what, key, err)
 	}
 	if n != 1 {
 		return ErrNotHeld

@@ -49,7 +49,7 @@ func (w *Watchdog) Acquire(ctx context.Context, key string, ttl time.Duration) (
 	l.Watch = newWatch(l.Acquired + ttl)
 	// The dog outlives the Acquire call, so it gets its own context; it
 	// keeps the client id so its extends are recorded under the holder.
-	dctx, cancel := context.WithCancel(WithClient(context.Background(), ClientFrom(ctx)))
+	dctx, cancel := context.WithCancel(WithGate(WithClient(context.Background(), ClientFrom(ctx)), GateFrom(ctx)))
 	d := &dog{cancel: cancel, done: make(chan struct{})}
 	w.mu.Lock()
 	w.dogs[l.Token] = d
@@ -71,6 +71,11 @@ func (w *Watchdog) keepAlive(ctx context.Context, l Lease) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		// A paused client's watchdog is paused with it.
+		GateFrom(ctx).Wait(ctx)
+		if ctx.Err() != nil {
+			return
 		}
 		// Each extension must finish before the lease could expire.
 		opCtx, cancel := context.WithTimeout(ctx, l.TTL/3)

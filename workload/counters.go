@@ -16,6 +16,10 @@ type Counters struct {
 	lost     atomic.Int64
 	late     atomic.Int64
 	giveUps  atomic.Int64
+	notSent  atomic.Int64
+	crashed  atomic.Int64
+	paused   atomic.Int64
+	rejected atomic.Int64
 }
 
 func (c *Counters) count(f history.Func, t history.Type) {
@@ -50,12 +54,22 @@ type Summary struct {
 	LateExits int64 `json:"late_exits"`
 	// GiveUps counts acquisitions abandoned after the last retry.
 	GiveUps int64 `json:"give_ups"`
+	// NotSent counts operations that never reached Redis (connection
+	// refused): they did not happen and are not in the history.
+	NotSent int64 `json:"not_sent"`
+	// Crashed counts clients that died (crash-client); Paused, clients
+	// stopped between acquire and write (pause-client).
+	Crashed int64 `json:"crashed"`
+	Paused  int64 `json:"paused"`
+	// StaleRejected counts writes the fenced resource rejected.
+	StaleRejected int64 `json:"stale_rejected"`
 }
 
 // Snapshot returns the current totals.
 func (c *Counters) Snapshot() Summary {
 	s := Summary{Ops: map[history.Func]map[history.Type]int64{},
-		CutShort: c.cutShort.Load(), Lost: c.lost.Load(), LateExits: c.late.Load(), GiveUps: c.giveUps.Load()}
+		CutShort: c.cutShort.Load(), Lost: c.lost.Load(), LateExits: c.late.Load(), GiveUps: c.giveUps.Load(),
+		NotSent: c.notSent.Load(), Crashed: c.crashed.Load(), Paused: c.paused.Load(), StaleRejected: c.rejected.Load()}
 	for fi, f := range funcs {
 		m := map[history.Type]int64{}
 		for ti, t := range types {

@@ -1,19 +1,53 @@
 package workload
 
 import (
+	"sync"
+
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/lockimpl"
 )
 
 // Resource is the protected resource: the thing a lock exists to guard. It
 // lives in process and records each critical section as one write op whose
-// call is the entry and whose return is the exit. It accepts every write; a
-// double holder shows as two accepted writes on one key that overlap.
+// call is the entry and whose return is the exit. For leases without a
+// fencing token it accepts every write, so a double holder shows as two
+// accepted writes on one key that overlap. For fenced leases it is the
+// fenced resource: it rejects a write whose token is lower than the highest
+// it accepted on the key (a write op of type fail).
 type Resource struct {
 	record func(history.Op)
+	now    func() int64
+
+	mu      sync.Mutex
+	highest map[string]int64
 }
 
-func (r *Resource) write(process int, l lockimpl.Lease, call, ret int64) {
-	r.record(history.Op{Process: process, F: history.Write, Type: history.OK, Key: l.Key,
-		Token: l.Token, Fence: l.Fence, Call: call, Return: ret})
+func newResource(record func(history.Op), now func() int64) *Resource {
+	return &Resource{record: record, now: now, highest: map[string]int64{}}
+}
+
+// enter starts a write and says whether the resource accepts it. The entry
+// time is read under the lock, so accepted fences are in entry order.
+func (r *Resource) enter(l lockimpl.Lease) (int64, bool) {
+	if l.Fence == 0 {
+		return r.now(), true
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	call := r.now()
+	if l.Fence < r.highest[l.Key] {
+		return call, false
+	}
+	r.highest[l.Key] = l.Fence
+	return call, true
+}
+
+// exit records the write: accepted from call to ret, or rejected at call.
+func (r *Resource) exit(process int, l lockimpl.Lease, call, ret int64, accepted bool) {
+	op := history.Op{Process: process, F: history.Write, Type: history.OK, Key: l.Key,
+		Token: l.Token, Fence: l.Fence, Call: call, Return: ret}
+	if !accepted {
+		op.Type, op.Return, op.Error = history.Fail, call, "stale fencing token"
+	}
+	r.record(op)
 }

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime/debug"
@@ -22,6 +23,7 @@ type Runner struct {
 	record   func(history.Op)
 	counters *Counters
 	resource *Resource
+	faults   *faults
 	attempts atomic.Int64
 }
 
@@ -33,7 +35,8 @@ func New(cfg Config, locker lockimpl.Locker, now func() int64, record func(histo
 		r.counters.count(op.F, op.Type)
 		record(op)
 	}
-	r.resource = &Resource{record: r.record}
+	r.resource = newResource(r.record, now)
+	r.faults = newFaults(cfg.Clients)
 	return r
 }
 
@@ -92,7 +95,7 @@ func (r *Runner) client(ctx context.Context, id int) {
 		lease, ok := r.acquire(ctx, c, key)
 		if ok {
 			r.hold(ctx, c, lease)
-			r.release(c, lease)
+			r.release(ctx, c, lease)
 		}
 		if r.cfg.Think > 0 && !sleep(ctx, r.cfg.Think) {
 			return
@@ -112,8 +115,27 @@ func (c *client) pickKey(keys int) int {
 // time out) so that their outcome is known, rather than cancelling them
 // into "info".
 func (r *Runner) opCtx(id int) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(lockimpl.WithClient(context.Background(), id), r.cfg.OpTimeout)
+	ctx := lockimpl.WithGate(lockimpl.WithClient(context.Background(), id), &r.faults.gates[r.faults.slot(id)])
+	return context.WithTimeout(ctx, r.cfg.OpTimeout)
 }
+
+// notSent handles an op that never reached Redis: it did not happen and
+// says nothing about the lock, so it is counted but not recorded, and the
+// client waits a little so as not to spin on a node that is down. (A
+// crashed client's last op, by contrast, is recorded as indeterminate: it
+// may have been half done.)
+func (r *Runner) notSent(ctx context.Context, err error) bool {
+	if !errors.Is(err, lockimpl.ErrNotSent) {
+		return false
+	}
+	r.counters.notSent.Add(1)
+	sleep(ctx, notSentPause)
+	return true
+}
+
+// notSentPause is how long a client waits after a command that could not
+// be sent.
+const notSentPause = 10 * time.Millisecond
 
 // acquire tries until it holds the lock, the retry policy gives up, or the
 // run stops. Every attempt is one op.
@@ -136,6 +158,9 @@ func (r *Runner) acquire(ctx context.Context, c *client, key string) (lockimpl.L
 		lease, err := r.locker.Acquire(octx, key, r.cfg.TTL)
 		ret := r.now()
 		cancel()
+		if r.notSent(ctx, err) {
+			continue
+		}
 		op := history.Op{Process: c.id, F: history.Acquire, Type: lockimpl.Outcome(err), Key: key,
 			TTLms: r.cfg.TTL.Milliseconds(), Call: call, Return: ret}
 		if err != nil {
@@ -144,6 +169,10 @@ func (r *Runner) acquire(ctx context.Context, c *client, key string) (lockimpl.L
 			op.Token, op.Fence = lease.Token, lease.Fence
 		}
 		r.record(op)
+		if errors.Is(err, lockimpl.ErrCrashed) {
+			r.die(c)
+			return lockimpl.Lease{}, false
+		}
 		if err == nil {
 			// The lease runs from our call, which is no later than the one
 			// the lock took: the deadline we honour is never too late.
@@ -169,21 +198,23 @@ func (r *Runner) acquire(ctx context.Context, c *client, key string) (lockimpl.L
 // and then, like a job that overran its TTL, still releases only when the
 // hold time is over. That late release is what exposes locks whose release
 // does not check ownership.
+//
+// A client armed by pause-client stops right after it checked its deadline
+// and before it writes, longer than the TTL (a stop-the-world pause), and
+// then writes anyway: the stale holder.
 func (r *Runner) hold(ctx context.Context, c *client, l lockimpl.Lease) {
 	start := r.now()
 	end := start + int64(r.holdTime(c))
-	wcall := r.now()
-	deadline := int64(l.Deadline()) - int64(r.cfg.Margin)
-	cut := false
-	if wcall < deadline {
-		reached, wret := r.waitInSection(ctx, l, end)
-		cut = !reached
-		if r.now() > int64(l.Deadline()) {
-			r.counters.late.Add(1)
+	cut := true
+	if r.now() < int64(l.Deadline())-int64(r.cfg.Margin) {
+		if d := r.takePause(c); d > 0 {
+			r.pauseClient(ctx, c, d)
+			r.section(ctx, c, l, r.now()+int64(staleWrite(r.cfg.TTL)), false)
+		} else {
+			cut = !r.section(ctx, c, l, end, true)
 		}
-		r.resource.write(c.id, l, wcall, wret)
-	} else {
-		cut = end > wcall
+	} else if end <= r.now() {
+		cut = false
 	}
 	if cut {
 		r.counters.cutShort.Add(1)
@@ -191,6 +222,34 @@ func (r *Runner) hold(ctx context.Context, c *client, l lockimpl.Lease) {
 	if now := r.now(); end > now {
 		sleep(ctx, time.Duration(end-now))
 	}
+}
+
+// staleWrite is how long a client that resumes from a pause writes.
+func staleWrite(ttl time.Duration) time.Duration { return max(5*time.Millisecond, ttl/4) }
+
+// section is one critical section: enter the resource, work until end (and,
+// if bounded, no later than the lease's deadline minus the margin), exit.
+// It reports whether the work reached end.
+func (r *Runner) section(ctx context.Context, c *client, l lockimpl.Lease, end int64, bounded bool) bool {
+	wcall, accepted := r.resource.enter(l)
+	if !accepted {
+		r.counters.rejected.Add(1)
+		r.resource.exit(c.id, l, wcall, wcall, false)
+		return false
+	}
+	var reached bool
+	var wret int64
+	if bounded {
+		reached, wret = r.waitInSection(ctx, l, end)
+	} else {
+		reached = sleep(ctx, time.Duration(end-r.now()))
+		wret = r.now()
+	}
+	if r.now() > int64(l.Deadline()) {
+		r.counters.late.Add(1)
+	}
+	r.resource.exit(c.id, l, wcall, wret, true)
+	return reached
 }
 
 // waitInSection waits until end, or until the lease's deadline minus the
@@ -248,18 +307,24 @@ func (r *Runner) holdTime(c *client) time.Duration {
 	return h
 }
 
-func (r *Runner) release(c *client, l lockimpl.Lease) {
+func (r *Runner) release(ctx context.Context, c *client, l lockimpl.Lease) {
 	octx, cancel := r.opCtx(c.id)
 	defer cancel()
 	call := r.now()
 	err := r.locker.Release(octx, l)
 	ret := r.now()
+	if r.notSent(ctx, err) {
+		return
+	}
 	op := history.Op{Process: c.id, F: history.Release, Type: lockimpl.Outcome(err), Key: l.Key,
 		Token: l.Token, Fence: l.Fence, Call: call, Return: ret}
 	if err != nil {
 		op.Error = err.Error()
 	}
 	r.record(op)
+	if errors.Is(err, lockimpl.ErrCrashed) {
+		r.die(c)
+	}
 }
 
 // sleep waits d or until ctx is done; it reports whether it waited d.

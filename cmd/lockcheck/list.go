@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/lockcheck/lockcheck/lockimpl"
+	"github.com/lockcheck/lockcheck/nemesis"
 )
 
 func listCmd(args []string) (int, error) {
@@ -20,6 +21,10 @@ func listCmd(args []string) (int, error) {
 			kind = "broken"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Name, kind, e.Description)
+	}
+	fmt.Fprintln(tw, "\nFAULT\t\tWHAT")
+	for _, k := range nemesis.Kinds() {
+		fmt.Fprintf(tw, "%s\t\t%s\n", k.Name, k.Description)
 	}
 	fmt.Fprintln(tw, "\nTOPOLOGY\tBACKEND\t")
 	fmt.Fprintln(tw, "single\tlocal\tone redis-server on 127.0.0.1")

@@ -16,6 +16,7 @@ import (
 	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/workload"
 )
 
@@ -23,6 +24,10 @@ import (
 type runOpts struct {
 	name, out, lock string
 	w               workload.Config
+	nemesis         nemesis.Config
+	nemesisList     []string
+	persistence     string
+	restartDelay    time.Duration
 	check           checker.Options
 	redisServer     string
 	quiet           bool
@@ -44,6 +49,11 @@ func runFlags(o *runOpts) *flag.FlagSet {
 	fs.Int64Var(&o.w.Seed, "seed", 0, "seed of every random choice (0: from the clock; the run records it)")
 	fs.DurationVar(&o.w.OpTimeout, "op-timeout", workload.DefaultOpTimeout, "bound on each Redis operation; one that runs out is indeterminate")
 	fs.DurationVar(&o.w.Margin, "margin", 0, "clients leave the critical section this long before the lease deadline (default 5ms + 10% of the TTL)")
+	fs.StringSliceVar(&o.nemesisList, "nemesis", nil, "faults to inject, comma-separated (see lockcheck list)")
+	fs.DurationVar(&o.nemesis.Interval, "nemesis-interval", nemesis.DefaultInterval, "time between two faults")
+	fs.DurationVar(&o.nemesis.Duration, "nemesis-duration", nemesis.DefaultDuration, "how long each fault stays on")
+	fs.StringVar(&o.persistence, "persistence", "none", "Redis persistence: none, aof-everysec or aof-always")
+	fs.DurationVar(&o.restartDelay, "restart-delay", 0, "how long kill-redis keeps a node down before restarting it")
 	fs.StringVar(&o.out, "out", "results", "results root")
 	fs.StringVar(&o.name, "name", "", "run name: results go to OUT/NAME/<timestamp> (default the lock)")
 	fs.DurationVar(&o.check.ClockTolerance, "clock-tolerance", checker.DefaultClockTolerance, "clock tolerance eps of the lease model")
@@ -72,8 +82,10 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	if !fs.Changed("duration") && fs.Changed("ops") {
 		o.w.Duration = 0
 	}
+	o.nemesis.Faults = o.nemesisList
 	cfg := harness.Config{Name: o.name, OutDir: o.out, Lock: o.lock, Workload: o.w, Check: o.check,
-		Cluster: cluster.Config{RedisServer: o.redisServer},
+		Nemesis: o.nemesis, RestartDelay: o.restartDelay,
+		Cluster: cluster.Config{RedisServer: o.redisServer, Persistence: o.persistence},
 		Args:    reproduce(fs, o.w.Seed)}
 	if !o.quiet {
 		cfg.Progress = os.Stderr
@@ -122,8 +134,10 @@ func printSummary(w io.Writer, res *harness.Result) {
 		}
 		fmt.Fprintf(w, "  %-8s %10d %10d %10d\n", f, m[history.OK], m[history.Fail], m[history.Info])
 	}
-	fmt.Fprintf(w, "\n  leases cut short %d, late exits %d, lost %d, acquisitions given up %d\n\n",
+	fmt.Fprintf(w, "\n  leases cut short %d, late exits %d, lost %d, acquisitions given up %d\n",
 		s.CutShort, s.LateExits, s.Lost, s.GiveUps)
+	fmt.Fprintf(w, "  faults: clients paused %d, crashed %d; stale writes rejected %d; ops not sent (node down) %d\n\n",
+		s.Paused, s.Crashed, s.StaleRejected, s.NotSent)
 	printChecks(w, res.Report, res.Dir)
 	fmt.Fprintf(w, "verdict: %s\nresults: %s\n", strings.ToUpper(string(res.Verdict)), res.Dir)
 }

@@ -1,0 +1,50 @@
+package checker
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// Fencing checks the writes that carry a fencing token: on each key, the
+// tokens of accepted writes, in entry order, never go backwards. It also
+// counts the stale writes the resource rejected (figure "stale_rejected"):
+// each is a stale holder that fencing stopped.
+func Fencing(ops []history.Op) Result {
+	res := Result{Name: "fencing", Verdict: Valid, Figures: map[string]int64{}}
+	keys, groups := byKey(ops, func(op *history.Op) bool { return op.F == history.Write && op.Fence > 0 })
+	var accepted, rejected int64
+	for _, key := range keys {
+		ws := groups[key]
+		slices.SortFunc(ws, func(a, b *history.Op) int {
+			if c := cmpInt(a.Call, b.Call); c != 0 {
+				return c
+			}
+			return cmpInt(a.Index, b.Index)
+		})
+		var top *history.Op // accepted write with the highest fence so far
+		for _, w := range ws {
+			if w.Type != history.OK {
+				rejected++
+				continue
+			}
+			accepted++
+			if top != nil && w.Fence < top.Fence {
+				res.add(Violation{Key: key,
+					Message: fmt.Sprintf("fencing token went backwards on %s: p%d's write at %s was accepted with token %d after p%d's with token %d at %s",
+						key, w.Process, history.Seconds(w.Call), w.Fence, top.Process, top.Fence, history.Seconds(top.Call)),
+					Ops: []int64{top.Index, w.Index}, Window: [2]int64{top.Call, w.Return}})
+			}
+			if top == nil || w.Fence > top.Fence {
+				top = w
+			}
+		}
+	}
+	res.Figures["fenced_writes"] = accepted
+	res.Figures["stale_rejected"] = rejected
+	if res.ViolationCount > 0 {
+		res.Verdict = Invalid
+	}
+	return res
+}

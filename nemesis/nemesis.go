@@ -1,0 +1,187 @@
+// Package nemesis injects faults on a seeded schedule and records each
+// start and stop in the history. Every fault is healed at the end of a run.
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// Defaults of the schedule.
+const (
+	DefaultInterval = 4 * time.Second
+	DefaultDuration = 2 * time.Second
+)
+
+// Clients is the client side of the faults, implemented by the workload.
+type Clients interface {
+	// PauseClients arms a pause of d for n clients chosen by rng, between
+	// their next acquire and their write; it returns their process ids.
+	PauseClients(rng *rand.Rand, n int, d time.Duration) []int
+	// CrashClients arms a crash for n clients chosen by rng, right before
+	// their first command after a successful one; it returns their ids.
+	CrashClients(rng *rand.Rand, n int) []int
+	// HealClients disarms client faults not yet taken.
+	HealClients()
+}
+
+// Env is what faults act on.
+type Env struct {
+	Cluster *cluster.Cluster
+	Clients Clients
+	// TTL of the workload: pause-client pauses longer than it.
+	TTL time.Duration
+	// RestartDelay is how long kill-redis keeps a node down (0: restart at
+	// once).
+	RestartDelay time.Duration
+}
+
+// Fault is one kind of failure.
+type Fault interface {
+	// Start injects the fault on targets chosen by rng and names them.
+	Start(ctx context.Context, rng *rand.Rand) ([]string, error)
+	// Stop heals the fault. It is safe to call when the fault is not on.
+	Stop(ctx context.Context) error
+}
+
+// Lasting is a Fault that decides how long it stays on.
+type Lasting interface {
+	Hold() time.Duration
+}
+
+// Kind describes a fault for lockcheck list.
+type Kind struct {
+	Name        string
+	Description string
+	// Redis is set for faults that stall or break Redis (they widen the
+	// window in which an indeterminate op may take effect).
+	Redis bool
+	new   func(Env) (Fault, error)
+}
+
+// Kinds returns every fault, by name.
+func Kinds() []Kind {
+	ks := []Kind{
+		{Name: "pause-client", Description: "a holder stops between its acquire and its write for 1.5x the TTL (a GC pause, watchdog included), then writes",
+			new: func(e Env) (Fault, error) { return &pauseClient{env: e}, nil }},
+		{Name: "crash-client", Description: "a client dies right before its first Redis command after one that succeeded (while it may hold a lock) and never releases",
+			new: func(e Env) (Fault, error) { return &crashClient{env: e}, nil }},
+		{Name: "pause-redis", Description: "SIGSTOP a Redis node, SIGCONT at the end of the window", Redis: true,
+			new: func(e Env) (Fault, error) { return &pauseRedis{env: e}, nil }},
+		{Name: "kill-redis", Description: "SIGKILL a Redis node and restart it after --restart-delay (data kept only with --persistence aof-*)", Redis: true,
+			new: func(e Env) (Fault, error) { return &killRedis{env: e}, nil }},
+	}
+	sort.Slice(ks, func(i, j int) bool { return ks[i].Name < ks[j].Name })
+	return ks
+}
+
+// Lookup returns the named fault kind.
+func Lookup(name string) (Kind, error) {
+	var names []string
+	for _, k := range Kinds() {
+		if k.Name == name {
+			return k, nil
+		}
+		names = append(names, k.Name)
+	}
+	return Kind{}, fmt.Errorf("unknown fault %q (known: %s; see lockcheck list)", name, strings.Join(names, ", "))
+}
+
+// Config is a schedule: every Interval, one of Faults (chosen by the seed)
+// is started and kept on for Duration (or as long as it says).
+type Config struct {
+	Faults   []string
+	Interval time.Duration
+	Duration time.Duration
+	Seed     int64
+}
+
+// WithDefaults fills zero fields and checks the fault names.
+func (c Config) WithDefaults() (Config, error) {
+	if c.Interval == 0 {
+		c.Interval = DefaultInterval
+	}
+	if c.Duration == 0 {
+		c.Duration = DefaultDuration
+	}
+	if c.Interval < 0 || c.Duration < 0 {
+		return c, fmt.Errorf("--nemesis-interval and --nemesis-duration must not be negative")
+	}
+	for _, f := range c.Faults {
+		if _, err := Lookup(f); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// Run runs the schedule until ctx ends, then heals whatever is on. Each
+// start and stop is recorded as a nemesis op. A fault that fails to start
+// is recorded with its error and the schedule goes on; Run returns the
+// first error healing left behind.
+func Run(ctx context.Context, cfg Config, env Env, record func(history.Op), now func() int64) error {
+	if len(cfg.Faults) == 0 {
+		return nil
+	}
+	faults := make([]Fault, len(cfg.Faults))
+	for i, name := range cfg.Faults {
+		k, err := Lookup(name)
+		if err != nil {
+			return err
+		}
+		if faults[i], err = k.new(env); err != nil {
+			return fmt.Errorf("fault %s: %w", name, err)
+		}
+	}
+	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x6e656d))
+	for wait(ctx, cfg.Interval) {
+		i := rng.IntN(len(faults))
+		name, f := cfg.Faults[i], faults[i]
+		call := now()
+		targets, err := f.Start(ctx, rng)
+		recordOp(record, name, "start", targets, call, now(), err)
+		hold := cfg.Duration
+		if l, ok := f.(Lasting); ok {
+			hold = l.Hold()
+		}
+		wait(ctx, hold)
+		// Healing must happen even when the run is stopping.
+		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		call = now()
+		err = f.Stop(hctx)
+		cancel()
+		recordOp(record, name, "stop", targets, call, now(), err)
+		if err != nil {
+			return fmt.Errorf("heal %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func recordOp(record func(history.Op), fault, phase string, targets []string, call, ret int64, err error) {
+	op := history.Op{Process: history.NemesisProcess, F: history.Nemesis, Type: history.Info, Call: call, Return: ret,
+		Value: &history.NemesisValue{Fault: fault, Phase: phase, Targets: targets}}
+	if err != nil {
+		op.Error = err.Error()
+	}
+	record(op)
+}
+
+// wait waits d or until ctx is done; it reports whether it waited d.
+func wait(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,67 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/lockcheck/lockcheck/cluster"
+)
+
+// pickNode returns a node chosen by rng.
+func pickNode(c *cluster.Cluster, rng *rand.Rand) (*cluster.Node, error) {
+	if c == nil || len(c.Nodes) == 0 {
+		return nil, errors.New("no redis node to act on")
+	}
+	return c.Nodes[rng.IntN(len(c.Nodes))], nil
+}
+
+type pauseRedis struct {
+	env  Env
+	node *cluster.Node
+}
+
+func (p *pauseRedis) Start(_ context.Context, rng *rand.Rand) ([]string, error) {
+	n, err := pickNode(p.env.Cluster, rng)
+	if err != nil {
+		return nil, err
+	}
+	p.node = n
+	return []string{n.Name}, n.Pause()
+}
+
+func (p *pauseRedis) Stop(context.Context) error {
+	if p.node == nil {
+		return nil
+	}
+	n := p.node
+	p.node = nil
+	return n.Resume()
+}
+
+type killRedis struct {
+	env  Env
+	node *cluster.Node
+}
+
+// Hold: the node stays down for the restart delay.
+func (k *killRedis) Hold() time.Duration { return k.env.RestartDelay }
+
+func (k *killRedis) Start(_ context.Context, rng *rand.Rand) ([]string, error) {
+	n, err := pickNode(k.env.Cluster, rng)
+	if err != nil {
+		return nil, err
+	}
+	k.node = n
+	return []string{n.Name}, n.Kill()
+}
+
+func (k *killRedis) Stop(ctx context.Context) error {
+	if k.node == nil {
+		return nil
+	}
+	n := k.node
+	k.node = nil
+	return n.Restart(ctx, k.env.Cluster.Password)
+}

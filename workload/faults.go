@@ -1,0 +1,133 @@
+package workload
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockcheck/lockcheck/lockimpl"
+)
+
+// faults is the client side of the nemesis: pauses and crashes armed for
+// chosen clients, taken when the client reaches the point they act at.
+type faults struct {
+	slots int
+	ids   []atomic.Int64 // current process id of each client slot
+	pause []atomic.Int64 // armed pause, ns; 0: none
+	crash []atomic.Int32 // crash state: 0 none, armed, or due (dies at its next command)
+	gates []lockimpl.Gate
+	dead  sync.Map // process id -> struct{}
+}
+
+func newFaults(clients int) *faults {
+	f := &faults{slots: clients, ids: make([]atomic.Int64, clients), pause: make([]atomic.Int64, clients),
+		crash: make([]atomic.Int32, clients), gates: make([]lockimpl.Gate, clients)}
+	for i := range f.ids {
+		f.ids[i].Store(int64(i))
+	}
+	return f
+}
+
+func (f *faults) slot(id int) int { return id % f.slots }
+
+// Crash states of a client slot.
+const (
+	crashNone  = 0
+	crashArmed = 1 // dies after its next successful command
+	crashDue   = 2 // dies at its next command
+)
+
+// crashed is the go-redis hook's question: must this command fail as if
+// its client had died? A dead client's commands always do (its watchdog
+// dies with it); a client whose crash is due dies now.
+func (f *faults) crashed(id int) bool {
+	if id < 0 {
+		return false
+	}
+	if _, dead := f.dead.Load(id); dead {
+		return true
+	}
+	s := f.slot(id)
+	if f.ids[s].Load() == int64(id) && f.crash[s].CompareAndSwap(crashDue, crashNone) {
+		f.dead.Store(id, struct{}{})
+		return true
+	}
+	return false
+}
+
+// succeeded hears of each command that succeeded: an armed client may now
+// hold a lock, so its crash falls due (right before its next command:
+// the PEXPIRE after a SETNX, the release after a SET NX PX).
+func (f *faults) succeeded(id int) {
+	if id < 0 {
+		return
+	}
+	s := f.slot(id)
+	if f.ids[s].Load() == int64(id) {
+		f.crash[s].CompareAndSwap(crashArmed, crashDue)
+	}
+}
+
+// PauseClients arms a pause of d for n clients chosen by rng: each stops
+// between its next acquire and its write. It returns the process ids.
+func (r *Runner) PauseClients(rng *rand.Rand, n int, d time.Duration) []int {
+	var ids []int
+	for _, s := range rng.Perm(r.faults.slots)[:min(n, r.faults.slots)] {
+		r.faults.pause[s].Store(int64(d))
+		ids = append(ids, int(r.faults.ids[s].Load()))
+	}
+	return ids
+}
+
+// CrashClients arms a crash for n clients chosen by rng: each dies right
+// before its first Redis command after one that succeeded, that is while it
+// may hold a lock, and never releases it.
+func (r *Runner) CrashClients(rng *rand.Rand, n int) []int {
+	var ids []int
+	for _, s := range rng.Perm(r.faults.slots)[:min(n, r.faults.slots)] {
+		r.faults.crash[s].Store(crashArmed)
+		ids = append(ids, int(r.faults.ids[s].Load()))
+	}
+	return ids
+}
+
+// HealClients disarms every client fault not yet taken.
+func (r *Runner) HealClients() {
+	for s := 0; s < r.faults.slots; s++ {
+		r.faults.pause[s].Store(0)
+		r.faults.crash[s].Store(0)
+	}
+}
+
+// Crashed reports whether a command of process id must fail as if the
+// client had died; Succeeded hears of each successful command. The
+// harness gives both to the Locker through lockimpl.CrashHook.
+func (r *Runner) Crashed(id int) bool { return r.faults.crashed(id) }
+
+// Succeeded: see Crashed.
+func (r *Runner) Succeeded(id int) { r.faults.succeeded(id) }
+
+// takePause returns and disarms the client's armed pause.
+func (r *Runner) takePause(c *client) time.Duration {
+	return time.Duration(r.faults.pause[r.faults.slot(c.id)].Swap(0))
+}
+
+// pauseClient stops the client, and its lock's background work, for d.
+func (r *Runner) pauseClient(ctx context.Context, c *client, d time.Duration) {
+	g := &r.faults.gates[r.faults.slot(c.id)]
+	g.Pause()
+	defer g.Resume()
+	r.counters.paused.Add(1)
+	sleep(ctx, d)
+}
+
+// die replaces a crashed client by a new process in its slot: a crashed
+// process never comes back, and its lease is never released.
+func (r *Runner) die(c *client) {
+	r.counters.crashed.Add(1)
+	s := r.faults.slot(c.id)
+	c.id += r.faults.slots
+	r.faults.ids[s].Store(int64(c.id))
+}
