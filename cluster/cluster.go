@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 )
 
 // ErrNotInstalled means a Redis program lockcheck needs is missing: a user
@@ -17,7 +18,8 @@ var ErrNotInstalled = errors.New("redis not installed")
 
 // Topologies.
 const (
-	Single = "single"
+	Single   = "single"
+	Sentinel = "sentinel"
 )
 
 // Backends.
@@ -37,12 +39,24 @@ type Config struct {
 	RedisServer string
 	// Persistence is "none" (default), "aof-everysec" or "aof-always".
 	Persistence string
+	// ReplicationLag delays the replication stream (sentinel topology).
+	ReplicationLag time.Duration
+	// ClientProxies puts a proxy between clients and each node, so that
+	// the latency fault can slow replies.
+	ClientProxies bool
 }
 
 // Cluster is a running topology.
 type Cluster struct {
 	Password string
 	Nodes    []*Node
+	// Sentinels are set in the sentinel topology.
+	Sentinels []*Node
+
+	proxies proxies
+	// dialMap maps the addresses nodes announce (peer proxies) to the ones
+	// clients dial (the node, or its client proxy).
+	dialMap map[string]string
 
 	downOnce sync.Once
 	downErr  error
@@ -60,26 +74,83 @@ func Up(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.Backend != Local {
 		return nil, fmt.Errorf("backend %q is not supported yet (use local)", cfg.Backend)
 	}
-	if cfg.Topology != Single {
-		return nil, fmt.Errorf("topology %q is not supported yet (use single)", cfg.Topology)
+	if cfg.Topology != Single && cfg.Topology != Sentinel {
+		return nil, fmt.Errorf("topology %q is not supported (use single or sentinel)", cfg.Topology)
 	}
 	if cfg.LogDir == "" {
 		return nil, errors.New("cluster: no log dir")
 	}
-	c := &Cluster{Password: randomPassword()}
-	n, err := startLocal(ctx, cfg, "n1", c.Password)
+	server, err := findServer(cfg.RedisServer)
 	if err != nil {
 		return nil, err
 	}
-	c.Nodes = append(c.Nodes, n)
+	persist, err := persistenceArgs(cfg.Persistence)
+	if err != nil {
+		return nil, err
+	}
+	version, err := ServerVersion(server)
+	if err != nil {
+		return nil, err
+	}
+	maxClients := cfg.MaxClients
+	if maxClients <= 0 {
+		maxClients = 10000 + 128
+	}
+	c := &Cluster{Password: randomPassword(), dialMap: map[string]string{}}
+	if cfg.Topology == Sentinel {
+		err = c.upSentinel(ctx, cfg, server, version, persist, maxClients)
+	} else {
+		err = c.upSingle(ctx, cfg, server, version, persist, maxClients)
+	}
+	if err == nil && cfg.ClientProxies {
+		err = c.addClientProxies()
+	}
+	if err != nil {
+		_ = c.Down()
+		return nil, err
+	}
 	return c, nil
+}
+
+// addClientProxies puts a proxy in front of every node for the clients.
+func (c *Cluster) addClientProxies() error {
+	for _, n := range c.Nodes {
+		p, err := c.proxies.newProxy(n.Name+"-client", n.Addr)
+		if err != nil {
+			return err
+		}
+		n.Client = p
+		for from, to := range c.dialMap {
+			if to == n.Addr {
+				c.dialMap[from] = p.Addr
+			}
+		}
+	}
+	return nil
+}
+
+// ClientAddr returns where clients reach node n.
+func (n *Node) ClientAddr() string {
+	if n.Client != nil {
+		return n.Client.Addr
+	}
+	return n.Addr
+}
+
+// DialAddr maps an address a node or sentinel announced to the one a
+// client should dial.
+func (c *Cluster) DialAddr(addr string) string {
+	if a, ok := c.dialMap[addr]; ok {
+		return a
+	}
+	return addr
 }
 
 // Addrs returns the client addresses of every node.
 func (c *Cluster) Addrs() []string {
 	var as []string
 	for _, n := range c.Nodes {
-		as = append(as, n.Addr)
+		as = append(as, n.ClientAddr())
 	}
 	return as
 }
@@ -89,9 +160,16 @@ func (c *Cluster) Addrs() []string {
 func (c *Cluster) Down() error {
 	c.downOnce.Do(func() {
 		var errs []string
-		for _, n := range c.Nodes {
+		for _, n := range append(append([]*Node{}, c.Sentinels...), c.Nodes...) {
 			if err := n.stop(); err != nil {
 				errs = append(errs, err.Error())
+			}
+		}
+		for _, n := range c.Nodes {
+			for _, p := range []*Proxy{n.Peer, n.Client} {
+				if p != nil {
+					p.stop()
+				}
 			}
 		}
 		if len(errs) > 0 {

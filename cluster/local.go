@@ -23,6 +23,9 @@ type Node struct {
 	Addr    string
 	Version string
 	LogPath string
+	// Peer is the proxy replicas and sentinels reach the node through
+	// (sentinel topology); Client the one clients do (latency fault).
+	Peer, Client *Proxy
 
 	mu      sync.Mutex // guards cmd and exited across kill/restart
 	cmd     *exec.Cmd
@@ -99,56 +102,63 @@ func persistenceArgs(p string) ([]string, error) {
 	return nil, fmt.Errorf("unknown persistence %q (want none, aof-everysec or aof-always)", p)
 }
 
-// startLocal starts one redis-server on a free loopback port. A port taken
-// between our probe and Redis's bind is retried on another port.
-func startLocal(ctx context.Context, cfg Config, name, password string) (*Node, error) {
-	server, err := findServer(cfg.RedisServer)
-	if err != nil {
-		return nil, err
+// upSingle starts one redis-server on a free loopback port.
+func (c *Cluster) upSingle(ctx context.Context, cfg Config, server, version string, persist []string, maxClients int) error {
+	var lastErr error
+	// A port taken between our probe and Redis's bind is retried.
+	for attempt := 0; attempt < 5; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		args := append([]string{
+			"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--requirepass", c.Password, "--maxclients", strconv.Itoa(maxClients),
+			"--daemonize", "no", "--loglevel", "notice",
+		}, persist...)
+		if _, err := c.startNode(ctx, cfg, server, version, "n1", args, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), c.Password); err != nil {
+			lastErr = err
+			if k := len(c.Nodes) - 1; k >= 0 { // the node that did not come up
+				_ = c.Nodes[k].stop()
+				c.Nodes = c.Nodes[:k]
+			}
+			if ctx.Err() != nil || errors.Is(err, ErrNotInstalled) {
+				return err
+			}
+			continue
+		}
+		return nil
 	}
-	persist, err := persistenceArgs(cfg.Persistence)
-	if err != nil {
-		return nil, err
-	}
-	version, err := ServerVersion(server)
-	if err != nil {
-		return nil, err
-	}
-	maxClients := cfg.MaxClients
-	if maxClients <= 0 {
-		maxClients = 10000 + 128
-	}
+	return lastErr
+}
+
+// startNode starts a node in a new temp dir and waits for PING.
+func (c *Cluster) startNode(ctx context.Context, cfg Config, server, version, name string, args []string, addr, password string) (*Node, error) {
+	return c.startNodeIn(ctx, cfg, server, version, name, args, addr, password, "")
+}
+
+// startNodeIn is startNode with a dir made by the caller ("": a new one).
+// The node is in c.Nodes (or c.Sentinels) as soon as it runs, so Down
+// stops it even if it never gets ready.
+func (c *Cluster) startNodeIn(ctx context.Context, cfg Config, server, version, name string, args []string, addr, password, dir string) (*Node, error) {
 	logDir := filepath.Join(cfg.LogDir, "nodes", name)
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, err
 	}
-	var lastErr error
-	for attempt := 0; attempt < 5; attempt++ {
-		port, err := freePort()
-		if err != nil {
-			return nil, err
-		}
-		args := append([]string{
-			"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--requirepass", password, "--maxclients", strconv.Itoa(maxClients),
-			"--daemonize", "no", "--loglevel", "notice",
-		}, persist...)
-		n, err := spawn(server, args, name, logDir, version, "")
-		if err != nil {
-			return nil, err
-		}
-		n.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		if err := n.waitReady(ctx, password); err != nil {
-			lastErr = err
-			_ = n.stop()
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			continue
-		}
-		return n, nil
+	n, err := spawn(server, args, name, logDir, version, dir)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("start %s: %w (see %s)", name, lastErr, filepath.Join(logDir, "redis.log"))
+	n.Addr = addr
+	if name[0] == 's' {
+		c.Sentinels = append(c.Sentinels, n)
+	} else {
+		c.Nodes = append(c.Nodes, n)
+	}
+	if err := n.waitReady(ctx, password); err != nil {
+		return nil, fmt.Errorf("start %s: %w (see %s)", name, err, n.LogPath)
+	}
+	return n, nil
 }
 
 func spawn(server string, args []string, name, logDir, version, dir string) (*Node, error) {

@@ -70,6 +70,8 @@ type Result struct {
 	Workload workload.Config
 	// Interrupted is set when ctx ended the run early.
 	Interrupted bool
+	// Faults are the fault windows the nemesis recorded.
+	Faults []FaultWindow
 }
 
 // RunInfo is run.json: everything needed to reproduce and re-check a run.
@@ -128,6 +130,7 @@ type ResultsFile struct {
 	OpsPerSec   float64          `json:"ops_per_sec"`
 	Interrupted bool             `json:"interrupted,omitempty"`
 	Summary     workload.Summary `json:"summary"`
+	Faults      []FaultWindow    `json:"faults,omitempty"`
 	Checkers    []checker.Result `json:"checkers"`
 }
 
@@ -177,6 +180,11 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 
 	ccfg := cfg.Cluster
 	ccfg.LogDir = dir
+	for _, f := range ncfg.Faults {
+		if f == "latency" {
+			ccfg.ClientProxies = true
+		}
+	}
 	if ccfg.MaxClients == 0 {
 		ccfg.MaxClients = wcfg.Clients*2 + 128
 	}
@@ -203,7 +211,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		info.Nemesis = nemesisJSON{Faults: ncfg.Faults, Interval: ncfg.Interval.String(), Duration: ncfg.Duration.String(),
 			RestartDelay: cfg.RestartDelay.String(), Persistence: cmpOr(ccfg.Persistence, "none")}
 	}
-	for _, n := range cl.Nodes {
+	for _, n := range append(append([]*cluster.Node{}, cl.Nodes...), cl.Sentinels...) {
 		rel, _ := filepath.Rel(dir, n.LogPath)
 		info.Nodes = append(info.Nodes, nodeJSON{Name: n.Name, Addr: n.Addr, Log: rel})
 	}
@@ -222,8 +230,12 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	// only once clients run.
 	var runner *workload.Runner
 	hook := lockimpl.CrashHook(func(id int) bool { return runner.Crashed(id) }, func(id int) { runner.Succeeded(id) })
-	locker, err := factory(lockimpl.Env{Addrs: cl.Addrs(), Password: cl.Password,
-		PoolSize: wcfg.Clients + 16, Now: clock.Now, Record: record, Hooks: []redis.Hook{hook}})
+	env := lockimpl.Env{Addrs: cl.Addrs(), Password: cl.Password, PoolSize: wcfg.Clients + 16,
+		Now: clock.Now, Record: record, Hooks: []redis.Hook{hook}, DialAddr: cl.DialAddr}
+	if len(cl.Sentinels) > 0 {
+		env.Sentinels, env.MasterName = cl.SentinelAddrs(), cluster.MasterName
+	}
+	locker, err := factory(env)
 	if err != nil {
 		hw.Close()
 		hf.Close()
@@ -263,6 +275,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	}
 	res.Report = rep
 	res.Verdict = rep.Verdict
+	res.Faults = rf.Faults
 	rf.Summary, rf.Elapsed, rf.Interrupted = res.Summary, res.Elapsed.Round(time.Millisecond).String(), res.Interrupted
 	if res.Elapsed > 0 {
 		rf.OpsPerSec = float64(rf.Ops) / res.Elapsed.Seconds()

@@ -93,6 +93,13 @@ type Env struct {
 	// Hooks are added to every go-redis client the lock makes (faults such
 	// as crash-client act through them).
 	Hooks []redis.Hook
+	// Sentinels and MasterName are set in the sentinel topology: clients
+	// find the master through Sentinel (go-redis failover client).
+	Sentinels  []string
+	MasterName string
+	// DialAddr maps an address Redis or Sentinel announced to the one to
+	// dial (nil: the same).
+	DialAddr func(addr string) string
 }
 
 type clientKey struct{}

@@ -23,25 +23,34 @@ var (
 // ReleaseScriptSource is the compare-and-delete script, for baselines.
 const ReleaseScriptSource = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`
 
-// newClient returns the one shared go-redis client of a Locker.
+// newClient returns the one shared go-redis client of a Locker: to the
+// first node, or, in the sentinel topology, to whichever node Sentinel names
+// master.
 func newClient(env Env) (*redis.Client, error) {
-	if len(env.Addrs) == 0 {
+	var dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	if env.DialAddr != nil {
+		d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 5 * time.Minute}
+		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return d.DialContext(ctx, network, env.DialAddr(addr))
+		}
+	}
+	// A lock harness must never retry a command on its own: a SET NX that
+	// was applied but whose reply was lost would be retried, get nil, and
+	// be recorded as a definite failure while we hold the key. Per-op
+	// deadlines come from the caller's ctx.
+	var c *redis.Client
+	switch {
+	case env.MasterName != "":
+		c = redis.NewFailoverClient(&redis.FailoverOptions{MasterName: env.MasterName, SentinelAddrs: env.Sentinels,
+			Password: env.Password, PoolSize: max(env.PoolSize, 10), Protocol: 2, MaxRetries: -1,
+			ContextTimeoutEnabled: true, PoolTimeout: 30 * time.Second, DisableIdentity: true, Dialer: dial})
+	case len(env.Addrs) > 0:
+		c = redis.NewClient(&redis.Options{Addr: env.Addrs[0], Password: env.Password,
+			PoolSize: max(env.PoolSize, 10), Protocol: 2, MaxRetries: -1,
+			ContextTimeoutEnabled: true, PoolTimeout: 30 * time.Second, DisableIdentity: true, Dialer: dial})
+	default:
 		return nil, errors.New("no redis address")
 	}
-	c := redis.NewClient(&redis.Options{
-		Addr:     env.Addrs[0],
-		Password: env.Password,
-		PoolSize: max(env.PoolSize, 10),
-		Protocol: 2,
-		// A lock harness must never retry a command on its own: a SET NX
-		// that was applied but whose reply was lost would be retried, get
-		// nil, and be recorded as a definite failure while we hold the key.
-		MaxRetries: -1,
-		// Per-operation deadlines come from the caller's ctx.
-		ContextTimeoutEnabled: true,
-		PoolTimeout:           30 * time.Second,
-		DisableIdentity:       true,
-	})
 	for _, h := range env.Hooks {
 		c.AddHook(h)
 	}

@@ -75,6 +75,12 @@ func Kinds() []Kind {
 			new: func(e Env) (Fault, error) { return &crashClient{env: e}, nil }},
 		{Name: "pause-redis", Description: "SIGSTOP a Redis node, SIGCONT at the end of the window", Redis: true,
 			new: func(e Env) (Fault, error) { return &pauseRedis{env: e}, nil }},
+		{Name: "failover", Description: "kill the master (topology sentinel); Sentinel promotes a replica; the old master restarts as a replica", Redis: true,
+			new: func(e Env) (Fault, error) { return &failover{env: e}, nil }},
+		{Name: "partition", Description: "cut the master off from its replicas and sentinels while clients still reach it (topology sentinel): split brain", Redis: true,
+			new: func(e Env) (Fault, error) { return &partition{env: e}, nil }},
+		{Name: "latency", Description: "delay the master's replies to clients by TTL/2 (toxiproxy latency toxic)", Redis: true,
+			new: func(e Env) (Fault, error) { return &latency{env: e}, nil }},
 		{Name: "kill-redis", Description: "SIGKILL a Redis node and restart it after --restart-delay (data kept only with --persistence aof-*)", Redis: true,
 			new: func(e Env) (Fault, error) { return &killRedis{env: e}, nil }},
 	}

@@ -9,10 +9,14 @@ import (
 	"github.com/lockcheck/lockcheck/cluster"
 )
 
-// pickNode returns a node chosen by rng.
-func pickNode(c *cluster.Cluster, rng *rand.Rand) (*cluster.Node, error) {
+// pickNode returns a node chosen by rng: in the sentinel topology, the
+// master (a fault on a replica rarely touches a lock).
+func pickNode(ctx context.Context, c *cluster.Cluster, rng *rand.Rand) (*cluster.Node, error) {
 	if c == nil || len(c.Nodes) == 0 {
 		return nil, errors.New("no redis node to act on")
+	}
+	if len(c.Sentinels) > 0 {
+		return c.Master(ctx)
 	}
 	return c.Nodes[rng.IntN(len(c.Nodes))], nil
 }
@@ -22,8 +26,8 @@ type pauseRedis struct {
 	node *cluster.Node
 }
 
-func (p *pauseRedis) Start(_ context.Context, rng *rand.Rand) ([]string, error) {
-	n, err := pickNode(p.env.Cluster, rng)
+func (p *pauseRedis) Start(ctx context.Context, rng *rand.Rand) ([]string, error) {
+	n, err := pickNode(ctx, p.env.Cluster, rng)
 	if err != nil {
 		return nil, err
 	}
@@ -48,8 +52,8 @@ type killRedis struct {
 // Hold: the node stays down for the restart delay.
 func (k *killRedis) Hold() time.Duration { return k.env.RestartDelay }
 
-func (k *killRedis) Start(_ context.Context, rng *rand.Rand) ([]string, error) {
-	n, err := pickNode(k.env.Cluster, rng)
+func (k *killRedis) Start(ctx context.Context, rng *rand.Rand) ([]string, error) {
+	n, err := pickNode(ctx, k.env.Cluster, rng)
 	if err != nil {
 		return nil, err
 	}

@@ -27,6 +27,8 @@ type runOpts struct {
 	nemesis         nemesis.Config
 	nemesisList     []string
 	persistence     string
+	topology        string
+	replLag         time.Duration
 	restartDelay    time.Duration
 	check           checker.Options
 	redisServer     string
@@ -52,6 +54,8 @@ func runFlags(o *runOpts) *flag.FlagSet {
 	fs.StringSliceVar(&o.nemesisList, "nemesis", nil, "faults to inject, comma-separated (see lockcheck list)")
 	fs.DurationVar(&o.nemesis.Interval, "nemesis-interval", nemesis.DefaultInterval, "time between two faults")
 	fs.DurationVar(&o.nemesis.Duration, "nemesis-duration", nemesis.DefaultDuration, "how long each fault stays on")
+	fs.StringVar(&o.topology, "topology", cluster.Single, "single (one node) or sentinel (master, two replicas, three sentinels)")
+	fs.DurationVar(&o.replLag, "repl-lag", 0, "sentinel topology: delay the replication stream by this much (asynchronous replication, made visible)")
 	fs.StringVar(&o.persistence, "persistence", "none", "Redis persistence: none, aof-everysec or aof-always")
 	fs.DurationVar(&o.restartDelay, "restart-delay", 0, "how long kill-redis keeps a node down before restarting it")
 	fs.StringVar(&o.out, "out", "results", "results root")
@@ -85,8 +89,9 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	o.nemesis.Faults = o.nemesisList
 	cfg := harness.Config{Name: o.name, OutDir: o.out, Lock: o.lock, Workload: o.w, Check: o.check,
 		Nemesis: o.nemesis, RestartDelay: o.restartDelay,
-		Cluster: cluster.Config{RedisServer: o.redisServer, Persistence: o.persistence},
-		Args:    reproduce(fs, o.w.Seed)}
+		Cluster: cluster.Config{RedisServer: o.redisServer, Persistence: o.persistence, Topology: o.topology,
+			ReplicationLag: o.replLag},
+		Args: reproduce(fs, o.w.Seed)}
 	if !o.quiet {
 		cfg.Progress = os.Stderr
 	}
@@ -138,6 +143,13 @@ func printSummary(w io.Writer, res *harness.Result) {
 		s.CutShort, s.LateExits, s.Lost, s.GiveUps)
 	fmt.Fprintf(w, "  faults: clients paused %d, crashed %d; stale writes rejected %d; ops not sent (node down) %d\n\n",
 		s.Paused, s.Crashed, s.StaleRejected, s.NotSent)
+	if len(res.Faults) > 0 {
+		fmt.Fprintln(w, "  fault windows:")
+		for _, f := range res.Faults {
+			fmt.Fprintf(w, "    %s\n", f)
+		}
+		fmt.Fprintln(w)
+	}
 	printChecks(w, res.Report, res.Dir)
 	fmt.Fprintf(w, "verdict: %s\nresults: %s\n", strings.ToUpper(string(res.Verdict)), res.Dir)
 }

@@ -1,0 +1,202 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// MasterName is the name Sentinel monitors the master under.
+const MasterName = "lockcheck"
+
+// DownAfter is Sentinel's down-after-milliseconds: how long a master must
+// be unreachable before a failover starts.
+const DownAfter = time.Second
+
+// upSentinel starts one master and two replicas, each behind a peer proxy
+// through which all replication and Sentinel traffic flows (the nodes
+// announce the proxy addresses), and three sentinels. Clients dial the
+// nodes directly (Cluster.Dial maps proxy addresses to node addresses), so
+// a partition made on the peer proxies cuts the master off from its
+// replicas and sentinels while clients still reach it.
+func (c *Cluster) upSentinel(ctx context.Context, cfg Config, server, version string, persist []string, maxClients int) error {
+	for i := 1; i <= 3; i++ {
+		name := "n" + strconv.Itoa(i)
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		peer, err := c.proxies.newProxy(name+"-peer", addr)
+		if err != nil {
+			return err
+		}
+		if cfg.ReplicationLag > 0 {
+			// Replicas and sentinels read the master's stream late:
+			// asynchronous replication, made visible.
+			if err := peer.AddToxic("repl-lag", "latency", "downstream",
+				fmt.Sprintf(`{"latency":%d}`, cfg.ReplicationLag.Milliseconds())); err != nil {
+				return err
+			}
+		}
+		_, pport, _ := net.SplitHostPort(peer.Addr)
+		args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--requirepass", c.Password, "--masterauth", c.Password, "--maxclients", strconv.Itoa(maxClients),
+			"--daemonize", "no", "--loglevel", "notice",
+			"--replica-announce-ip", "127.0.0.1", "--replica-announce-port", pport}, persist...)
+		if i > 1 {
+			_, mport, _ := net.SplitHostPort(c.Nodes[0].Peer.Addr)
+			args = append(args, "--replicaof", "127.0.0.1", mport)
+		}
+		n, err := c.startNode(ctx, cfg, server, version, name, args, addr, c.Password)
+		if err != nil {
+			return err
+		}
+		n.Peer = peer
+		c.dialMap[peer.Addr] = addr
+	}
+	if err := c.waitReplicas(ctx); err != nil {
+		return err
+	}
+	sentinel := "redis-sentinel"
+	if _, err := exec.LookPath(sentinel); err != nil {
+		return fmt.Errorf("%w: redis-sentinel not found: install it with `sudo apt-get install redis-sentinel` (or `make deps`)", ErrNotInstalled)
+	}
+	_, mport, _ := net.SplitHostPort(c.Nodes[0].Peer.Addr)
+	for i := 1; i <= 3; i++ {
+		name := "s" + strconv.Itoa(i)
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		dir, err := os.MkdirTemp("", "lockcheck-"+name+"-")
+		if err != nil {
+			return err
+		}
+		conf := filepath.Join(dir, "sentinel.conf")
+		text := fmt.Sprintf("port %d\nbind 127.0.0.1\nsentinel monitor %s 127.0.0.1 %s 2\nsentinel auth-pass %s %s\n"+
+			"sentinel down-after-milliseconds %s %d\nsentinel failover-timeout %s 4000\nsentinel parallel-syncs %s 1\n",
+			port, MasterName, mport, MasterName, c.Password, MasterName, DownAfter.Milliseconds(), MasterName, MasterName)
+		if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+			return err
+		}
+		if _, err := c.startNodeIn(ctx, cfg, sentinel, version, name, []string{conf}, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), "", dir); err != nil {
+			return err
+		}
+	}
+	return c.waitSentinels(ctx)
+}
+
+// waitReplicas waits until the master has both replicas in sync, so the
+// sentinels find them on their first INFO instead of ten seconds later.
+func (c *Cluster) waitReplicas(ctx context.Context) error {
+	m := redis.NewClient(&redis.Options{Addr: c.Nodes[0].Addr, Password: c.Password, Protocol: 2, DisableIdentity: true})
+	defer m.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		info, err := m.Info(ctx, "replication").Result()
+		if err == nil && strings.Contains(info, "connected_slaves:2") && strings.Count(info, "state=online") == 2 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("master %s: replicas not in sync after 30s: %v %q", c.Nodes[0].Name, err, info)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// waitSentinels waits until every sentinel knows both replicas and the
+// other sentinels: only then can a failover happen.
+func (c *Cluster) waitSentinels(ctx context.Context) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for _, s := range c.Sentinels {
+		sc := redis.NewSentinelClient(&redis.Options{Addr: s.Addr, Protocol: 2, DisableIdentity: true})
+		for {
+			reps, err1 := sc.Replicas(ctx, MasterName).Result()
+			sens, err2 := sc.Sentinels(ctx, MasterName).Result()
+			if err1 == nil && err2 == nil && len(reps) == 2 && len(sens) == 2 {
+				break
+			}
+			if time.Now().After(deadline) {
+				sc.Close()
+				return fmt.Errorf("sentinel %s: does not see 2 replicas and 2 sentinels after 30s (%d, %d; %v %v)", s.Name, len(reps), len(sens), err1, err2)
+			}
+			select {
+			case <-ctx.Done():
+				sc.Close()
+				return ctx.Err()
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		sc.Close()
+	}
+	return nil
+}
+
+// SentinelAddrs returns the sentinels' addresses.
+func (c *Cluster) SentinelAddrs() []string {
+	var as []string
+	for _, s := range c.Sentinels {
+		as = append(as, s.Addr)
+	}
+	return as
+}
+
+// Master returns the node the sentinels currently name master.
+func (c *Cluster) Master(ctx context.Context) (*Node, error) {
+	if len(c.Sentinels) == 0 {
+		if len(c.Nodes) == 0 {
+			return nil, errors.New("no nodes")
+		}
+		return c.Nodes[0], nil
+	}
+	var last error
+	for _, s := range c.Sentinels {
+		sc := redis.NewSentinelClient(&redis.Options{Addr: s.Addr, Protocol: 2, DisableIdentity: true})
+		addr, err := sc.GetMasterAddrByName(ctx, MasterName).Result()
+		sc.Close()
+		if err != nil {
+			last = err
+			continue
+		}
+		hp := net.JoinHostPort(addr[0], addr[1])
+		for _, n := range c.Nodes {
+			if n.Peer != nil && n.Peer.Addr == hp || n.Addr == hp {
+				return n, nil
+			}
+		}
+		last = fmt.Errorf("sentinel %s names master %s, which is no node of ours", s.Name, hp)
+	}
+	return nil, fmt.Errorf("find master: %w", last)
+}
+
+// Failover asks the sentinels to promote a replica now (SENTINEL FAILOVER).
+// Sentinel's own detection can abort with "no good slave" when its last
+// INFO from the replicas is older than five seconds (it refreshes them only
+// every ten), which would make a fault's effect depend on luck.
+func (c *Cluster) Failover(ctx context.Context) error {
+	var last error
+	for _, s := range c.Sentinels {
+		sc := redis.NewSentinelClient(&redis.Options{Addr: s.Addr, Protocol: 2, DisableIdentity: true})
+		err := sc.Failover(ctx, MasterName).Err()
+		sc.Close()
+		if err == nil || strings.Contains(err.Error(), "INPROG") {
+			return nil
+		}
+		last = err
+	}
+	return fmt.Errorf("sentinel failover: %w", last)
+}
