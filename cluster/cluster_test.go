@@ -1,0 +1,114 @@
+package cluster_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/internal/testutil"
+)
+
+// TestSentinel_UpFailoverDown: the sentinel topology comes up with a master
+// the sentinels agree on, fails over on request, and leaves no process,
+// temp dir or listening proxy behind.
+func TestSentinel_UpFailoverDown(t *testing.T) {
+	testutil.RequireRedis(t)
+	ctx := context.Background()
+	c, err := cluster.Up(ctx, cluster.Config{Topology: cluster.Sentinel, LogDir: t.TempDir(), ClientProxies: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Down()
+	if len(c.Nodes) != 3 || len(c.Sentinels) != 3 {
+		t.Fatalf("got %d nodes and %d sentinels, want 3 and 3", len(c.Nodes), len(c.Sentinels))
+	}
+	m, err := c.Master(ctx)
+	if err != nil || m != c.Nodes[0] {
+		t.Fatalf("master: got %v, %v; want n1", m, err)
+	}
+	if err := m.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Failover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if m2, err := c.Master(ctx); err == nil && m2 != m {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no replica promoted within 20s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var dirs, proxies []string
+	for _, n := range append(append([]*cluster.Node{}, c.Nodes...), c.Sentinels...) {
+		dirs = append(dirs, n.Dir())
+		for _, p := range []*cluster.Proxy{n.Peer, n.Client} {
+			if p != nil {
+				proxies = append(proxies, p.Addr)
+			}
+		}
+	}
+	if err := c.Down(); err != nil {
+		t.Fatal(err)
+	}
+	testutil.NoRedisChildren(t)
+	for _, d := range dirs {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("temp dir %s left behind", d)
+		}
+	}
+	for _, a := range proxies {
+		if conn, err := net.DialTimeout("tcp", a, time.Second); err == nil {
+			conn.Close()
+			t.Errorf("proxy %s still listening", a)
+		}
+	}
+}
+
+// TestLocal_KillRestart: a node killed with SIGKILL comes back on its
+// address; with aof-always it keeps what it acknowledged, without
+// persistence it comes back empty (the kill-redis scenarios rest on this).
+func TestLocal_KillRestart(t *testing.T) {
+	testutil.RequireRedis(t)
+	for _, tc := range []struct {
+		persistence string
+		keeps       bool
+	}{{"aof-always", true}, {"none", false}} {
+		t.Run(tc.persistence, func(t *testing.T) {
+			ctx := context.Background()
+			c, err := cluster.Up(ctx, cluster.Config{LogDir: t.TempDir(), Persistence: tc.persistence})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Down()
+			n := c.Nodes[0]
+			rc := redis.NewClient(&redis.Options{Addr: n.Addr, Password: c.Password, MaxRetries: -1})
+			defer rc.Close()
+			if err := rc.Set(ctx, "lock:1", "token", time.Minute).Err(); err != nil {
+				t.Fatal(err)
+			}
+			pid := n.PID()
+			if err := n.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			if testutil.Alive(pid) {
+				t.Fatalf("pid %d alive after Kill", pid)
+			}
+			if err := n.Restart(ctx, c.Password); err != nil {
+				t.Fatal(err)
+			}
+			got := rc.Exists(ctx, "lock:1").Val() == 1
+			if got != tc.keeps {
+				t.Errorf("lock key after kill and restart: present %v, want %v", got, tc.keeps)
+			}
+		})
+	}
+}
