@@ -8,7 +8,10 @@ import (
 )
 
 // Fencing checks the writes that carry a fencing token: on each key, the
-// tokens of accepted writes, in entry order, never go backwards. It also
+// tokens of accepted writes, in entry order, never go backwards, and no
+// token is accepted for two different leases (a counter that lost its
+// increments in a failover hands out a token again, and a resource that
+// rejects only lower tokens accepts both holders). It also
 // counts the stale writes the resource rejected (figure "stale_rejected"):
 // each is a stale holder that fencing stopped.
 func Fencing(ops []history.Op) Result {
@@ -30,10 +33,16 @@ func Fencing(ops []history.Op) Result {
 				continue
 			}
 			accepted++
-			if top != nil && w.Fence < top.Fence {
+			switch {
+			case top != nil && w.Fence < top.Fence:
 				res.add(Violation{Key: key,
 					Message: fmt.Sprintf("fencing token went backwards on %s: p%d's write at %s was accepted with token %d after p%d's with token %d at %s",
 						key, w.Process, history.Seconds(w.Call), w.Fence, top.Process, top.Fence, history.Seconds(top.Call)),
+					Ops: []int64{top.Index, w.Index}, Window: [2]int64{top.Call, w.Return}})
+			case top != nil && w.Fence == top.Fence && (w.Token != top.Token || w.Process != top.Process):
+				res.add(Violation{Key: key,
+					Message: fmt.Sprintf("fencing token %d reused on %s: accepted for p%d's lease %s at %s and for p%d's lease %s at %s",
+						w.Fence, key, top.Process, short(top.Token), history.Seconds(top.Call), w.Process, short(w.Token), history.Seconds(w.Call)),
 					Ops: []int64{top.Index, w.Index}, Window: [2]int64{top.Call, w.Return}})
 			}
 			if top == nil || w.Fence > top.Fence {

@@ -139,32 +139,16 @@ func toPorcupine(lops []*lockOp) []porcupine.Operation {
 	return pops
 }
 
-// nemesisAnnotations pairs nemesis start and stop ops into shaded windows.
+// nemesisAnnotations shades the fault windows in visualizations.
 func nemesisAnnotations(ops []history.Op) []porcupine.Annotation {
 	var notes []porcupine.Annotation
-	open := map[string]int64{}
-	for i := range ops {
-		op := &ops[i]
-		if op.F != history.Nemesis || op.Value == nil {
-			continue
+	for _, w := range FaultWindows(ops) {
+		end, desc := w.Stop, w.Fault
+		if end < 0 {
+			end, desc = w.Start, w.Fault+" (never healed)"
 		}
-		id := op.Value.Fault + " " + strings.Join(op.Value.Targets, ",")
-		switch op.Value.Phase {
-		case "start":
-			open[id] = op.Call
-		case "stop":
-			start, ok := open[id]
-			if !ok {
-				start = op.Call
-			}
-			delete(open, id)
-			notes = append(notes, porcupine.Annotation{Tag: "nemesis", Start: start, End: op.Return,
-				Description: op.Value.Fault, Details: id, BackgroundColor: "#f4cccc"})
-		}
-	}
-	for id, start := range open {
-		notes = append(notes, porcupine.Annotation{Tag: "nemesis", Start: start, End: start,
-			Description: strings.Fields(id)[0] + " (never healed)", Details: id, BackgroundColor: "#f4cccc"})
+		notes = append(notes, porcupine.Annotation{Tag: "nemesis", Start: w.Start, End: end,
+			Description: desc, Details: w.String(), BackgroundColor: "#f4cccc"})
 	}
 	return notes
 }

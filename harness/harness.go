@@ -71,7 +71,7 @@ type Result struct {
 	// Interrupted is set when ctx ended the run early.
 	Interrupted bool
 	// Faults are the fault windows the nemesis recorded.
-	Faults []FaultWindow
+	Faults []checker.FaultWindow
 }
 
 // RunInfo is run.json: everything needed to reproduce and re-check a run.
@@ -123,15 +123,15 @@ type nodeJSON struct {
 
 // ResultsFile is results.json.
 type ResultsFile struct {
-	Verdict     checker.Verdict  `json:"verdict"`
-	Lock        string           `json:"lock"`
-	Ops         int64            `json:"ops"`
-	Elapsed     string           `json:"elapsed"`
-	OpsPerSec   float64          `json:"ops_per_sec"`
-	Interrupted bool             `json:"interrupted,omitempty"`
-	Summary     workload.Summary `json:"summary"`
-	Faults      []FaultWindow    `json:"faults,omitempty"`
-	Checkers    []checker.Result `json:"checkers"`
+	Verdict     checker.Verdict       `json:"verdict"`
+	Lock        string                `json:"lock"`
+	Ops         int64                 `json:"ops"`
+	Elapsed     string                `json:"elapsed"`
+	OpsPerSec   float64               `json:"ops_per_sec"`
+	Interrupted bool                  `json:"interrupted,omitempty"`
+	Summary     workload.Summary      `json:"summary"`
+	Faults      []checker.FaultWindow `json:"faults,omitempty"`
+	Checkers    []checker.Result      `json:"checkers"`
 }
 
 func configErr(err error) error { return fmt.Errorf("%w: %w", ErrConfig, err) }

@@ -49,7 +49,7 @@ func run(t *testing.T, lock string, w workload.Config) *harness.Result {
 
 func TestRun_CorrectLocksValid(t *testing.T) {
 	testutil.RequireRedis(t)
-	for _, lock := range []string{"setnx", "watchdog"} {
+	for _, lock := range []string{"setnx", "watchdog", "fenced"} {
 		t.Run(lock, func(t *testing.T) {
 			res := run(t, lock, proofWorkload(1))
 			if res.Verdict != checker.Valid {

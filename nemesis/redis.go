@@ -22,8 +22,8 @@ func pickNode(ctx context.Context, c *cluster.Cluster, rng *rand.Rand) (*cluster
 }
 
 type pauseRedis struct {
-	env  Env
-	node *cluster.Node
+	env Env
+	target
 }
 
 func (p *pauseRedis) Start(ctx context.Context, rng *rand.Rand) ([]string, error) {
@@ -31,22 +31,21 @@ func (p *pauseRedis) Start(ctx context.Context, rng *rand.Rand) ([]string, error
 	if err != nil {
 		return nil, err
 	}
-	p.node = n
+	p.set(n)
 	return []string{n.Name}, n.Pause()
 }
 
 func (p *pauseRedis) Stop(context.Context) error {
-	if p.node == nil {
+	n := p.take()
+	if n == nil {
 		return nil
 	}
-	n := p.node
-	p.node = nil
 	return n.Resume()
 }
 
 type killRedis struct {
-	env  Env
-	node *cluster.Node
+	env Env
+	target
 }
 
 // Hold: the node stays down for the restart delay.
@@ -57,15 +56,14 @@ func (k *killRedis) Start(ctx context.Context, rng *rand.Rand) ([]string, error)
 	if err != nil {
 		return nil, err
 	}
-	k.node = n
+	k.set(n)
 	return []string{n.Name}, n.Kill()
 }
 
 func (k *killRedis) Stop(ctx context.Context) error {
-	if k.node == nil {
+	n := k.take()
+	if n == nil {
 		return nil
 	}
-	n := k.node
-	k.node = nil
 	return n.Restart(ctx, k.env.Cluster.Password)
 }

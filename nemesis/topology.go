@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
-
-	"github.com/lockcheck/lockcheck/cluster"
 )
 
 // failover kills the master Sentinel names and has Sentinel promote a
@@ -15,9 +12,8 @@ import (
 // restarted and Sentinel makes it a replica of the new one. Whatever the
 // old master had not yet replicated is lost, lock keys included.
 type failover struct {
-	env  Env
-	mu   sync.Mutex
-	node *cluster.Node
+	env Env
+	target
 }
 
 func (f *failover) Start(ctx context.Context, _ *rand.Rand) ([]string, error) {
@@ -28,9 +24,7 @@ func (f *failover) Start(ctx context.Context, _ *rand.Rand) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.mu.Lock()
-	f.node = m
-	f.mu.Unlock()
+	f.set(m)
 	if err := m.Kill(); err != nil {
 		return []string{m.Name}, err
 	}
@@ -38,10 +32,7 @@ func (f *failover) Start(ctx context.Context, _ *rand.Rand) ([]string, error) {
 }
 
 func (f *failover) Stop(ctx context.Context) error {
-	f.mu.Lock()
-	n := f.node
-	f.node = nil
-	f.mu.Unlock()
+	n := f.take()
 	if n == nil {
 		return nil
 	}
@@ -53,9 +44,8 @@ func (f *failover) Stop(ctx context.Context) error {
 // who dial it directly, still reach it: the sentinels promote a replica
 // and two masters take writes (split brain).
 type partition struct {
-	env  Env
-	mu   sync.Mutex
-	node *cluster.Node
+	env Env
+	target
 }
 
 var partitionToxics = []string{"partition-down", "partition-up"}
@@ -71,9 +61,7 @@ func (p *partition) Start(ctx context.Context, _ *rand.Rand) ([]string, error) {
 	if m.Peer == nil {
 		return nil, fmt.Errorf("%s has no peer proxy", m.Name)
 	}
-	p.mu.Lock()
-	p.node = m
-	p.mu.Unlock()
+	p.set(m)
 	// timeout 0: data is dropped, connections stay open, until removed.
 	if err := m.Peer.AddToxic("partition-down", "timeout", "downstream", `{"timeout":0}`); err != nil {
 		return nil, err
@@ -87,10 +75,7 @@ func (p *partition) Start(ctx context.Context, _ *rand.Rand) ([]string, error) {
 }
 
 func (p *partition) Stop(context.Context) error {
-	p.mu.Lock()
-	n := p.node
-	p.node = nil
-	p.mu.Unlock()
+	n := p.take()
 	if n == nil {
 		return nil
 	}
@@ -101,9 +86,8 @@ func (p *partition) Stop(context.Context) error {
 // a client that gets its lock late has less of it left (its deadline runs
 // from the call).
 type latency struct {
-	env  Env
-	mu   sync.Mutex
-	node *cluster.Node
+	env Env
+	target
 }
 
 func (l *latency) Start(ctx context.Context, rng *rand.Rand) ([]string, error) {
@@ -114,18 +98,13 @@ func (l *latency) Start(ctx context.Context, rng *rand.Rand) ([]string, error) {
 	if n.Client == nil {
 		return nil, fmt.Errorf("%s has no client proxy", n.Name)
 	}
-	l.mu.Lock()
-	l.node = n
-	l.mu.Unlock()
+	l.set(n)
 	return []string{n.Name}, n.Client.AddToxic("latency", "latency", "downstream",
 		fmt.Sprintf(`{"latency":%d,"jitter":%d}`, (l.env.TTL/2).Milliseconds(), (l.env.TTL/10).Milliseconds()))
 }
 
 func (l *latency) Stop(context.Context) error {
-	l.mu.Lock()
-	n := l.node
-	l.node = nil
-	l.mu.Unlock()
+	n := l.take()
 	if n == nil {
 		return nil
 	}
