@@ -3,18 +3,18 @@ GO      ?= go
 BIN     := bin/lockcheck
 PKGS    := ./...
 # Packages with concurrency run under the race detector.
-RACE_PKGS := ./history/... ./lockimpl/... ./workload/... ./nemesis/... ./harness/... ./checker/... ./cluster/... ./cmd/...
+RACE_PKGS := ./history/... ./lockimpl/... ./workload/... ./nemesis/... ./harness/... ./checker/... ./cluster/... ./report/... ./cmd/...
 
 .PHONY: deps build run test lint bench clean
 
-deps: ## install redis-server, redis-sentinel and redis-tools when missing
-	@if command -v redis-server >/dev/null && command -v redis-sentinel >/dev/null && command -v redis-benchmark >/dev/null; then \
-		echo "deps: redis $$(redis-server --version | sed 's/.*v=\([0-9.]*\).*/\1/') present"; \
+deps: ## install redis-server, redis-sentinel, redis-tools and chromium (the report's browser test) when missing
+	@if command -v redis-server >/dev/null && command -v redis-sentinel >/dev/null && command -v redis-benchmark >/dev/null && command -v chromium >/dev/null; then \
+		echo "deps: redis $$(redis-server --version | sed 's/.*v=\([0-9.]*\).*/\1/') and chromium present"; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-sentinel redis-tools >/dev/null && \
-		echo "deps: installed redis $$(redis-server --version | sed 's/.*v=\([0-9.]*\).*/\1/')"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-sentinel redis-tools chromium >/dev/null && \
+		echo "deps: installed redis $$(redis-server --version | sed 's/.*v=\([0-9.]*\).*/\1/') and chromium"; \
 	else \
-		echo "deps: redis-server, redis-sentinel and redis-tools are missing: install them (e.g. sudo apt-get install redis-server redis-sentinel redis-tools)"; exit 2; \
+		echo "deps: missing: install them (e.g. sudo apt-get install redis-server redis-sentinel redis-tools chromium)"; exit 2; \
 	fi
 	@# The distro's redis-server service is not ours; lockcheck starts its own.
 
@@ -25,14 +25,14 @@ run: deps build ## a ~20 s run of setnx against a local redis-server
 	./$(BIN) run --lock setnx --clients 200 --keys 10 --duration 20s --ttl 500ms --hold 100ms --hold-dist exp
 
 test: deps
-	LOCKCHECK_REQUIRE_REDIS=1 $(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
+	LOCKCHECK_REQUIRE_REDIS=1 LOCKCHECK_REQUIRE_CHROMIUM=1 $(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
 
 lint:
 	$(GO) vet $(PKGS)
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 bench: build
-	$(GO) test -run XXX -bench . -benchmem ./history/ ./checker/
+	$(GO) test -run XXX -bench . -benchmem -benchtime 1x ./history/ ./checker/ ./report/
 
 clean:
 	rm -rf bin

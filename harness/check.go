@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/report"
 )
 
 // CheckDir re-runs the checkers over a run dir (or a history.jsonl path)
@@ -18,16 +20,22 @@ import (
 // opt come from the run's run.json, when there is one. Visualizations are
 // written into the run dir. Unreadable input wraps ErrConfig.
 func CheckDir(ctx context.Context, path string, opt checker.Options) (checker.Report, ResultsFile, error) {
+	rep, rf, _, _, err := checkDir(ctx, path, opt)
+	return rep, rf, err
+}
+
+// checkDir is CheckDir that also returns the history and run.json.
+func checkDir(ctx context.Context, path string, opt checker.Options) (checker.Report, ResultsFile, []history.Op, RunInfo, error) {
 	dir, hpath := path, filepath.Join(path, "history.jsonl")
 	if st, err := os.Stat(path); err != nil {
-		return checker.Report{}, ResultsFile{}, configErr(fmt.Errorf("%s: no such run dir or history file", path))
+		return checker.Report{}, ResultsFile{}, nil, RunInfo{}, configErr(fmt.Errorf("%s: no such run dir or history file", path))
 	} else if !st.IsDir() {
 		dir, hpath = filepath.Dir(path), path
 	}
 	var info RunInfo
 	if b, err := os.ReadFile(filepath.Join(dir, "run.json")); err == nil {
 		if err := json.Unmarshal(b, &info); err != nil {
-			return checker.Report{}, ResultsFile{}, configErr(fmt.Errorf("%s: %v", filepath.Join(dir, "run.json"), err))
+			return checker.Report{}, ResultsFile{}, nil, RunInfo{}, configErr(fmt.Errorf("%s: %v", filepath.Join(dir, "run.json"), err))
 		}
 		if opt.InfoHorizon == 0 {
 			opt.InfoHorizon, _ = time.ParseDuration(info.InfoHorizon)
@@ -40,9 +48,9 @@ func CheckDir(ctx context.Context, path string, opt checker.Options) (checker.Re
 	if err != nil {
 		var le *history.LineError
 		if errors.As(err, &le) || errors.Is(err, os.ErrNotExist) {
-			return checker.Report{}, ResultsFile{}, configErr(err)
+			return checker.Report{}, ResultsFile{}, nil, RunInfo{}, configErr(err)
 		}
-		return checker.Report{}, ResultsFile{}, err
+		return checker.Report{}, ResultsFile{}, nil, RunInfo{}, err
 	}
 	if opt.OutDir == "" {
 		opt.OutDir = dir
@@ -50,5 +58,76 @@ func CheckDir(ctx context.Context, path string, opt checker.Options) (checker.Re
 	rep := checker.Check(ctx, ops, opt)
 	rf := ResultsFile{Verdict: rep.Verdict, Lock: info.Lock, Ops: int64(len(ops)), Checkers: rep.Checkers,
 		Faults: checker.FaultWindows(ops)}
-	return rep, rf, nil
+	return rep, rf, ops, info, nil
+}
+
+// Report redoes stages 3 and 4 on a run dir without Redis: check the
+// history, write results.json (keeping the workload's counters from the
+// old one) and the report files.
+func Report(ctx context.Context, dir string, opt checker.Options) (checker.Report, error) {
+	rep, rf, ops, info, err := checkDir(ctx, dir, opt)
+	if err != nil {
+		return rep, err
+	}
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		dir = filepath.Dir(dir)
+	}
+	var old ResultsFile
+	if b, err := os.ReadFile(filepath.Join(dir, "results.json")); err == nil {
+		_ = json.Unmarshal(b, &old)
+		rf.Summary, rf.Elapsed, rf.OpsPerSec, rf.Interrupted = old.Summary, old.Elapsed, old.OpsPerSec, old.Interrupted
+	}
+	if err := writeJSON(filepath.Join(dir, "results.json"), rf); err != nil {
+		return rep, err
+	}
+	return rep, writeReport(dir, ops, rep, info, rf.Summary.CutShort)
+}
+
+// writeReport writes report.html, junit.xml and the .hgrm files.
+func writeReport(dir string, ops []history.Op, rep checker.Report, info RunInfo, cutShort int64) error {
+	raw, _ := os.ReadFile(filepath.Join(dir, "run.json"))
+	meta := report.Meta{Lock: info.Lock, Redis: info.Redis, Lockcheck: info.Lockcheck, Topology: info.Topology,
+		Command: shellJoin(info.Args), Config: string(raw), CutShort: cutShort, Nodes: map[string]string{}}
+	for _, n := range info.Nodes {
+		meta.Nodes[n.Name] = filepath.Join(dir, n.Log)
+	}
+	return report.Write(dir, ops, rep, meta)
+}
+
+// shellJoin quotes args for a shell where needed.
+func shellJoin(args []string) string {
+	var b strings.Builder
+	for i, a := range args {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if a != "" && strings.IndexFunc(a, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_=./,:@%+", r))
+		}) < 0 {
+			b.WriteString(a)
+		} else {
+			b.WriteString("'" + strings.ReplaceAll(a, "'", `'"'"'`) + "'")
+		}
+	}
+	return b.String()
+}
+
+// Compare checks two run dirs and writes a page that puts them side by side.
+func Compare(ctx context.Context, before, after, out string, opt checker.Options) error {
+	load := func(dir string) (report.Run, error) {
+		rep, _, ops, info, err := checkDir(ctx, dir, opt)
+		if err != nil {
+			return report.Run{}, err
+		}
+		return report.Run{Dir: dir, Ops: ops, Report: rep, Meta: report.Meta{Lock: info.Lock, Redis: info.Redis}}, nil
+	}
+	a, err := load(before)
+	if err != nil {
+		return err
+	}
+	b, err := load(after)
+	if err != nil {
+		return err
+	}
+	return report.WriteCompare(out, a, b)
 }

@@ -269,7 +269,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	_ = updateLatest(cfg.OutDir, dir)
 
 	// Check even a run that failed: what was recorded is still evidence.
-	rep, rf, cerr := CheckDir(context.WithoutCancel(ctx), dir, cfg.Check)
+	rep, rf, ops, _, cerr := checkDir(context.WithoutCancel(ctx), dir, cfg.Check)
 	if cerr != nil {
 		return res, errors.Join(runErr, cerr)
 	}
@@ -282,6 +282,9 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	}
 	if werr := writeJSON(filepath.Join(dir, "results.json"), rf); werr != nil {
 		runErr = errors.Join(runErr, werr)
+	}
+	if werr := writeReport(dir, ops, rep, info, res.Summary.CutShort); werr != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("report: %w", werr))
 	}
 	return res, runErr
 }

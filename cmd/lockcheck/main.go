@@ -36,6 +36,9 @@ const usage = `lockcheck: load-test and verify Redis distributed locks
 usage:
   lockcheck run   [flags]       run a lock under load against local Redis, check it, write results
   lockcheck check [flags] PATH  re-check a run dir or history.jsonl offline
+  lockcheck report DIR          re-check a run and write report.html, junit.xml, latency-*.hgrm
+  lockcheck report --compare BEFORE AFTER [--out compare.html]
+                                one page putting two runs side by side
   lockcheck list                the locks (and later faults and topologies)
 
 "lockcheck COMMAND --help" shows the flags of a command.
@@ -55,13 +58,15 @@ func run(args []string) int {
 		code, err = runCmd(ctx, args[1:])
 	case "check":
 		code, err = checkCmd(ctx, args[1:])
+	case "report":
+		code, err = reportCmd(ctx, args[1:])
 	case "list":
 		code, err = listCmd(args[1:])
 	case "help", "-h", "--help":
 		fmt.Println(usage)
 		return exitValid
 	default:
-		err = usageError{fmt.Errorf("unknown command %q (want run, check or list)", args[0])}
+		err = usageError{fmt.Errorf("unknown command %q (want run, check, report or list)", args[0])}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "lockcheck:", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -114,9 +115,14 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 func reproduce(fs *flag.FlagSet, seed int64) []string {
 	args := []string{"lockcheck", "run"}
 	fs.Visit(func(f *flag.Flag) {
-		if f.Name != "seed" {
-			args = append(args, "--"+f.Name+"="+f.Value.String())
+		if f.Name == "seed" {
+			return
 		}
+		v := f.Value.String()
+		if f.Value.Type() == "stringSlice" { // pflag shows slices as [a,b]
+			v = strings.Trim(v, "[]")
+		}
+		args = append(args, "--"+f.Name+"="+v)
 	})
 	return append(args, fmt.Sprintf("--seed=%d", seed))
 }
@@ -151,7 +157,8 @@ func printSummary(w io.Writer, res *harness.Result) {
 		fmt.Fprintln(w)
 	}
 	printChecks(w, res.Report, res.Dir)
-	fmt.Fprintf(w, "verdict: %s\nresults: %s\n", strings.ToUpper(string(res.Verdict)), res.Dir)
+	fmt.Fprintf(w, "verdict: %s\nresults: %s\nreport:  %s\n", strings.ToUpper(string(res.Verdict)), res.Dir,
+		filepath.Join(res.Dir, "report.html"))
 }
 
 // printChecks prints each checker's verdict and its first violations.
