@@ -86,7 +86,7 @@ func Report(ctx context.Context, dir string, opt checker.Options) (checker.Repor
 // writeReport writes report.html, junit.xml and the .hgrm files.
 func writeReport(dir string, ops []history.Op, rep checker.Report, info RunInfo, cutShort int64) error {
 	raw, _ := os.ReadFile(filepath.Join(dir, "run.json"))
-	meta := report.Meta{Lock: info.Lock, Redis: info.Redis, Lockcheck: info.Lockcheck, Topology: info.Topology,
+	meta := report.Meta{Lock: info.Lock, LockVersion: info.LockVersion, Redis: info.Redis, Lockcheck: info.Lockcheck, Topology: info.Topology,
 		Command: shellJoin(info.Args), Config: string(raw), CutShort: cutShort, Nodes: map[string]string{}}
 	for _, n := range info.Nodes {
 		meta.Nodes[n.Name] = filepath.Join(dir, n.Log)

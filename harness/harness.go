@@ -40,11 +40,16 @@ type Config struct {
 	// Lock names a lock in Registry; ignored if Factory is set.
 	Lock     string
 	Registry *lockimpl.Registry
-	// Factory builds the Locker under test (a user's own lock); LockName
-	// then names it in the results.
-	Factory  lockimpl.Factory
-	Workload workload.Config
-	Cluster  cluster.Config
+	// Factory builds the Locker under test (a user's own lock); Lock then
+	// names it in the results, and LockVersion says which version it is.
+	Factory     lockimpl.Factory
+	LockVersion string
+	Workload    workload.Config
+	Cluster     cluster.Config
+	// Running, if set, is a cluster the caller started and will stop: the
+	// run uses it instead of starting one (lockcheck bench measures its
+	// baseline on the same node).
+	Running *cluster.Cluster
 	// Nemesis is the fault schedule (no faults if empty).
 	Nemesis nemesis.Config
 	// RestartDelay is how long kill-redis keeps a node down.
@@ -78,6 +83,7 @@ type Result struct {
 type RunInfo struct {
 	Lockcheck      string          `json:"lockcheck"`
 	Lock           string          `json:"lock"`
+	LockVersion    string          `json:"lock_version,omitempty"`
 	Redis          string          `json:"redis"`
 	Topology       string          `json:"topology"`
 	Backend        string          `json:"backend"`
@@ -188,22 +194,25 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	if ccfg.MaxClients == 0 {
 		ccfg.MaxClients = wcfg.Clients*2 + 128
 	}
-	cl, err := cluster.Up(ctx, ccfg)
-	if err != nil {
-		if errors.Is(err, cluster.ErrNotInstalled) {
-			return res, configErr(err)
+	cl := cfg.Running
+	if cl == nil {
+		cl, err = cluster.Up(ctx, ccfg)
+		if err != nil {
+			if errors.Is(err, cluster.ErrNotInstalled) {
+				return res, configErr(err)
+			}
+			return res, fmt.Errorf("start redis: %w", err)
 		}
-		return res, fmt.Errorf("start redis: %w", err)
+		// Redis goes down whatever happens below, panics included.
+		defer func() {
+			if derr := cl.Down(); derr != nil && err == nil {
+				err = derr
+			}
+		}()
 	}
-	// Redis goes down whatever happens below, panics included.
-	defer func() {
-		if derr := cl.Down(); derr != nil && err == nil {
-			err = derr
-		}
-	}()
 
 	clock := history.NewClock()
-	info := RunInfo{Lockcheck: Version, Lock: lockName, Redis: redisVersion,
+	info := RunInfo{Lockcheck: Version, Lock: lockName, LockVersion: cfg.LockVersion, Redis: redisVersion,
 		Topology: cmpOr(ccfg.Topology, cluster.Single), Backend: cmpOr(ccfg.Backend, cluster.Local),
 		Args: cfg.Args, Seed: wcfg.Seed, Started: clock.Start().UTC(), Workload: toJSON(wcfg),
 		ClockTolerance: cfg.Check.ClockTolerance.String(), InfoHorizon: cfg.Check.InfoHorizon.String()}
@@ -230,7 +239,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	// only once clients run.
 	var runner *workload.Runner
 	hook := lockimpl.CrashHook(func(id int) bool { return runner.Crashed(id) }, func(id int) { runner.Succeeded(id) })
-	env := lockimpl.Env{Addrs: cl.Addrs(), Password: cl.Password, PoolSize: wcfg.Clients + 16,
+	env := lockimpl.Env{Addrs: cl.Addrs(), Password: cl.Password, PoolSize: wcfg.Clients + 16, OpTimeout: wcfg.OpTimeout,
 		Now: clock.Now, Record: record, Hooks: []redis.Hook{hook}, DialAddr: cl.DialAddr}
 	if len(cl.Sentinels) > 0 {
 		env.Sentinels, env.MasterName = cl.SentinelAddrs(), cluster.MasterName

@@ -85,6 +85,9 @@ type Env struct {
 	Password string
 	// PoolSize is the connection pool per node; at least the client count.
 	PoolSize int
+	// OpTimeout bounds each command by socket deadlines (go-redis read,
+	// write and pool timeouts), so callers need no per-call context timer.
+	OpTimeout time.Duration
 	// Now reads the history clock (ns since the run started).
 	Now func() int64
 	// Record appends an op to the history. Locks call it only for

@@ -38,16 +38,20 @@ func newClient(env Env) (*redis.Client, error) {
 	// was applied but whose reply was lost would be retried, get nil, and
 	// be recorded as a definite failure while we hold the key. Per-op
 	// deadlines come from the caller's ctx.
+	rt, pt := time.Duration(0), 30*time.Second // 0: go-redis's default 3s
+	if env.OpTimeout > 0 {
+		rt, pt = env.OpTimeout, env.OpTimeout
+	}
 	var c *redis.Client
 	switch {
 	case env.MasterName != "":
 		c = redis.NewFailoverClient(&redis.FailoverOptions{MasterName: env.MasterName, SentinelAddrs: env.Sentinels,
 			Password: env.Password, PoolSize: max(env.PoolSize, 10), Protocol: 2, MaxRetries: -1,
-			ContextTimeoutEnabled: true, PoolTimeout: 30 * time.Second, DisableIdentity: true, Dialer: dial})
+			ReadTimeout: rt, WriteTimeout: rt, ContextTimeoutEnabled: true, PoolTimeout: pt, DisableIdentity: true, Dialer: dial})
 	case len(env.Addrs) > 0:
 		c = redis.NewClient(&redis.Options{Addr: env.Addrs[0], Password: env.Password,
 			PoolSize: max(env.PoolSize, 10), Protocol: 2, MaxRetries: -1,
-			ContextTimeoutEnabled: true, PoolTimeout: 30 * time.Second, DisableIdentity: true, Dialer: dial})
+			ReadTimeout: rt, WriteTimeout: rt, ContextTimeoutEnabled: true, PoolTimeout: pt, DisableIdentity: true, Dialer: dial})
 	default:
 		return nil, errors.New("no redis address")
 	}

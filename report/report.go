@@ -28,6 +28,9 @@ var assets embed.FS
 // Meta is what the report says about the run besides its history.
 type Meta struct {
 	Lock, Redis, Lockcheck, Topology string
+	// LockVersion names the version of a user's lock; empty for locks
+	// built into lockcheck.
+	LockVersion string
 	// Command reproduces the run, seed included.
 	Command string
 	// Config is run.json, shown as is.

@@ -83,6 +83,10 @@ type client struct {
 	id   int
 	rng  *rand.Rand
 	zipf *rand.Zipf
+	// ctx carries the client's id and gate to every call; ctxID is the id
+	// it was made for (a crashed client comes back under a new one).
+	ctx   context.Context
+	ctxID int
 }
 
 func (r *Runner) client(ctx context.Context, id int) {
@@ -110,13 +114,19 @@ func (c *client) pickKey(keys int) int {
 	return c.rng.IntN(keys)
 }
 
-// opCtx is the context of one Redis operation. It does not derive from the
-// run's ctx: a run that is stopping lets in-flight operations finish (or
-// time out) so that their outcome is known, rather than cancelling them
-// into "info".
-func (r *Runner) opCtx(id int) (context.Context, context.CancelFunc) {
-	ctx := lockimpl.WithGate(lockimpl.WithClient(context.Background(), id), &r.faults.gates[r.faults.slot(id)])
-	return context.WithTimeout(ctx, r.cfg.OpTimeout)
+// opCtx is the context of a client's Redis operations. It does not derive
+// from the run's ctx: a run that is stopping lets in-flight operations
+// finish (or time out) so that their outcome is known, rather than
+// cancelling them into "info". It has no deadline either: the op timeout
+// is enforced by the Locker's socket deadlines (lockimpl.Env.OpTimeout),
+// which spares every operation a context and a timer, the largest cost
+// the harness added per op.
+func (r *Runner) opCtx(c *client) context.Context {
+	if c.ctx == nil || c.ctxID != c.id {
+		c.ctx = lockimpl.WithGate(lockimpl.WithClient(context.Background(), c.id), &r.faults.gates[r.faults.slot(c.id)])
+		c.ctxID = c.id
+	}
+	return c.ctx
 }
 
 // notSent handles an op that never reached Redis: it did not happen and
@@ -151,13 +161,12 @@ func (r *Runner) acquire(ctx context.Context, c *client, key string) (lockimpl.L
 		if r.cfg.Ops > 0 && r.attempts.Add(1) > r.cfg.Ops {
 			return lockimpl.Lease{}, false
 		}
-		octx, cancel := r.opCtx(c.id)
+		octx := r.opCtx(c)
 		// call is read before the request is sent and ret after its reply
 		// is read, so [call, ret] contains the moment Redis applied it.
 		call := r.now()
 		lease, err := r.locker.Acquire(octx, key, r.cfg.TTL)
 		ret := r.now()
-		cancel()
 		if r.notSent(ctx, err) {
 			continue
 		}
@@ -308,8 +317,7 @@ func (r *Runner) holdTime(c *client) time.Duration {
 }
 
 func (r *Runner) release(ctx context.Context, c *client, l lockimpl.Lease) {
-	octx, cancel := r.opCtx(c.id)
-	defer cancel()
+	octx := r.opCtx(c)
 	call := r.now()
 	err := r.locker.Release(octx, l)
 	ret := r.now()

@@ -147,8 +147,9 @@ func printSummary(w io.Writer, res *harness.Result) {
 	}
 	fmt.Fprintf(w, "\n  leases cut short %d, late exits %d, lost %d, acquisitions given up %d\n",
 		s.CutShort, s.LateExits, s.Lost, s.GiveUps)
-	fmt.Fprintf(w, "  faults: clients paused %d, crashed %d; stale writes rejected %d; ops not sent (node down) %d\n\n",
+	fmt.Fprintf(w, "  faults: clients paused %d, crashed %d; stale writes rejected %d; ops not sent (node down) %d\n",
 		s.Paused, s.Crashed, s.StaleRejected, s.NotSent)
+	fmt.Fprintf(w, "  peak RSS of lockcheck: %.0f MB\n\n", float64(harness.PeakRSS())/(1<<20))
 	if len(res.Faults) > 0 {
 		fmt.Fprintln(w, "  fault windows:")
 		for _, f := range res.Faults {

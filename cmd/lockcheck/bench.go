@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	flag "github.com/spf13/pflag"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/workload"
+)
+
+func benchCmd(ctx context.Context, args []string) (int, error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	var cfg harness.BenchConfig
+	var faults []string
+	fs.StringSliceVar(&cfg.Locks, "lock", []string{"setnx"}, "locks to sweep (comma-separated)")
+	fs.IntSliceVar(&cfg.Clients, "clients", []int{50, 500, 2000}, "client counts to sweep")
+	fs.IntSliceVar(&cfg.Keys, "keys", []int{1000000}, "key counts to sweep (many keys: no contention, the harness's own limit)")
+	fs.DurationVar(&cfg.Workload.Duration, "duration", 10*time.Second, "length of each cell, warm-up included")
+	fs.Int64Var(&cfg.Workload.Ops, "ops", 0, "bound each cell by acquire attempts instead")
+	fs.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "start of each cell left out of its figures")
+	fs.DurationVar(&cfg.Workload.TTL, "ttl", 10*time.Second, "lock TTL")
+	fs.DurationVar(&cfg.Workload.Hold, "hold", 0, "mean time a client holds the lock (0: acquire and release at once)")
+	fs.StringVar(&cfg.Workload.HoldDist, "hold-dist", workload.HoldFixed, "hold time distribution: fixed, exp or uniform")
+	fs.StringVar(&cfg.Workload.Retry, "retry", workload.RetryNone, "acquire retry: none or backoff")
+	fs.DurationVar(&cfg.Workload.Think, "think", 0, "pause between a release and the next acquire")
+	fs.Int64Var(&cfg.Workload.Seed, "seed", 1, "seed of every random choice")
+	fs.BoolVar(&cfg.Baseline, "baseline", false, "before each cell, run redis-benchmark (SET NX PX and the release EVALSHA) on its node at its concurrency")
+	fs.StringSliceVar(&faults, "nemesis", nil, "faults to inject in every cell")
+	fs.DurationVar(&cfg.Nemesis.Interval, "nemesis-interval", nemesis.DefaultInterval, "time between two faults")
+	fs.DurationVar(&cfg.Nemesis.Duration, "nemesis-duration", nemesis.DefaultDuration, "how long each fault stays on")
+	fs.StringVar(&cfg.OutDir, "out", "results", "results root: the sweep goes to OUT/bench/<timestamp>/")
+	fs.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: lockcheck bench [flags]   (a sweep of locks × clients × keys; writes bench.csv, bench.json, bench.html)")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return exitValid, nil
+		}
+		return exitUsage, usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return exitUsage, usageError{fmt.Errorf("bench takes no arguments, got %q", fs.Args())}
+	}
+	if fs.Changed("ops") && !fs.Changed("duration") {
+		cfg.Workload.Duration = 0
+	}
+	cfg.Nemesis.Faults = faults
+	cfg.Progress = os.Stderr
+	cells, dir, err := harness.Bench(ctx, cfg)
+	if len(cells) > 0 {
+		printBench(cells)
+	}
+	if dir != "" {
+		fmt.Printf("\nbench: %s/bench.html (and bench.csv, bench.json)\npeak RSS: %.0f MB\n", dir, float64(harness.PeakRSS())/(1<<20))
+	}
+	if err != nil {
+		return exitFailed, err
+	}
+	verdicts := make([]checker.Result, len(cells))
+	for i, c := range cells {
+		verdicts[i].Verdict = c.Verdict
+	}
+	return exitFor(checker.Compose(verdicts)), nil
+}
+
+func printBench(cells []harness.BenchCell) {
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "lock\tclients\tkeys\tacq/s\tcs/s\tp50 ms\tp90 ms\tp99 ms\tp99.9 ms\tmax ms\twait p99 ms\tsuccess\tJain\tbaseline pairs/s\tratio\tverdict\t")
+	for _, c := range cells {
+		ratio, base := "-", "-"
+		if c.BaselinePairs > 0 {
+			base, ratio = fmt.Sprintf("%.0f", c.BaselinePairs), fmt.Sprintf("%.2fx", c.Ratio)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.0f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\t%s\t%s\t\n",
+			c.Lock, c.Clients, c.Keys, c.Acquisitions, c.CriticalSections, c.AcquireP50, c.AcquireP90, c.AcquireP99,
+			c.AcquireP999, c.AcquireMax, c.WaitP99, c.SuccessRatio, c.Jain, base, ratio, c.Verdict)
+	}
+	tw.Flush()
+}

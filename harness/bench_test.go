@@ -1,0 +1,83 @@
+package harness_test
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/internal/testutil"
+	"github.com/lockcheck/lockcheck/workload"
+)
+
+// TestBench_Sweep: 2 locks × 3 client counts, with the redis-benchmark
+// baseline; every cell measured, all three outputs written, and bench.html
+// opens in a browser without errors.
+func TestBench_Sweep(t *testing.T) {
+	testutil.RequireRedis(t)
+	cells, dir, err := harness.Bench(context.Background(), harness.BenchConfig{
+		Locks: []string{"setnx", "watchdog"}, Clients: []int{5, 10, 20}, Keys: []int{1000},
+		Workload: workload.Config{Duration: 1500 * time.Millisecond, TTL: time.Second, HoldDist: workload.HoldFixed, Retry: workload.RetryNone},
+		Warmup:   300 * time.Millisecond, Baseline: true, BaselineRequests: 20000, OutDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.NoRedisChildren(t)
+	if len(cells) != 6 {
+		t.Fatalf("got %d cells, want 6", len(cells))
+	}
+	for _, c := range cells {
+		if c.Acquisitions <= 0 || c.BaselinePairs <= 0 || c.Ratio <= 0 || c.AcquireP99 <= 0 || c.Verdict != checker.Valid {
+			t.Errorf("cell %s/%d: %+v", c.Lock, c.Clients, c)
+		}
+		if c.Ratio > 3 {
+			t.Errorf("cell %s/%d: ratio %.2f to redis-benchmark is not believable", c.Lock, c.Clients, c.Ratio)
+		}
+	}
+	var fromJSON []harness.BenchCell
+	b, err := os.ReadFile(filepath.Join(dir, "bench.json"))
+	if err != nil || json.Unmarshal(b, &fromJSON) != nil || len(fromJSON) != 6 {
+		t.Errorf("bench.json: %v, %d cells", err, len(fromJSON))
+	}
+	f, err := os.Open(filepath.Join(dir, "bench.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil || len(rows) != 7 || rows[0][0] != "lock" {
+		t.Errorf("bench.csv: %v, %d rows", err, len(rows))
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "bench.html"))
+	if err != nil || strings.Count(string(page), "<svg") != 2 || strings.Contains(string(page), "http") {
+		t.Errorf("bench.html: %v; want two charts and no URL", err)
+	}
+	if chromium := chromiumOrSkip(t); chromium != "" {
+		p := testutil.Browse(t, chromium, filepath.Join(dir, "bench.html"))
+		if len(p.JSErrors) > 0 || testutil.Blank(p.Screenshot) || !strings.Contains(p.DOM, `data-rendered="yes"`) {
+			t.Errorf("bench.html in a browser: errors %q, blank %v", p.JSErrors, testutil.Blank(p.Screenshot))
+		}
+	}
+}
+
+// chromiumOrSkip returns the browser when it is installed (or required),
+// and "" otherwise, so the rest of a test still runs without it.
+func chromiumOrSkip(t *testing.T) string {
+	t.Helper()
+	if os.Getenv("LOCKCHECK_REQUIRE_CHROMIUM") != "" {
+		return testutil.Chromium(t)
+	}
+	for _, n := range []string{"chromium", "chromium-browser"} {
+		if _, err := os.Stat("/usr/bin/" + n); err == nil {
+			return testutil.Chromium(t)
+		}
+	}
+	t.Log("chromium not installed: bench.html not opened in a browser")
+	return ""
+}
