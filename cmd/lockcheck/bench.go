@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"text/tabwriter"
 	"time"
 
@@ -54,6 +55,7 @@ func benchCmd(ctx context.Context, args []string) (int, error) {
 	}
 	cfg.Nemesis.Faults = faults
 	cfg.Progress = os.Stderr
+	tuneGC()
 	cells, dir, err := harness.Bench(ctx, cfg)
 	if len(cells) > 0 {
 		printBench(cells)
@@ -84,4 +86,18 @@ func printBench(cells []harness.BenchCell) {
 			c.AcquireP999, c.AcquireMax, c.WaitP99, c.SuccessRatio, c.Jain, base, ratio, c.Verdict)
 	}
 	tw.Flush()
+}
+
+// tuneGC trades memory for client throughput, for lockcheck bench only:
+// collecting 4x less often gave 6-9% more acquisitions/s. lockcheck run
+// keeps Go's default, because under it memory stays flat over a long run
+// (at 10,000 clients, GC percent 400 let RSS climb by 220 MB every 5 s
+// towards the limit). GOGC and GOMEMLIMIT, if set, win.
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(4 << 30)
+	}
 }
