@@ -109,13 +109,7 @@ func latencyPercentiles(hs map[string]*hdrhistogram.Histogram, names []string) t
 			continue
 		}
 		maxX = math.Max(maxX, xys[len(xys)-1].X)
-		l, err := plotter.NewLine(xys)
-		if err != nil {
-			continue
-		}
-		l.Color = palette[i%len(palette)]
-		p.Add(l)
-		p.Legend.Add(name, l)
+		addLine(p, xys, i, name)
 	}
 	p.X.Min, p.X.Max = 1, maxX
 	return svg(p, 18*vg.Centimeter, 10*vg.Centimeter)
@@ -144,16 +138,9 @@ func overTime(title, ylabel string, bucket float64, series map[string][]float64,
 				xys = append(xys, plotter.XY{X: (float64(b) + 0.5) * bucket, Y: y})
 			}
 		}
-		if len(xys) == 0 {
-			continue
+		if len(xys) > 0 {
+			addLine(p, xys, i, name)
 		}
-		l, err := plotter.NewLine(xys)
-		if err != nil {
-			continue
-		}
-		l.Color = palette[i%len(palette)]
-		p.Add(l)
-		p.Legend.Add(name, l)
 	}
 	p.Y.Min, p.X.Min = 0, 0
 	return svg(p, 18*vg.Centimeter, 8*vg.Centimeter)
@@ -187,4 +174,15 @@ func distribution(title, xlabel string, values []float64, mark float64, markLabe
 		}
 	}
 	return svg(p, 12*vg.Centimeter, 7*vg.Centimeter)
+}
+
+// addLine draws xys in the i-th colour, named in the legend.
+func addLine(p *plot.Plot, xys plotter.XYs, i int, name string) {
+	l, err := plotter.NewLine(xys)
+	if err != nil {
+		return
+	}
+	l.Color = palette[i%len(palette)]
+	p.Add(l)
+	p.Legend.Add(name, l)
 }

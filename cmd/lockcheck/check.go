@@ -22,11 +22,8 @@ func checkCmd(ctx context.Context, args []string) (int, error) {
 		fmt.Fprintln(os.Stderr, "usage: lockcheck check [flags] PATH   (PATH: a run dir or a history.jsonl)")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return exitValid, nil
-		}
-		return exitUsage, usageError{err}
+	if done, code, err := parse(fs, args); done {
+		return code, err
 	}
 	if fs.NArg() != 1 {
 		return exitUsage, usageError{fmt.Errorf("check takes one PATH (a run dir or a history.jsonl), got %d", fs.NArg())}

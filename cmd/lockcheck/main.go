@@ -10,6 +10,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	flag "github.com/spf13/pflag"
+
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/harness"
@@ -123,4 +125,16 @@ func exitFor(v checker.Verdict) int {
 		return exitInvalid
 	}
 	return exitUnknown
+}
+
+// parse parses a command's flags. done is set when the command must return
+// at once: with exitValid after --help, or exitUsage and the error.
+func parse(fs *flag.FlagSet, args []string) (done bool, code int, err error) {
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return true, exitValid, nil
+		}
+		return true, exitUsage, usageError{err}
+	}
+	return false, 0, nil
 }

@@ -22,11 +22,8 @@ func reportCmd(ctx context.Context, args []string) (int, error) {
 		fmt.Fprintln(os.Stderr, "usage: lockcheck report DIR   |   lockcheck report --compare BEFORE_DIR AFTER_DIR [--out FILE]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return exitValid, nil
-		}
-		return exitUsage, usageError{err}
+	if done, code, err := parse(fs, args); done {
+		return code, err
 	}
 	if *compare {
 		if fs.NArg() != 2 {

@@ -72,11 +72,8 @@ func runFlags(o *runOpts) *flag.FlagSet {
 func runCmd(ctx context.Context, args []string) (int, error) {
 	var o runOpts
 	fs := runFlags(&o)
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return exitValid, nil
-		}
-		return exitUsage, usageError{err}
+	if done, code, err := parse(fs, args); done {
+		return code, err
 	}
 	if fs.NArg() > 0 {
 		return exitUsage, usageError{fmt.Errorf("run takes no arguments, got %q", fs.Args())}
