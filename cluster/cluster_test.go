@@ -112,3 +112,55 @@ func TestLocal_KillRestart(t *testing.T) {
 		})
 	}
 }
+
+// TestLeftovers removes the dir of a node that died with its lockcheck and
+// keeps the dir of a node that runs.
+func TestLeftovers(t *testing.T) {
+	testutil.RequireRedis(t)
+	c, err := cluster.Up(context.Background(), cluster.Config{LogDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Down()
+	orphan, err := os.MkdirTemp("", cluster.TempPrefix+"n1-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := os.MkdirTemp("", cluster.TempPrefix+"n1-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(fresh)
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(orphan, old, old); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := cluster.Leftovers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(orphan); !os.IsNotExist(err) {
+		t.Errorf("orphan %s not removed (removed %v)", orphan, removed)
+	}
+	if _, err := os.Stat(c.Nodes[0].Dir()); err != nil {
+		t.Errorf("a running node's dir was removed: %v", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a dir made a moment ago (its node may be starting) was removed: %v", err)
+	}
+	// A killed node awaiting restart: no process in its dir, but its
+	// lockcheck (this test) lives.
+	n := c.Nodes[0]
+	if err := n.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(n.Dir(), old, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cluster.Leftovers(); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Restart(context.Background(), c.Password); err != nil {
+		t.Errorf("restart after a sweep: %v (the sweep took a live lockcheck's dir)", err)
+	}
+}

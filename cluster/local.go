@@ -163,11 +163,16 @@ func (c *Cluster) startNodeIn(ctx context.Context, cfg Config, server, version, 
 
 func spawn(server string, args []string, name, logDir, version, dir string) (*Node, error) {
 	if dir == "" {
-		d, err := os.MkdirTemp("", "lockcheck-"+name+"-")
+		d, err := os.MkdirTemp("", TempPrefix+name+"-")
 		if err != nil {
 			return nil, err
 		}
 		dir = d
+	}
+	// The owner's pid keeps Leftovers away while this lockcheck lives.
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
 	}
 	n := &Node{Name: name, Version: version, LogPath: filepath.Join(logDir, "redis.log"), dir: dir,
 		server: server, args: args, logDir: logDir}

@@ -78,7 +78,7 @@ func (c *Cluster) upSentinel(ctx context.Context, cfg Config, server, version st
 		if err != nil {
 			return err
 		}
-		dir, err := os.MkdirTemp("", "lockcheck-"+name+"-")
+		dir, err := os.MkdirTemp("", TempPrefix+name+"-")
 		if err != nil {
 			return err
 		}

@@ -50,6 +50,7 @@ func benchCmd(ctx context.Context, args []string) (int, error) {
 	if fs.Changed("ops") && !fs.Changed("duration") {
 		cfg.Workload.Duration = 0
 	}
+	sweepLeftovers()
 	cfg.Nemesis.Faults = faults
 	cfg.Progress = os.Stderr
 	tuneGC()

@@ -43,6 +43,7 @@ usage:
                                 one page putting two runs side by side
   lockcheck bench [flags]       a sweep of locks × clients × keys, with an optional redis-benchmark baseline
   lockcheck list                the locks, faults and topologies
+  lockcheck cleanup             remove temp dirs left by runs that were killed (run and bench do it too)
 
 "lockcheck COMMAND --help" shows the flags of a command.
 exit status: 0 valid, 1 invalid, 2 usage or config error, 3 unknown, 4 the harness failed`
@@ -65,13 +66,15 @@ func run(args []string) int {
 		code, err = reportCmd(ctx, args[1:])
 	case "bench":
 		code, err = benchCmd(ctx, args[1:])
+	case "cleanup":
+		code, err = cleanupCmd(args[1:])
 	case "list":
 		code, err = listCmd(args[1:])
 	case "help", "-h", "--help":
 		fmt.Println(usage)
 		return exitValid
 	default:
-		err = usageError{fmt.Errorf("unknown command %q (want run, check, report, bench or list)", args[0])}
+		err = usageError{fmt.Errorf("unknown command %q (want run, check, report, bench, list or cleanup)", args[0])}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "lockcheck:", err)

@@ -78,6 +78,7 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	if fs.NArg() > 0 {
 		return exitUsage, usageError{fmt.Errorf("run takes no arguments, got %q", fs.Args())}
 	}
+	sweepLeftovers()
 	if o.w.Seed == 0 {
 		o.w.Seed = time.Now().UnixNano()
 	}

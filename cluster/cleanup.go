@@ -1,0 +1,63 @@
+package cluster
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// TempPrefix starts the name of every node's temp dir.
+const TempPrefix = "lockcheck-"
+
+// ownerFile, in a node's temp dir, holds the pid of the lockcheck that
+// made it.
+const ownerFile = "lockcheck.pid"
+
+// Leftovers removes the temp dirs of nodes whose lockcheck died hard
+// (SIGKILL): Redis died with it (Pdeathsig), its dir did not. A dir is
+// kept while any process has it as working directory (a node runs there),
+// while the lockcheck that made it lives (a killed node awaiting restart
+// has no process in it), and for its first minute (its owner file is
+// written a moment after the dir is made). It returns the dirs it removed.
+func Leftovers() ([]string, error) {
+	dirs, err := filepath.Glob(filepath.Join(os.TempDir(), TempPrefix+"*"))
+	if err != nil || len(dirs) == 0 {
+		return nil, err
+	}
+	inUse := map[string]bool{}
+	cwds, _ := filepath.Glob("/proc/[0-9]*/cwd")
+	for _, c := range cwds {
+		if d, err := os.Readlink(c); err == nil {
+			inUse[d] = true
+		}
+	}
+	var removed []string
+	for _, d := range dirs {
+		st, err := os.Stat(d)
+		if err != nil || !st.IsDir() || inUse[d] || time.Since(st.ModTime()) < time.Minute || ownerAlive(d) {
+			continue
+		}
+		if err := os.RemoveAll(d); err == nil {
+			removed = append(removed, d)
+		}
+	}
+	return removed, nil
+}
+
+// ownerAlive reports whether the lockcheck that made dir still runs.
+func ownerAlive(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, ownerFile))
+	if err != nil {
+		return false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return false
+	}
+	err = syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
