@@ -186,11 +186,8 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 
 	ccfg := cfg.Cluster
 	ccfg.LogDir = dir
-	for _, f := range ncfg.Faults {
-		if f == "latency" {
-			ccfg.ClientProxies = true
-		}
-	}
+	crashHook, clientProxies := ncfg.Needs()
+	ccfg.ClientProxies = ccfg.ClientProxies || clientProxies
 	if ccfg.MaxClients == 0 {
 		ccfg.MaxClients = wcfg.Clients*2 + 128
 	}
@@ -235,12 +232,14 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	hw := history.NewWriter(hf, 0)
 	record := func(op history.Op) { _, _ = hw.Write(op) }
 
+	env := lockimpl.Env{Addrs: cl.Addrs(), Password: cl.Password, PoolSize: wcfg.Clients + 16, OpTimeout: wcfg.OpTimeout,
+		Now: clock.Now, Record: record, DialAddr: cl.DialAddr}
 	// The runner is made after the locker, but the crash hook consults it
 	// only once clients run.
 	var runner *workload.Runner
-	hook := lockimpl.CrashHook(func(id int) bool { return runner.Crashed(id) }, func(id int) { runner.Succeeded(id) })
-	env := lockimpl.Env{Addrs: cl.Addrs(), Password: cl.Password, PoolSize: wcfg.Clients + 16, OpTimeout: wcfg.OpTimeout,
-		Now: clock.Now, Record: record, Hooks: []redis.Hook{hook}, DialAddr: cl.DialAddr}
+	if crashHook {
+		env.Hooks = []redis.Hook{lockimpl.CrashHook(func(id int) bool { return runner.Crashed(id) }, func(id int) { runner.Succeeded(id) })}
+	}
 	if len(cl.Sentinels) > 0 {
 		env.Sentinels, env.MasterName = cl.SentinelAddrs(), cluster.MasterName
 	}

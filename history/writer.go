@@ -18,6 +18,7 @@ const DefaultFlushInterval = 200 * time.Millisecond
 // in the order ops are written. It is safe for concurrent use.
 type Writer struct {
 	mu    sync.Mutex
+	head  [32]byte // scratch for `{"index":N`, used under mu
 	bw    *bufio.Writer
 	next  int64
 	err   error
@@ -70,8 +71,7 @@ func (w *Writer) Write(op Op) (int64, error) {
 	w.mu.Lock()
 	idx := w.next
 	if w.err == nil {
-		var head [32]byte
-		h := append(head[:0], `{"index":`...)
+		h := append(w.head[:0], `{"index":`...)
 		h = strconv.AppendInt(h, idx, 10)
 		if _, err := w.bw.Write(h); err != nil {
 			w.err = err
@@ -85,13 +85,6 @@ func (w *Writer) Write(op Op) (int64, error) {
 	*bp = body
 	w.pool.Put(bp)
 	return idx, err
-}
-
-// Count returns how many ops have been written.
-func (w *Writer) Count() int64 {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.next
 }
 
 // Flush writes buffered ops to the underlying writer.

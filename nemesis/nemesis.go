@@ -63,7 +63,12 @@ type Kind struct {
 	// Redis is set for faults that stall or break Redis (they widen the
 	// window in which an indeterminate op may take effect).
 	Redis bool
-	new   func(Env) (Fault, error)
+	// CrashesClients: the fault acts through the clients' go-redis hook,
+	// which is installed only then (it runs before every command).
+	CrashesClients bool
+	// ClientProxies: the fault needs a proxy between clients and nodes.
+	ClientProxies bool
+	new           func(Env) (Fault, error)
 }
 
 // Kinds returns every fault, by name.
@@ -71,7 +76,7 @@ func Kinds() []Kind {
 	ks := []Kind{
 		{Name: "pause-client", Description: "a holder stops between its acquire and its write for 1.5x the TTL (a GC pause, watchdog included), then writes",
 			new: func(e Env) (Fault, error) { return &pauseClient{env: e}, nil }},
-		{Name: "crash-client", Description: "a client dies right before its first Redis command after one that succeeded (while it may hold a lock) and never releases",
+		{Name: "crash-client", CrashesClients: true, Description: "a client dies right before its first Redis command after one that succeeded (while it may hold a lock) and never releases",
 			new: func(e Env) (Fault, error) { return &crashClient{env: e}, nil }},
 		{Name: "pause-redis", Description: "SIGSTOP a Redis node, SIGCONT at the end of the window", Redis: true,
 			new: func(e Env) (Fault, error) { return &pauseRedis{env: e}, nil }},
@@ -79,7 +84,7 @@ func Kinds() []Kind {
 			new: func(e Env) (Fault, error) { return &failover{env: e}, nil }},
 		{Name: "partition", Description: "cut the master off from its replicas and sentinels while clients still reach it (topology sentinel): split brain", Redis: true,
 			new: func(e Env) (Fault, error) { return &partition{env: e}, nil }},
-		{Name: "latency", Description: "delay the master's replies to clients by TTL/2 (toxiproxy latency toxic)", Redis: true,
+		{Name: "latency", ClientProxies: true, Description: "delay the master's replies to clients by TTL/2 (toxiproxy latency toxic)", Redis: true,
 			new: func(e Env) (Fault, error) { return &latency{env: e}, nil }},
 		{Name: "kill-redis", Description: "SIGKILL a Redis node and restart it after --restart-delay (data kept only with --persistence aof-*)", Redis: true,
 			new: func(e Env) (Fault, error) { return &killRedis{env: e}, nil }},
@@ -98,6 +103,16 @@ func Lookup(name string) (Kind, error) {
 		names = append(names, k.Name)
 	}
 	return Kind{}, fmt.Errorf("unknown fault %q (known: %s; see lockcheck list)", name, strings.Join(names, ", "))
+}
+
+// Needs reports which client-side machinery the faults need.
+func (c Config) Needs() (crashHook, clientProxies bool) {
+	for _, f := range c.Faults {
+		k, _ := Lookup(f)
+		crashHook = crashHook || k.CrashesClients
+		clientProxies = clientProxies || k.ClientProxies
+	}
+	return crashHook, clientProxies
 }
 
 // Config is a schedule: every Interval, one of Faults (chosen by the seed)

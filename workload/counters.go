@@ -22,21 +22,38 @@ type Counters struct {
 	rejected atomic.Int64
 }
 
+// count is called for every op: indexes come from a switch, not a search.
 func (c *Counters) count(f history.Func, t history.Type) {
-	fi, ti := -1, -1
-	for i, x := range funcs {
-		if x == f {
-			fi = i
-		}
-	}
-	for i, x := range types {
-		if x == t {
-			ti = i
-		}
-	}
+	fi, ti := funcIndex(f), typeIndex(t)
 	if fi >= 0 && ti >= 0 {
 		c.ops[fi][ti].Add(1)
 	}
+}
+
+func funcIndex(f history.Func) int {
+	switch f {
+	case history.Acquire:
+		return 0
+	case history.Release:
+		return 1
+	case history.Extend:
+		return 2
+	case history.Write:
+		return 3
+	}
+	return -1
+}
+
+func typeIndex(t history.Type) int {
+	switch t {
+	case history.OK:
+		return 0
+	case history.Fail:
+		return 1
+	case history.Info:
+		return 2
+	}
+	return -1
 }
 
 // Summary is a snapshot of Counters.

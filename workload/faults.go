@@ -3,7 +3,6 @@ package workload
 import (
 	"context"
 	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -16,9 +15,8 @@ type faults struct {
 	slots int
 	ids   []atomic.Int64 // current process id of each client slot
 	pause []atomic.Int64 // armed pause, ns; 0: none
-	crash []atomic.Int32 // crash state: 0 none, armed, or due (dies at its next command)
+	crash []atomic.Int32 // crash state of the slot's current client
 	gates []lockimpl.Gate
-	dead  sync.Map // process id -> struct{}
 }
 
 func newFaults(clients int) *faults {
@@ -37,24 +35,22 @@ const (
 	crashNone  = 0
 	crashArmed = 1 // dies after its next successful command
 	crashDue   = 2 // dies at its next command
+	crashDead  = 3 // died; die() has not yet given the slot a new id
 )
 
 // crashed is the go-redis hook's question: must this command fail as if
 // its client had died? A dead client's commands always do (its watchdog
-// dies with it); a client whose crash is due dies now.
+// dies with it); a client whose crash is due dies now. A slot's ids only
+// grow, one step per death, so an id below its slot's current id is dead.
 func (f *faults) crashed(id int) bool {
 	if id < 0 {
 		return false
 	}
-	if _, dead := f.dead.Load(id); dead {
-		return true
-	}
 	s := f.slot(id)
-	if f.ids[s].Load() == int64(id) && f.crash[s].CompareAndSwap(crashDue, crashNone) {
-		f.dead.Store(id, struct{}{})
-		return true
+	if cur := f.ids[s].Load(); int64(id) != cur {
+		return int64(id) < cur
 	}
-	return false
+	return f.crash[s].CompareAndSwap(crashDue, crashDead) || f.crash[s].Load() == crashDead
 }
 
 // succeeded hears of each command that succeeded: an armed client may now
@@ -93,11 +89,13 @@ func (r *Runner) CrashClients(rng *rand.Rand, n int) []int {
 	return ids
 }
 
-// HealClients disarms every client fault not yet taken.
+// HealClients disarms every client fault not yet taken (a client that has
+// died stays dead).
 func (r *Runner) HealClients() {
 	for s := 0; s < r.faults.slots; s++ {
 		r.faults.pause[s].Store(0)
-		r.faults.crash[s].Store(0)
+		r.faults.crash[s].CompareAndSwap(crashArmed, crashNone)
+		r.faults.crash[s].CompareAndSwap(crashDue, crashNone)
 	}
 }
 
@@ -129,5 +127,6 @@ func (r *Runner) die(c *client) {
 	r.counters.crashed.Add(1)
 	s := r.faults.slot(c.id)
 	c.id += r.faults.slots
-	r.faults.ids[s].Store(int64(c.id))
+	r.faults.ids[s].Store(int64(c.id)) // from here the old id reads as dead
+	r.faults.crash[s].Store(crashNone)
 }
