@@ -51,10 +51,10 @@ func brokenFactory(m mistake) Factory {
 }
 
 func (b *broken) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, error) {
-	l := Lease{Key: key, Token: NewToken(), Acquired: time.Duration(b.now()), TTL: ttl}
+	l := b.newLease(key, ttl)
 	handled, err := b.m.acquire(ctx, b.c, l)
 	if !handled {
-		return b.SetNX.Acquire(ctx, key, ttl)
+		return b.SetNX.acquire(ctx, l)
 	}
 	if err != nil {
 		return Lease{}, err

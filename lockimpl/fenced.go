@@ -36,7 +36,7 @@ func FenceKey(key string) string { return key + ":fence" }
 
 // Acquire implements Locker.
 func (f *Fenced) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, error) {
-	l := Lease{Key: key, Token: NewToken(), Acquired: time.Duration(f.now()), TTL: ttl}
+	l := f.newLease(key, ttl)
 	fence, err := fencedAcquire.Run(ctx, f.c, []string{key, FenceKey(key)}, l.Token, ttl.Milliseconds()).Int64()
 	if err != nil {
 		return Lease{}, firstErr("acquire", key, err)
@@ -67,14 +67,26 @@ func NewSetNXWait(env Env) (Locker, error) {
 // errNotReplicated: the key was set but no replica confirmed it in time.
 var errNotReplicated = errors.New("lock not replicated in time")
 
-// Acquire implements Locker. If no replica acknowledges within a quarter of
-// the TTL, the lease is given back and the outcome is indeterminate.
+// Acquire implements Locker. SET and WAIT go in one pipeline: WAIT covers
+// the writes of its own connection only, so on another pooled connection it
+// would return at once and wait for nothing. If no replica acknowledges
+// within a quarter of the TTL (and half the op timeout, which bounds the
+// pipeline's read), the lease is given back and the outcome is
+// indeterminate.
 func (s *SetNXWait) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, error) {
-	l, err := s.SetNX.Acquire(ctx, key, ttl)
-	if err != nil {
-		return l, err
+	l := s.newLease(key, ttl)
+	limit := s.opTimeout / 2
+	if limit <= 0 {
+		limit = 1500 * time.Millisecond // half go-redis's default 3s
 	}
-	n, err := s.c.Wait(ctx, 1, max(ttl/4, time.Millisecond)).Result()
+	pipe := s.c.Pipeline()
+	set := pipe.SetArgs(ctx, key, l.Token, redis.SetArgs{Mode: "NX", TTL: ttl})
+	wait := pipe.Do(ctx, "wait", 1, max(min(ttl/4, limit), time.Millisecond).Milliseconds())
+	_, _ = pipe.Exec(ctx) // each command's own error is read below
+	if err := setErr(key, set.Err()); err != nil {
+		return Lease{}, err
+	}
+	n, err := wait.Int64()
 	if err == nil && n >= 1 {
 		return l, nil
 	}

@@ -3,12 +3,14 @@ package lockimpl_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/testutil"
 	"github.com/lockcheck/lockcheck/lockimpl"
@@ -218,4 +220,76 @@ func TestBroken_Mistakes(t *testing.T) {
 			t.Errorf("sequential second acquire: got %v, want ErrNotAcquired (the race needs concurrency)", err)
 		}
 	})
+}
+
+// TestSetNXWait_WaitsForTheReplica: with the replication stream delayed by
+// 300ms, no acquire returns before a replica has its key, even with many
+// clients sharing the pool. WAIT covers only its own connection's writes:
+// sent on another pooled connection, whose earlier writes were acknowledged
+// long ago, it would return at once.
+func TestSetNXWait_WaitsForTheReplica(t *testing.T) {
+	testutil.RequireRedis(t)
+	ctx := context.Background()
+	c, err := cluster.Up(ctx, cluster.Config{Topology: cluster.Sentinel, LogDir: t.TempDir(), ReplicationLag: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Down()
+	l, err := lockimpl.NewSetNXWait(lockimpl.Env{Sentinels: c.SentinelAddrs(), MasterName: cluster.MasterName,
+		Password: c.Password, DialAddr: c.DialAddr, OpTimeout: 2 * time.Second, PoolSize: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.(lockimpl.Closer).Close()
+	const clients = 40
+	var mu sync.Mutex
+	var early []time.Duration
+	var leases []lockimpl.Lease
+	// Round 0 gives every pooled connection writes that are then long
+	// acknowledged; round 1 is measured.
+	for round := 0; round < 2; round++ {
+		var wg sync.WaitGroup
+		for i := 0; i < clients; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				start := time.Now()
+				lease, err := l.Acquire(ctx, fmt.Sprintf("k%d-%d", round, i), 10*time.Second)
+				took := time.Since(start)
+				if err != nil {
+					t.Errorf("acquire: %v", err)
+					return
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if round == 1 {
+					leases = append(leases, lease)
+					if took < 250*time.Millisecond {
+						early = append(early, took)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		time.Sleep(time.Second) // every write of this round acknowledged
+	}
+	if len(early) > 0 {
+		t.Errorf("%d of %d acquires returned before the 300ms-late replicas could acknowledge (%v)", len(early), clients, early)
+	}
+	// WAIT 1: each key is on at least one of the two replicas.
+	var missing int
+	for _, lease := range leases {
+		on := false
+		for _, n := range c.Nodes[1:] {
+			replica := redis.NewClient(&redis.Options{Addr: n.Addr, Password: c.Password})
+			on = on || replica.Get(ctx, lease.Key).Val() == lease.Token
+			replica.Close()
+		}
+		if !on {
+			missing++
+		}
+	}
+	if missing > 0 {
+		t.Errorf("%d keys on no replica after their acquire returned", missing)
+	}
 }

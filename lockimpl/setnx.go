@@ -84,6 +84,8 @@ func NewToken() string {
 type SetNX struct {
 	c   *redis.Client
 	now func() int64
+	// opTimeout is the read deadline of every command (0: go-redis's 3s).
+	opTimeout time.Duration
 }
 
 // NewSetNX is the Factory of "setnx".
@@ -92,7 +94,7 @@ func NewSetNX(env Env) (Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &SetNX{c: c, now: clockOf(env)}, nil
+	return &SetNX{c: c, now: clockOf(env), opTimeout: env.OpTimeout}, nil
 }
 
 func clockOf(env Env) func() int64 {
@@ -103,17 +105,31 @@ func clockOf(env Env) func() int64 {
 	return func() int64 { return int64(time.Since(start)) }
 }
 
+// newLease is the lease an acquisition attempt asks for: a fresh token,
+// timed from now.
+func (s *SetNX) newLease(key string, ttl time.Duration) Lease {
+	return Lease{Key: key, Token: NewToken(), Acquired: time.Duration(s.now()), TTL: ttl}
+}
+
 // Acquire implements Locker.
 func (s *SetNX) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, error) {
-	l := Lease{Key: key, Token: NewToken(), Acquired: time.Duration(s.now()), TTL: ttl}
-	err := s.c.SetArgs(ctx, key, l.Token, redis.SetArgs{Mode: "NX", TTL: ttl}).Err()
+	return s.acquire(ctx, s.newLease(key, ttl))
+}
+
+// acquire takes the lock for a prepared lease: SET key token NX PX ttl.
+func (s *SetNX) acquire(ctx context.Context, l Lease) (Lease, error) {
+	return l, setErr(l.Key, s.c.SetArgs(ctx, l.Key, l.Token, redis.SetArgs{Mode: "NX", TTL: l.TTL}).Err())
+}
+
+// setErr reads the error of a SET NX: nil reply is ErrNotAcquired.
+func setErr(key string, err error) error {
 	if errors.Is(err, redis.Nil) {
-		return Lease{}, ErrNotAcquired
+		return ErrNotAcquired
 	}
 	if err != nil {
-		return Lease{}, firstErr("acquire", key, err)
+		return firstErr("acquire", key, err)
 	}
-	return l, nil
+	return nil
 }
 
 // Release implements Locker.
