@@ -78,9 +78,6 @@ func TestRun_BrokenLocksInvalid(t *testing.T) {
 				m, _ := res.Report.Checker("mutex")
 				if res.Verdict == checker.Invalid && m.ViolationCount > 0 {
 					t.Logf("attempt %d: %d double holders; first: %s", attempt, m.ViolationCount, m.Violations[0].Message)
-					if lin, _ := res.Report.Checker("linearizable"); lin.Verdict == checker.Valid && lock != "broken-check-then-set" {
-						t.Logf("note: linearizable found it valid this time")
-					}
 					return
 				}
 				t.Logf("attempt %d: verdict %s, no double holder yet", attempt, res.Verdict)

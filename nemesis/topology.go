@@ -2,9 +2,10 @@ package nemesis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
+
+	"github.com/lockcheck/lockcheck/cluster"
 )
 
 // failover kills the master Sentinel names and has Sentinel promote a
@@ -16,11 +17,17 @@ type failover struct {
 	target
 }
 
-func (f *failover) Start(ctx context.Context, _ *rand.Rand) ([]string, error) {
-	if len(f.env.Cluster.Sentinels) == 0 {
-		return nil, errors.New("failover needs --topology sentinel")
+// sentinelMaster is the master Sentinel names, for faults that need the
+// sentinel topology.
+func sentinelMaster(ctx context.Context, env Env, fault string) (*cluster.Node, error) {
+	if len(env.Cluster.Sentinels) == 0 {
+		return nil, fmt.Errorf("%s needs --topology sentinel", fault)
 	}
-	m, err := f.env.Cluster.Master(ctx)
+	return env.Cluster.Master(ctx)
+}
+
+func (f *failover) Start(ctx context.Context, _ *rand.Rand) ([]string, error) {
+	m, err := sentinelMaster(ctx, f.env, "failover")
 	if err != nil {
 		return nil, err
 	}
@@ -51,10 +58,7 @@ type partition struct {
 var partitionToxics = []string{"partition-down", "partition-up"}
 
 func (p *partition) Start(ctx context.Context, _ *rand.Rand) ([]string, error) {
-	if len(p.env.Cluster.Sentinels) == 0 {
-		return nil, errors.New("partition needs --topology sentinel")
-	}
-	m, err := p.env.Cluster.Master(ctx)
+	m, err := sentinelMaster(ctx, p.env, "partition")
 	if err != nil {
 		return nil, err
 	}

@@ -79,9 +79,13 @@ func TestWrite_FiguresMatchHistory(t *testing.T) {
 		t.Errorf("fault windows %+v", s.Faults)
 	}
 	_, page := write(t)
-	for _, want := range []string{"<td class=\"num\">3</td>", // attempts
-		"<td class=\"num\">0.667</td>", // success ratio 2/3
-		"<td class=\"num\">1</td>",     // release gone
+	// Each figure in its own row, so a number elsewhere cannot stand in.
+	for _, want := range []string{
+		`<th>acquire attempts</th><td class="num">3</td>`,
+		`<th>acquisitions</th><td class="num">2</td>`,
+		`<th>success ratio</th><td class="num">0.667</td>`,
+		`<th>releases that found the lease gone</th><td class="num">1</td>`,
+		`<th>critical sections cut short at the lease deadline</th><td class="num">3</td>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report lacks figure %s", want)
