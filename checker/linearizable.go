@@ -112,7 +112,7 @@ func toLockOps(ops []*history.Op, horizon int64) []*lockOp {
 	out := make([]*lockOp, 0, len(ops))
 	for _, op := range ops {
 		lo := &lockOp{index: op.Index, process: op.Process, f: op.F, typ: op.Type, token: op.Token,
-			ttl: int64(op.TTL()), call: op.Call, ret: op.Return, orig: op.Return}
+			ttl: int64(op.TTL()), add: op.Mode == history.ExtendAdd, call: op.Call, ret: op.Return, orig: op.Return}
 		if op.Type == history.Info {
 			lo.ret += horizon
 			if lo.token == "" {
@@ -304,6 +304,9 @@ func describeOp(lo *lockOp) string {
 	if lo.f != history.Release {
 		s += ", ttl " + time.Duration(lo.ttl).String()
 	}
+	if lo.add {
+		s += " added to what the lease had left"
+	}
 	if lo.typ == history.Info {
 		s += " (indeterminate: may take effect until " + history.Seconds(lo.ret) + ")"
 	}
@@ -330,11 +333,18 @@ func (m leaseModel) reason(s leaseState, op *lockOp, byToken map[string]*lockOp)
 	case op.typ != history.Fail && s.holder == "":
 		return fmt.Sprintf("%s of lease %s, but the lock was free: it released or extended a lease it did not hold", who, short(op.token))
 	case op.typ != history.Fail && s.holder != op.token:
-		return fmt.Sprintf("%s of lease %s while the lock was held by %s: it %sd someone else's lease", who, short(op.token), holder, op.f)
+		return fmt.Sprintf("%s of lease %s while the lock was held by %s: it %s someone else's lease", who, short(op.token), holder, pastTense(op.f))
 	case op.typ != history.Fail:
 		return fmt.Sprintf("%s of lease %s, which had expired by %s (tolerance %v)", who, short(op.token), history.Seconds(s.eMax), eps)
 	default:
 		return fmt.Sprintf("%s of lease %s though that lease could not yet have expired (earliest expiry %s): the lock lost a live lease",
 			who, short(op.token), history.Seconds(s.eMin))
 	}
+}
+
+func pastTense(f history.Func) string {
+	if f == history.Extend {
+		return "extended"
+	}
+	return string(f) + "d"
 }

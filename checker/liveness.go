@@ -38,6 +38,7 @@ func Liveness(ops []history.Op, opt Options) Result {
 			}
 			return cmpBool(a.Type == history.Fail, b.Type == history.Fail)
 		})
+		rs := reaches{}
 		var lastEnd int64 = -1 // latest nominal expiry of any lease so far
 		var last *history.Op   // the op that set lastEnd
 		var first, worst *history.Op
@@ -77,10 +78,11 @@ func Liveness(ops []history.Op, opt Options) Result {
 				if op.F == history.Acquire && op.Type == history.OK {
 					report()
 				}
-				end := op.Return + int64(op.TTL())
+				ret := op.Return
 				if op.Type == history.Info {
-					end += int64(opt.InfoHorizon)
+					ret += int64(opt.InfoHorizon)
 				}
+				end := rs.next(op.Token, op.Mode == history.ExtendAdd, ret, int64(op.TTL()))
 				if end > lastEnd {
 					lastEnd, last = end, op
 				}

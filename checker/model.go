@@ -26,7 +26,9 @@ type lockOp struct {
 	typ     history.Type
 	token   string
 	ttl     int64 // ns
-	call    int64
+	// add marks an extend that adds ttl to what the lease had left.
+	add  bool
+	call int64
 	// ret is when the op returned; for info ops, the latest moment it may
 	// still take effect (return + horizon).
 	ret int64
@@ -53,6 +55,12 @@ func (m leaseModel) okStep(s leaseState, op *lockOp) (leaseState, bool) {
 		}
 	case history.Extend:
 		if s.holder == op.token && s.eMax+m.eps >= op.call {
+			if op.add {
+				// The lease's expiry moves by ttl. It had not passed when
+				// the extend took effect (no key, no extend), so that is
+				// also no earlier than call + ttl.
+				return leaseState{holder: op.token, eMin: max(s.eMin, op.call) + op.ttl, eMax: s.eMax + op.ttl}, true
+			}
 			return leaseState{holder: op.token, eMin: op.call + op.ttl, eMax: op.ret + op.ttl}, true
 		}
 	}
@@ -138,4 +146,25 @@ func describeOpShort(op *lockOp) string {
 		s += " ttl " + time.Duration(op.ttl).String()
 	}
 	return s
+}
+
+// reaches bounds how long each lease may keep its key, for the coarse
+// checks (liveness, expiredFail): an acquire or a replacing extend until
+// its return (plus horizon, for info) plus its TTL; an additive extend
+// adds its TTL to its lease's previous reach. The model admits an
+// extend only while its own lease holds the key, so a lease's ops, in
+// call order (one client's, sequential), chain exactly.
+type reaches map[string]int64
+
+// next records one op of a lease and returns its reach.
+func (r reaches) next(token string, add bool, ret, ttl int64) int64 {
+	e := ret + ttl
+	if prev, ok := r[token]; ok {
+		if add {
+			e = prev + ttl
+		}
+		e = max(e, prev)
+	}
+	r[token] = e
+	return e
 }

@@ -124,11 +124,16 @@ func expiredFail(m leaseModel, lops []*lockOp) (*lockOp, int64) {
 	}
 	slices.SortFunc(leases, func(a, b *lockOp) int { return cmpInt(a.call, b.call) })
 	slices.SortFunc(fails, func(a, b *lockOp) int { return cmpInt(a.ret, b.ret) })
+	reach := make([]int64, len(leases))
+	rs := reaches{}
+	for i, l := range leases {
+		reach[i] = rs.next(l.token, l.add, l.ret, l.ttl)
+	}
 	eMax := int64(-1 << 62)
 	k := 0
 	for _, f := range fails {
 		for ; k < len(leases) && leases[k].call <= f.ret; k++ {
-			eMax = max(eMax, leases[k].ret+leases[k].ttl)
+			eMax = max(eMax, reach[k])
 		}
 		if f.call > eMax+m.eps {
 			return f, eMax

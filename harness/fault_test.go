@@ -29,9 +29,11 @@ func (s scenario) run(t *testing.T, lock string, seed int64) *harness.Result {
 	t.Helper()
 	w := s.workload
 	w.Seed = seed
-	res, err := harness.Run(context.Background(), harness.Config{Lock: lock, OutDir: t.TempDir(), Workload: w,
+	cfg := harness.Config{Lock: lock, OutDir: t.TempDir(), Workload: w,
 		Nemesis: s.nemesis, Cluster: s.cluster, RestartDelay: s.restartDelay,
-		Check: checker.Options{Timeout: 2 * time.Minute, ClockTolerance: 50 * time.Millisecond}})
+		Check: checker.Options{Timeout: 2 * time.Minute, ClockTolerance: 50 * time.Millisecond}}
+	ownLock(t, &cfg)
+	res, err := harness.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("run %s: %v", lock, err)
 	}

@@ -111,6 +111,8 @@ type workloadJSON struct {
 	Think     string `json:"think"`
 	OpTimeout string `json:"op_timeout"`
 	Margin    string `json:"margin"`
+	// ExtendEvery is the client-side watchdog's interval, if any.
+	ExtendEvery string `json:"extend_every,omitempty"`
 }
 
 type nemesisJSON struct {
@@ -238,7 +240,14 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	// only once clients run.
 	var runner *workload.Runner
 	if crashHook {
-		env.Hooks = []redis.Hook{lockimpl.CrashHook(func(id int) bool { return runner.Crashed(id) }, func(id int) { runner.Succeeded(id) })}
+		// Commands a lock sends while it is built (SCRIPT LOAD) come
+		// before the runner: no client has crashed yet.
+		env.Hooks = []redis.Hook{lockimpl.CrashHook(func(id int) bool { return runner != nil && runner.Crashed(id) },
+			func(id int) {
+				if runner != nil {
+					runner.Succeeded(id)
+				}
+			})}
 	}
 	if len(cl.Sentinels) > 0 {
 		env.Sentinels, env.MasterName = cl.SentinelAddrs(), cluster.MasterName
@@ -247,7 +256,14 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	if err != nil {
 		hw.Close()
 		hf.Close()
-		return res, fmt.Errorf("lock %s: %w", lockName, err)
+		err = fmt.Errorf("lock %s: %w", lockName, err)
+		if errors.Is(err, lockimpl.ErrBadLock) {
+			err = configErr(err)
+		}
+		return res, err
+	}
+	if wcfg.ExtendEvery > 0 {
+		locker = lockimpl.NewWatchdog(locker, wcfg.ExtendEvery, env)
 	}
 	runner = workload.New(wcfg, locker, clock.Now, record)
 	nctx, stopNemesis := context.WithCancel(ctx)
@@ -257,6 +273,9 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 			RestartDelay: cfg.RestartDelay}, record, clock.Now)
 	}()
 	runErr := runWithProgress(ctx, runner, cfg.Progress, clock)
+	if errors.Is(runErr, lockimpl.ErrBadLock) {
+		runErr = configErr(runErr)
+	}
 	// Every fault is healed before the history is closed.
 	stopNemesis()
 	if nerr := <-nemesisDone; nerr != nil {
@@ -382,9 +401,13 @@ func closeLocker(l lockimpl.Locker) {
 }
 
 func toJSON(c workload.Config) workloadJSON {
-	return workloadJSON{Clients: c.Clients, Keys: c.Keys, KeyDist: c.KeyDist, Ops: c.Ops,
+	w := workloadJSON{Clients: c.Clients, Keys: c.Keys, KeyDist: c.KeyDist, Ops: c.Ops,
 		Duration: c.Duration.String(), TTL: c.TTL.String(), Hold: c.Hold.String(), HoldDist: c.HoldDist,
 		Retry: c.Retry, Think: c.Think.String(), OpTimeout: c.OpTimeout.String(), Margin: c.Margin.String()}
+	if c.ExtendEvery > 0 {
+		w.ExtendEvery = c.ExtendEvery.String()
+	}
+	return w
 }
 
 func cmpOr(a, b string) string {

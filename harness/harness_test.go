@@ -38,8 +38,10 @@ func run(t *testing.T, lock string, w workload.Config) *harness.Result {
 	// Clock tolerance 50ms: a Redis starved of CPU (two cores, -race, 200
 	// busy clients) judges expiry by a time snapshot that was measured to
 	// lag ours by 25-50ms, keeping a key alive that long past its TTL.
-	res, err := harness.Run(context.Background(), harness.Config{Lock: lock, OutDir: t.TempDir(), Workload: w,
-		Check: checker.Options{Timeout: 2 * time.Minute, ClockTolerance: 50 * time.Millisecond}})
+	cfg := harness.Config{Lock: lock, OutDir: t.TempDir(), Workload: w,
+		Check: checker.Options{Timeout: 2 * time.Minute, ClockTolerance: 50 * time.Millisecond}}
+	ownLock(t, &cfg)
+	res, err := harness.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("run %s: %v", lock, err)
 	}

@@ -13,6 +13,7 @@ func sampleOps() []Op {
 	return []Op{
 		{Process: 3, F: Acquire, Type: OK, Key: "lock:1", Token: "ab12", TTLms: 1000, Call: 10, Return: 20},
 		{Process: 3, F: Write, Type: OK, Key: "lock:1", Token: "ab12", Fence: 7, Call: 21, Return: 40},
+		{Process: 3, F: Extend, Type: OK, Key: "lock:1", Token: "ab12", TTLms: 500, Mode: ExtendAdd, Call: 41, Return: 45},
 		{Process: 4, F: Acquire, Type: Info, Key: `<script>"k"\</script>`, TTLms: 5, Call: 1, Return: 99, Error: "i/o timeout\n\t√"},
 		{Process: NemesisProcess, F: Nemesis, Type: Info, Call: 5, Return: 5, Value: &NemesisValue{Fault: "pause-redis", Phase: "start", Targets: []string{"n1"}}},
 	}
@@ -105,6 +106,7 @@ func TestRead_BadInput(t *testing.T) {
 		{"return before call", strings.Replace(good, `"return":2`, `"return":0`, 1), 1, "before call"},
 		{"no key", strings.Replace(good, `"key":"k",`, "", 1), 1, "no key"},
 		{"no ttl", strings.Replace(good, `"ttl_ms":5,`, "", 1), 1, "no ttl_ms"},
+		{"mode on acquire", strings.Replace(good, `"ttl_ms":5,`, `"ttl_ms":5,"mode":"add",`, 1), 1, `mode "add" on acquire op`},
 		{"blank line inside", good + "\n\n" + strings.Replace(good, `"index":0`, `"index":1`, 1), 2, "empty line"},
 	}
 	for _, tt := range tests {

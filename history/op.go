@@ -33,6 +33,10 @@ const (
 	Info Type = "info"
 )
 
+// ExtendAdd is the Mode of an extend that adds its TTL to the time the
+// lease had left, rather than replacing it.
+const ExtendAdd = "add"
+
 // NemesisProcess is the process id of nemesis operations.
 const NemesisProcess = -1
 
@@ -47,9 +51,12 @@ type Op struct {
 	Token   string `json:"token,omitempty"`
 	Fence   int64  `json:"fence,omitempty"`
 	TTLms   int64  `json:"ttl_ms,omitempty"`
-	Call    int64  `json:"call"`
-	Return  int64  `json:"return"`
-	Error   string `json:"error,omitempty"`
+	// Mode is set on extends that add their TTL to what remains
+	// (ExtendAdd); empty means the TTL was replaced.
+	Mode   string `json:"mode,omitempty"`
+	Call   int64  `json:"call"`
+	Return int64  `json:"return"`
+	Error  string `json:"error,omitempty"`
 	// Value is set on nemesis operations only.
 	Value *NemesisValue `json:"value,omitempty"`
 }
@@ -89,6 +96,9 @@ func (o *Op) validate() error {
 	}
 	if (o.F == Acquire || o.F == Extend) && o.TTLms <= 0 {
 		return fmt.Errorf("%s op has no ttl_ms", o.F)
+	}
+	if o.Mode != "" && (o.F != Extend || o.Mode != ExtendAdd) {
+		return fmt.Errorf("mode %q on %s op (only extend ops take a mode, and only %q)", o.Mode, o.F, ExtendAdd)
 	}
 	return nil
 }

@@ -133,6 +133,10 @@ func AppendBody(b []byte, op *Op) []byte {
 		b = append(b, `,"ttl_ms":`...)
 		b = strconv.AppendInt(b, op.TTLms, 10)
 	}
+	if op.Mode != "" {
+		b = append(b, `,"mode":`...)
+		b = appendString(b, op.Mode)
+	}
 	b = append(b, `,"call":`...)
 	b = strconv.AppendInt(b, op.Call, 10)
 	b = append(b, `,"return":`...)

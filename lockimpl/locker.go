@@ -26,6 +26,11 @@ var ErrNotHeld = errors.New("lease not held")
 // sent.
 var ErrNotSent = errors.New("not sent")
 
+// ErrBadLock marks a fault of the lock under test as a program, not as a
+// lock: a spec script whose reply means nothing, a lock process that died
+// or wrote nonsense. It stops the run; the CLI exits 2 with the message.
+var ErrBadLock = errors.New("lock under test misbehaved")
+
 // A Lease is one successful acquisition.
 type Lease struct {
 	Key      string
@@ -36,6 +41,9 @@ type Lease struct {
 	// Watch is set by locks that keep their lease alive in the background
 	// (watchdog); nil otherwise.
 	Watch *Watch
+	// Handle is the lock's own record of the lease, for adapters over
+	// libraries that hand out a lock object (redislock).
+	Handle any
 }
 
 // Deadline returns the history-clock time by which the lease may have
@@ -64,6 +72,7 @@ type Watch struct {
 	deadline atomic.Int64 // history clock ns
 	lost     chan struct{}
 	lostOnce sync.Once
+	err      error // why it was lost; set before lost is closed
 }
 
 func newWatch(deadline time.Duration) *Watch {
@@ -76,7 +85,22 @@ func newWatch(deadline time.Duration) *Watch {
 // must leave its critical section.
 func (w *Watch) Lost() <-chan struct{} { return w.lost }
 
-func (w *Watch) markLost() { w.lostOnce.Do(func() { close(w.lost) }) }
+// Err says why the lease was lost, once Lost is closed.
+func (w *Watch) Err() error {
+	select {
+	case <-w.lost:
+		return w.err
+	default:
+		return nil
+	}
+}
+
+func (w *Watch) markLost(err error) {
+	w.lostOnce.Do(func() {
+		w.err = err
+		close(w.lost)
+	})
+}
 
 // Env is what a Locker factory gets: where Redis is, and the run's clock and
 // recorder for operations the lock makes on its own (watchdog extensions).

@@ -69,12 +69,14 @@ func Builtin() *Registry {
 	r := &Registry{}
 	r.Register(Entry{Name: "setnx", Factory: NewSetNX,
 		Description: "SET key token NX PX ttl; Lua compare-and-delete release, compare-and-PEXPIRE extend"})
-	r.Register(Entry{Name: "watchdog", Factory: NewWatchdog,
+	r.Register(Entry{Name: "watchdog", Factory: newSetNXWatchdog,
 		Description: "setnx plus a background extend every TTL/3 until release; a failed extend marks the lease lost"})
 	r.Register(Entry{Name: "fenced", Factory: NewFenced,
 		Description: "setnx whose acquire also INCRs a per-key fencing counter, in one Lua script; the resource rejects stale tokens"})
 	r.Register(Entry{Name: "setnx-wait", Factory: NewSetNXWait,
 		Description: "setnx plus WAIT 1 after acquiring (sentinel topology): narrows, does not close, the failover window"})
+	r.Register(Entry{Name: "redislock", Factory: NewRedislock,
+		Description: "github.com/bsm/redislock v0.9 as it is: Obtain (Lua SET NX PX), Refresh (compare-and-PEXPIRE), Release (compare-and-DEL)"})
 	for _, b := range brokenLocks {
 		r.Register(b)
 	}

@@ -8,12 +8,20 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 )
 
-// Watchdog is SetNX plus a goroutine per lease that extends it every TTL/3
-// until it is released. When an extension fails or cannot be confirmed, the
-// lease is marked lost (Watch.Lost) and the watchdog stops: the holder must
-// leave its critical section.
+// Watchdog wraps a Locker with a goroutine per lease that extends it at a
+// fixed interval until it is released: the client-side watchdog of
+// Redisson and of most hand-written locks. When an extension fails or
+// cannot be confirmed, the lease is marked lost (Watch.Lost) and the
+// watchdog stops: the holder must leave its critical section.
+//
+// The "watchdog" lock is SetNX under a Watchdog every TTL/3; --extend-every
+// puts any lock under one, so that its extend is tested too.
 type Watchdog struct {
-	*SetNX
+	inner Locker
+	// every is the interval (0: TTL/3 of each lease).
+	every  time.Duration
+	add    bool // inner's extend adds to what remains (AddExtender)
+	now    func() int64
 	record func(history.Op)
 
 	mu    sync.Mutex
@@ -27,26 +35,49 @@ type dog struct {
 	done   chan struct{}
 }
 
-// NewWatchdog is the Factory of "watchdog".
-func NewWatchdog(env Env) (Locker, error) {
-	s, err := NewSetNX(env)
-	if err != nil {
-		return nil, err
-	}
+// AddExtender is implemented by Lockers whose Extend adds its TTL to the
+// time the lease had left instead of replacing it; their extends are
+// recorded with mode "add" so that the checker's model follows them.
+type AddExtender interface {
+	ExtendAdds() bool
+}
+
+// ExtendAdds reports whether l's extends are additive.
+func ExtendAdds(l Locker) bool {
+	a, ok := l.(AddExtender)
+	return ok && a.ExtendAdds()
+}
+
+// NewWatchdog wraps inner: every lease it grants is extended by its TTL
+// every interval (0: a third of the TTL) until released. Extensions are
+// recorded through env.Record under the holder's process.
+func NewWatchdog(inner Locker, every time.Duration, env Env) *Watchdog {
 	rec := env.Record
 	if rec == nil {
 		rec = func(history.Op) {}
 	}
-	return &Watchdog{SetNX: s.(*SetNX), record: rec, dogs: map[string]*dog{}}, nil
+	return &Watchdog{inner: inner, every: every, add: ExtendAdds(inner), now: clockOf(env), record: rec, dogs: map[string]*dog{}}
 }
+
+// newSetNXWatchdog is the Factory of "watchdog".
+func newSetNXWatchdog(env Env) (Locker, error) {
+	s, err := NewSetNX(env)
+	if err != nil {
+		return nil, err
+	}
+	return NewWatchdog(s, 0, env), nil
+}
+
+// ExtendAdds implements AddExtender.
+func (w *Watchdog) ExtendAdds() bool { return w.add }
 
 // Acquire implements Locker; a successful lease comes with a Watch.
 func (w *Watchdog) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, error) {
-	l, err := w.SetNX.Acquire(ctx, key, ttl)
+	l, err := w.inner.Acquire(ctx, key, ttl)
 	if err != nil {
 		return l, err
 	}
-	l.Watch = newWatch(l.Acquired + ttl)
+	l.Watch = newWatch(l.Deadline())
 	// The dog outlives the Acquire call, so it gets its own context; it
 	// keeps the client id so its extends are recorded under the holder.
 	dctx, cancel := context.WithCancel(WithGate(WithClient(context.Background(), ClientFrom(ctx)), GateFrom(ctx)))
@@ -64,8 +95,14 @@ func (w *Watchdog) Acquire(ctx context.Context, key string, ttl time.Duration) (
 }
 
 func (w *Watchdog) keepAlive(ctx context.Context, l Lease) {
-	t := time.NewTicker(l.TTL / 3)
+	every := w.every
+	if every <= 0 {
+		every = l.TTL / 3
+	}
+	t := time.NewTicker(every)
 	defer t.Stop()
+	cur := l
+	cur.Watch = nil
 	for {
 		select {
 		case <-ctx.Done():
@@ -78,9 +115,9 @@ func (w *Watchdog) keepAlive(ctx context.Context, l Lease) {
 			return
 		}
 		// Each extension must finish before the lease could expire.
-		opCtx, cancel := context.WithTimeout(ctx, l.TTL/3)
+		opCtx, cancel := context.WithTimeout(ctx, min(every, l.TTL/3))
 		call := w.now()
-		_, err := w.SetNX.Extend(opCtx, l, l.TTL)
+		next, err := w.inner.Extend(opCtx, cur, l.TTL)
 		ret := w.now()
 		cancel()
 		if ctx.Err() != nil && err != nil {
@@ -90,15 +127,25 @@ func (w *Watchdog) keepAlive(ctx context.Context, l Lease) {
 		}
 		op := history.Op{Process: ClientFrom(ctx), F: history.Extend, Type: Outcome(err), Key: l.Key,
 			Token: l.Token, TTLms: l.TTL.Milliseconds(), Call: call, Return: ret}
+		if w.add {
+			op.Mode = history.ExtendAdd
+		}
 		if err != nil {
 			op.Error = err.Error()
 		}
 		w.record(op)
 		if err != nil {
-			l.Watch.markLost()
+			l.Watch.markLost(err)
 			return
 		}
-		l.Watch.deadline.Store(call + int64(l.TTL))
+		// The deadline we honour never runs past what the extend could
+		// have given: from our call, not from when Redis applied it.
+		next.Watch = nil
+		if !w.add {
+			next.Acquired, next.TTL = time.Duration(call), l.TTL
+		}
+		cur = next
+		l.Watch.deadline.Store(int64(cur.Deadline()))
 	}
 }
 
@@ -117,10 +164,15 @@ func (w *Watchdog) stopDog(token string) {
 // Release stops the watchdog, then releases.
 func (w *Watchdog) Release(ctx context.Context, l Lease) error {
 	w.stopDog(l.Token)
-	return w.SetNX.Release(ctx, l)
+	return w.inner.Release(ctx, l)
 }
 
-// Close stops every watchdog and closes the client.
+// Extend implements Locker by the inner lock's extend.
+func (w *Watchdog) Extend(ctx context.Context, l Lease, ttl time.Duration) (Lease, error) {
+	return w.inner.Extend(ctx, l, ttl)
+}
+
+// Close stops every watchdog and closes the inner lock.
 func (w *Watchdog) Close() error {
 	w.close.Do(func() {
 		w.mu.Lock()
@@ -130,5 +182,8 @@ func (w *Watchdog) Close() error {
 		w.mu.Unlock()
 		w.wg.Wait()
 	})
-	return w.SetNX.Close()
+	if c, ok := w.inner.(Closer); ok {
+		return c.Close()
+	}
+	return nil
 }

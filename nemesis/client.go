@@ -10,10 +10,14 @@ import (
 // start acts on.
 const clientsPerFault = 3
 
-type pauseClient struct{ env Env }
+// pauseClient is pause-client, and pause-holder when inSection.
+type pauseClient struct {
+	env       Env
+	inSection bool
+}
 
 func (p *pauseClient) Start(_ context.Context, rng *rand.Rand) ([]string, error) {
-	return procs(p.env.Clients.PauseClients(rng, clientsPerFault, p.env.TTL*3/2)), nil
+	return procs(p.env.Clients.PauseClients(rng, clientsPerFault, p.env.TTL*3/2, p.inSection)), nil
 }
 
 func (p *pauseClient) Stop(context.Context) error { p.env.Clients.HealClients(); return nil }

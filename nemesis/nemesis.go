@@ -23,8 +23,9 @@ const (
 // Clients is the client side of the faults, implemented by the workload.
 type Clients interface {
 	// PauseClients arms a pause of d for n clients chosen by rng, between
-	// their next acquire and their write; it returns their process ids.
-	PauseClients(rng *rand.Rand, n int, d time.Duration) []int
+	// their next acquire and their write, or (inSection) in the middle of
+	// their next critical section; it returns their process ids.
+	PauseClients(rng *rand.Rand, n int, d time.Duration, inSection bool) []int
 	// CrashClients arms a crash for n clients chosen by rng, right before
 	// their first command after a successful one; it returns their ids.
 	CrashClients(rng *rand.Rand, n int) []int
@@ -76,6 +77,8 @@ func Kinds() []Kind {
 	ks := []Kind{
 		{Name: "pause-client", Description: "a holder stops between its acquire and its write for 1.5x the TTL (a GC pause, watchdog included), then writes",
 			new: func(e Env) (Fault, error) { return &pauseClient{env: e}, nil }},
+		{Name: "pause-holder", Description: "a holder stops in the middle of its critical section for 1.5x the TTL (watchdog included); on waking it checks its lease before it touches the resource again, while its watchdog's overdue extend goes out",
+			new: func(e Env) (Fault, error) { return &pauseClient{env: e, inSection: true}, nil }},
 		{Name: "crash-client", CrashesClients: true, Description: "a client dies right before its first Redis command after one that succeeded (while it may hold a lock) and never releases",
 			new: func(e Env) (Fault, error) { return &crashClient{env: e}, nil }},
 		{Name: "pause-redis", Description: "SIGSTOP a Redis node, SIGCONT at the end of the window", Redis: true,

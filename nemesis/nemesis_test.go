@@ -16,7 +16,7 @@ type fakeClients struct {
 	paused, crashed, heals int
 }
 
-func (f *fakeClients) PauseClients(rng *rand.Rand, n int, d time.Duration) []int {
+func (f *fakeClients) PauseClients(rng *rand.Rand, n int, d time.Duration, _ bool) []int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.paused++

@@ -58,6 +58,10 @@ type Config struct {
 	Seed     int64
 	// OpTimeout bounds each Redis operation; one that runs out is "info".
 	OpTimeout time.Duration
+	// ExtendEvery, if set, puts the lock under a client-side watchdog
+	// that extends each lease by the TTL at this interval until release
+	// (lockimpl.Watchdog), so that the lock's extend is exercised.
+	ExtendEvery time.Duration
 	// Margin is how long before its lease's deadline a client leaves the
 	// critical section (0: 5ms + 10% of the TTL), to absorb timer and
 	// scheduling delay on a loaded machine.
@@ -114,6 +118,9 @@ func (c Config) WithDefaults() (Config, error) {
 	}
 	if c.Ops < 0 || c.Duration < 0 || c.Hold < 0 || c.Think < 0 || c.OpTimeout < 0 || c.Margin < 0 {
 		errs = append(errs, errors.New("--ops, --duration, --hold, --think and --op-timeout must not be negative"))
+	}
+	if c.ExtendEvery < 0 || (c.ExtendEvery > 0 && c.ExtendEvery >= c.TTL) {
+		errs = append(errs, fmt.Errorf("--extend-every %v: want more than 0 and less than the TTL %v (a third of it is usual)", c.ExtendEvery, c.TTL))
 	}
 	if c.Margin >= c.TTL {
 		errs = append(errs, fmt.Errorf("margin %v: want less than the TTL %v", c.Margin, c.TTL))

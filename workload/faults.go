@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -15,13 +16,23 @@ type faults struct {
 	slots int
 	ids   []atomic.Int64 // current process id of each client slot
 	pause []atomic.Int64 // armed pause, ns; 0: none
-	crash []atomic.Int32 // crash state of the slot's current client
-	gates []lockimpl.Gate
+	// holdPause is an armed pause inside the critical section, ns;
+	// holding tells which slots are in one now, and poke wakes such a
+	// slot so that it takes its pause at once.
+	holdPause []atomic.Int64
+	holding   []atomic.Bool
+	poke      []chan struct{}
+	crash     []atomic.Int32 // crash state of the slot's current client
+	gates     []lockimpl.Gate
 }
 
 func newFaults(clients int) *faults {
-	f := &faults{slots: clients, ids: make([]atomic.Int64, clients), pause: make([]atomic.Int64, clients),
-		crash: make([]atomic.Int32, clients), gates: make([]lockimpl.Gate, clients)}
+	f := &faults{slots: clients, ids: make([]atomic.Int64, clients), pause: make([]atomic.Int64, clients), holdPause: make([]atomic.Int64, clients),
+		crash: make([]atomic.Int32, clients), gates: make([]lockimpl.Gate, clients),
+		holding: make([]atomic.Bool, clients), poke: make([]chan struct{}, clients)}
+	for i := range f.poke {
+		f.poke[i] = make(chan struct{}, 1)
+	}
 	for i := range f.ids {
 		f.ids[i].Store(int64(i))
 	}
@@ -67,14 +78,39 @@ func (f *faults) succeeded(id int) {
 }
 
 // PauseClients arms a pause of d for n clients chosen by rng: each stops
-// between its next acquire and its write. It returns the process ids.
-func (r *Runner) PauseClients(rng *rand.Rand, n int, d time.Duration) []int {
+// between its next acquire and its write, or, inSection, in the middle of
+// a critical section: clients in one now are chosen first, and stop at
+// once. It returns the process ids.
+func (r *Runner) PauseClients(rng *rand.Rand, n int, d time.Duration, inSection bool) []int {
+	f := r.faults
+	perm := rng.Perm(f.slots)
+	armed := f.pause
+	if inSection {
+		armed = f.holdPause
+		slices.SortStableFunc(perm, func(a, b int) int { return cmpBool(f.holding[b].Load(), f.holding[a].Load()) })
+	}
 	var ids []int
-	for _, s := range rng.Perm(r.faults.slots)[:min(n, r.faults.slots)] {
-		r.faults.pause[s].Store(int64(d))
-		ids = append(ids, int(r.faults.ids[s].Load()))
+	for _, s := range perm[:min(n, f.slots)] {
+		armed[s].Store(int64(d))
+		if inSection {
+			select {
+			case f.poke[s] <- struct{}{}:
+			default:
+			}
+		}
+		ids = append(ids, int(f.ids[s].Load()))
 	}
 	return ids
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // CrashClients arms a crash for n clients chosen by rng: each dies right
@@ -94,6 +130,7 @@ func (r *Runner) CrashClients(rng *rand.Rand, n int) []int {
 func (r *Runner) HealClients() {
 	for s := 0; s < r.faults.slots; s++ {
 		r.faults.pause[s].Store(0)
+		r.faults.holdPause[s].Store(0)
 		r.faults.crash[s].CompareAndSwap(crashArmed, crashNone)
 		r.faults.crash[s].CompareAndSwap(crashDue, crashNone)
 	}
@@ -107,8 +144,12 @@ func (r *Runner) Crashed(id int) bool { return r.faults.crashed(id) }
 // Succeeded: see Crashed.
 func (r *Runner) Succeeded(id int) { r.faults.succeeded(id) }
 
-// takePause returns and disarms the client's armed pause.
-func (r *Runner) takePause(c *client) time.Duration {
+// takePause returns and disarms the client's armed pause (inSection: the
+// one inside a critical section).
+func (r *Runner) takePause(c *client, inSection bool) time.Duration {
+	if inSection {
+		return time.Duration(r.faults.holdPause[r.faults.slot(c.id)].Swap(0))
+	}
 	return time.Duration(r.faults.pause[r.faults.slot(c.id)].Swap(0))
 }
 

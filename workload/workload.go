@@ -25,6 +25,9 @@ type Runner struct {
 	resource *Resource
 	faults   *faults
 	attempts atomic.Int64
+	// stop ends the run with a cause (a client panic, a lock that
+	// misbehaved as a program).
+	stop context.CancelCauseFunc
 }
 
 // New returns a Runner. cfg must have been through WithDefaults. record
@@ -59,6 +62,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	r.stop = cancel
 	var wg sync.WaitGroup
 	for id := 0; id < r.cfg.Clients; id++ {
 		wg.Add(1)
@@ -178,6 +182,7 @@ func (r *Runner) acquire(ctx context.Context, c *client, key string) (lockimpl.L
 			op.Token, op.Fence = lease.Token, lease.Fence
 		}
 		r.record(op)
+		r.badLock(err)
 		if errors.Is(err, lockimpl.ErrCrashed) {
 			r.die(c)
 			return lockimpl.Lease{}, false
@@ -216,7 +221,7 @@ func (r *Runner) hold(ctx context.Context, c *client, l lockimpl.Lease) {
 	end := start + int64(r.holdTime(c))
 	cut := true
 	if r.now() < int64(l.Deadline())-int64(r.cfg.Margin) {
-		if d := r.takePause(c); d > 0 {
+		if d := r.takePause(c, false); d > 0 {
 			r.pauseClient(ctx, c, d)
 			r.section(ctx, c, l, r.now()+int64(staleWrite(r.cfg.TTL)), false)
 		} else {
@@ -249,7 +254,7 @@ func (r *Runner) section(ctx context.Context, c *client, l lockimpl.Lease, end i
 	var reached bool
 	var wret int64
 	if bounded {
-		reached, wret = r.waitInSection(ctx, l, end)
+		reached, wret = r.waitInSection(ctx, c, l, end)
 	} else {
 		reached = sleep(ctx, time.Duration(end-r.now()))
 		wret = r.now()
@@ -272,11 +277,21 @@ func (r *Runner) section(ctx context.Context, c *client, l lockimpl.Lease, end i
 // wake-up would charge a correct lock with the harness's own stall. Late
 // wake-ups are still counted (LateExits). A section ended by an event
 // (lease lost, run stopped) exits when the event is seen.
-func (r *Runner) waitInSection(ctx context.Context, l lockimpl.Lease, end int64) (bool, int64) {
+//
+// A client armed by pause-holder freezes here, watchdog included, and on
+// waking checks its lease before it touches the resource again: like a
+// timer woken late, it did nothing while frozen, so if its deadline passed
+// meanwhile it left when the deadline was due. Its watchdog's overdue
+// extend goes out as it wakes; a lock whose extend does not check
+// ownership extends the next holder's lease, and may keep this client in.
+func (r *Runner) waitInSection(ctx context.Context, c *client, l lockimpl.Lease, end int64) (bool, int64) {
 	var lost <-chan struct{}
 	if l.Watch != nil {
 		lost = l.Watch.Lost()
 	}
+	slot := r.faults.slot(c.id)
+	r.faults.holding[slot].Store(true)
+	defer r.faults.holding[slot].Store(false)
 	due := int64(-1) // when the last timer was due
 	for {
 		// The deadline moves when a watchdog extends the lease.
@@ -290,13 +305,21 @@ func (r *Runner) waitInSection(ctx context.Context, l lockimpl.Lease, end int64)
 			}
 			return until == end, exit
 		}
+		if d := r.takePause(c, true); d > 0 {
+			r.pauseClient(ctx, c, d)
+			due = until
+			continue
+		}
 		t := time.NewTimer(time.Duration(until - now))
 		select {
 		case <-t.C:
 			due = until
+		case <-r.faults.poke[slot]:
+			t.Stop() // a pause-holder armed: take it at the top
 		case <-lost:
 			t.Stop()
 			r.counters.lost.Add(1)
+			r.badLock(l.Watch.Err())
 			return false, r.now()
 		case <-ctx.Done():
 			t.Stop()
@@ -330,8 +353,17 @@ func (r *Runner) release(ctx context.Context, c *client, l lockimpl.Lease) {
 		op.Error = err.Error()
 	}
 	r.record(op)
+	r.badLock(err)
 	if errors.Is(err, lockimpl.ErrCrashed) {
 		r.die(c)
+	}
+}
+
+// badLock stops the run if err says the lock under test misbehaved as a
+// program (lockimpl.ErrBadLock): every later op would be noise.
+func (r *Runner) badLock(err error) {
+	if errors.Is(err, lockimpl.ErrBadLock) {
+		r.stop(err)
 	}
 }
 

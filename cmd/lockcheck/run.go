@@ -17,6 +17,7 @@ import (
 	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/workload"
 )
@@ -24,6 +25,8 @@ import (
 // runOpts is what the run flags fill.
 type runOpts struct {
 	name, out, lock string
+	lockSpec        string
+	lockCmd         string
 	w               workload.Config
 	nemesis         nemesis.Config
 	nemesisList     []string
@@ -39,6 +42,9 @@ type runOpts struct {
 func runFlags(o *runOpts) *flag.FlagSet {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.StringVar(&o.lock, "lock", "setnx", "lock implementation (see lockcheck list)")
+	fs.StringVar(&o.lockSpec, "lock-spec", "", "lock under test from a TOML file of Lua scripts (see examples/specs)")
+	fs.StringVar(&o.lockCmd, "lock-cmd", "", "lock under test as a program in any language, spoken to in JSON lines (see README)")
+	fs.DurationVar(&o.w.ExtendEvery, "extend-every", 0, "clients extend their lease by the TTL at this interval while they hold it (a client-side watchdog for any lock)")
 	fs.IntVar(&o.w.Clients, "clients", workload.DefaultClients, "concurrent clients")
 	fs.IntVar(&o.w.Keys, "keys", workload.DefaultKeys, "lock keys the clients contend for")
 	fs.StringVar(&o.w.KeyDist, "key-dist", workload.KeyUniform, "key choice: uniform or zipf")
@@ -94,8 +100,11 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	if !o.quiet {
 		cfg.Progress = os.Stderr
 	}
+	if err := o.ownLock(fs, &cfg); err != nil {
+		return exitUsage, err
+	}
 	fmt.Fprintf(os.Stderr, "lockcheck run: %s, %d clients, %d keys, ttl %v, seed %d\n",
-		o.lock, o.w.Clients, o.w.Keys, o.w.TTL, o.w.Seed)
+		cfg.Lock, o.w.Clients, o.w.Keys, o.w.TTL, o.w.Seed)
 	res, err := harness.Run(ctx, cfg)
 	if res != nil && res.Report.Verdict != "" {
 		printSummary(os.Stdout, res)
@@ -107,6 +116,46 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 		return exitFailed, err
 	}
 	return exitFor(res.Verdict), nil
+}
+
+// ownLock sets cfg up for --lock-spec or --lock-cmd: the user's lock.
+func (o *runOpts) ownLock(fs *flag.FlagSet, cfg *harness.Config) error {
+	n := 0
+	for _, f := range []string{"lock", "lock-spec", "lock-cmd"} {
+		if fs.Changed(f) {
+			n++
+		}
+	}
+	if n > 1 {
+		return errors.New("give one of --lock, --lock-spec and --lock-cmd")
+	}
+	switch {
+	case o.lockSpec != "":
+		spec, err := lockimpl.LoadSpec(o.lockSpec)
+		if err != nil {
+			return err
+		}
+		if err := spec.CheckTTL(o.w.TTL); err != nil {
+			return err
+		}
+		cfg.Lock, cfg.LockVersion, cfg.Factory = spec.Name, "spec "+o.lockSpec+" sha256:"+spec.Version, spec.Factory
+	case o.lockCmd != "":
+		for _, f := range o.nemesisList {
+			if f == "crash-client" || f == "latency" {
+				return fmt.Errorf("--nemesis %s acts inside lockcheck's own Redis client, which a --lock-cmd process does not use; choose another fault", f)
+			}
+		}
+		cfg.Lock, cfg.LockVersion = cmpOr(o.name, "lock-cmd"), "command "+o.lockCmd
+		cfg.Factory = lockimpl.ProcessFactory(o.lockCmd, cmpOr(o.topology, cluster.Single))
+	}
+	return nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // reproduce is the command line that repeats this run, seed included.

@@ -1,0 +1,224 @@
+package harness_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/testutil"
+	"github.com/lockcheck/lockcheck/lockimpl"
+	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/workload"
+)
+
+// ownLock resolves the test names of users' locks: "spec:NAME" is
+// examples/specs/NAME.toml, "cmd:lockproc" the example lock process.
+func ownLock(t *testing.T, cfg *harness.Config) {
+	t.Helper()
+	switch {
+	case strings.HasPrefix(cfg.Lock, "spec:"):
+		s, err := lockimpl.LoadSpec("../examples/specs/" + strings.TrimPrefix(cfg.Lock, "spec:") + ".toml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Lock, cfg.Factory = s.Name, s.Factory
+	case cfg.Lock == "cmd:lockproc":
+		cfg.Lock, cfg.Factory = "lockproc", lockimpl.ProcessFactory(lockprocBinary(t), "single")
+	}
+}
+
+var lockproc struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// lockprocBinary builds examples/lockproc once per test binary.
+func lockprocBinary(t *testing.T) string {
+	lockproc.once.Do(func() {
+		dir, err := os.MkdirTemp("", "lockcheck-test-lockproc-")
+		if err != nil {
+			lockproc.err = err
+			return
+		}
+		lockproc.path = filepath.Join(dir, "lockproc")
+		if out, err := exec.Command("go", "build", "-o", lockproc.path, "../examples/lockproc").CombinedOutput(); err != nil {
+			lockproc.err = errors.New(string(out))
+		}
+	})
+	if lockproc.err != nil {
+		t.Fatalf("build examples/lockproc: %v", lockproc.err)
+	}
+	return lockproc.path
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if lockproc.path != "" {
+		os.RemoveAll(filepath.Dir(lockproc.path))
+	}
+	os.Exit(code)
+}
+
+// TestOwnLock_SpecMatchesSetNX: the spec that reproduces setnx's scripts
+// gives setnx's verdicts under the same seed, workload and faults.
+func TestOwnLock_SpecMatchesSetNX(t *testing.T) {
+	testutil.RequireRedis(t)
+	for _, tc := range []struct {
+		faults []string
+		want   checker.Verdict
+	}{{nil, checker.Valid}, {[]string{"pause-client"}, checker.Invalid}} {
+		s := scenario{workload: shortLeases, nemesis: nemesis.Config{Faults: tc.faults, Interval: time.Second, Duration: time.Second}}
+		s.workload.Duration = 5 * time.Second
+		ok := false
+		for seed := int64(1); seed <= 3 && !ok; seed++ {
+			builtin, spec := s.run(t, "setnx", seed), s.run(t, "spec:setnx", seed)
+			t.Logf("faults %v seed %d: setnx %s (%d double holders), spec %s (%d)", tc.faults, seed,
+				builtin.Verdict, doubleHolders(builtin), spec.Verdict, doubleHolders(spec))
+			ok = builtin.Verdict == tc.want && spec.Verdict == tc.want
+		}
+		if !ok {
+			t.Errorf("faults %v: setnx and its spec did not both come out %s in 3 seeds", tc.faults, tc.want)
+		}
+	}
+}
+
+// TestOwnLock_BrokenSpecs: each broken variant, written as a spec, is
+// invalid under a fault that exposes it, while the correct spec is valid
+// under the same one.
+func TestOwnLock_BrokenSpecs(t *testing.T) {
+	testutil.RequireRedis(t)
+	// An unconditional DEL release: late releases of the proof workload.
+	res := run(t, "spec:broken-del-release", proofWorkload(7))
+	if doubleHolders(res) == 0 {
+		t.Errorf("spec:broken-del-release: no double holder (verdict %s)", res.Verdict)
+	}
+	// Extends without an ownership check: a holder frozen past its TTL
+	// in its critical section, whose watchdog extends on waking.
+	// Holds of 1s under a 200ms TTL: a paused holder wakes with most of
+	// its hold ahead of it, so its watchdog's overdue extend goes out
+	// before it releases.
+	w := shortLeases
+	w.Hold, w.HoldDist, w.ExtendEvery, w.Duration = time.Second, workload.HoldFixed, 60*time.Millisecond, 6*time.Second
+	s := scenario{workload: w, nemesis: nemesis.Config{Faults: []string{"pause-holder"}, Interval: 500 * time.Millisecond, Duration: 500 * time.Millisecond}}
+	r := s.expect(t, "spec:setnx", valid)
+	if r.Summary.Paused == 0 {
+		t.Error("no holder was paused")
+	}
+	foreignExtend := func(r *harness.Result) (bool, string) {
+		l, _ := r.Report.Checker("linearizable")
+		msg := ""
+		if len(l.Violations) > 0 {
+			msg = l.Violations[0].Message
+		}
+		return r.Verdict == checker.Invalid && strings.Contains(msg, "extend"), "first linearizability violation: " + firstLine(msg)
+	}
+	s.expect(t, "spec:broken-pexpire-extend", foreignExtend)
+	s.expect(t, "spec:broken-set-xx-extend", foreignExtend)
+}
+
+func firstLine(s string) string { return strings.SplitN(s, "\n", 2)[0] }
+
+// TestOwnLock_AddExtend: a correct additive extend keeps a crashed
+// holder's key alive for the sum of its extensions. With mode "add" the
+// model follows it; the same history read as replacing extends is a stuck
+// lock.
+func TestOwnLock_AddExtend(t *testing.T) {
+	testutil.RequireRedis(t)
+	w := shortLeases
+	w.Hold, w.ExtendEvery, w.Duration, w.Retry = 400*time.Millisecond, 60*time.Millisecond, 6*time.Second, workload.RetryNone
+	s := scenario{workload: w, nemesis: nemesis.Config{Faults: []string{"crash-client"}, Interval: time.Second, Duration: time.Second}}
+	s.expect(t, "spec:add-extend", func(r *harness.Result) (bool, string) {
+		if r.Verdict != checker.Valid || r.Summary.Crashed == 0 {
+			return false, "crashed " + strconv.FormatInt(r.Summary.Crashed, 10)
+		}
+		f, err := os.Open(filepath.Join(r.Dir, "history.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		ops, err := history.Read(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		adds := 0
+		for i := range ops {
+			if ops[i].Mode == history.ExtendAdd {
+				ops[i].Mode = ""
+				adds++
+			}
+		}
+		// The only indeterminate ops here are a crashed client's, which
+		// never left it: a short horizon keeps them from covering the
+		// time the additive extends added.
+		lin := checker.Linearizable(context.Background(), ops, checker.Options{ClockTolerance: 50 * time.Millisecond, InfoHorizon: time.Millisecond, Timeout: time.Minute})
+		return adds > 0 && lin.Verdict == checker.Invalid, strconv.Itoa(adds) + " additive extends; read as replacing: " + string(lin.Verdict)
+	})
+}
+
+// TestOwnLock_Process: the example lock process passes without faults and
+// is invalid under pause-client, like setnx.
+func TestOwnLock_Process(t *testing.T) {
+	testutil.RequireRedis(t)
+	s := scenario{workload: shortLeases}
+	s.workload.Duration = 5 * time.Second
+	r := s.expect(t, "cmd:lockproc", valid)
+	if r.Ops < 500 {
+		t.Errorf("only %d ops through the lock process", r.Ops)
+	}
+	s.nemesis = nemesis.Config{Faults: []string{"pause-client"}, Interval: time.Second, Duration: time.Second}
+	s.expect(t, "cmd:lockproc", func(r *harness.Result) (bool, string) {
+		return doubleHolders(r) > 0, "double holders: " + strconv.Itoa(doubleHolders(r))
+	})
+}
+
+// TestOwnLock_ProcessDies: a lock process that exits mid-run fails the run
+// with a configuration error carrying its stderr; what was recorded is
+// kept and checked.
+func TestOwnLock_ProcessDies(t *testing.T) {
+	testutil.RequireRedis(t)
+	// Answers five acquires (ok for the first, taken for the rest), then
+	// dies.
+	script := `i=0; while read line; do i=$((i+1)); id=$(echo "$line" | sed 's/.*"id":\([0-9]*\).*/\1/')
+if [ $i -gt 5 ]; then echo "lost my redis connection" >&2; exit 7; fi
+if [ $i -eq 1 ]; then echo "{\"id\":$id,\"ok\":true,\"token\":\"t$id\"}"; else echo "{\"id\":$id,\"ok\":false}"; fi; done`
+	w := shortLeases
+	w.Clients, w.Duration = 1, 5*time.Second
+	out := t.TempDir()
+	res, err := harness.Run(context.Background(), harness.Config{Lock: "dying", Factory: lockimpl.ProcessFactory(script, "single"),
+		OutDir: out, Workload: w})
+	if !errors.Is(err, harness.ErrConfig) || !errors.Is(err, lockimpl.ErrBadLock) || !strings.Contains(err.Error(), "lost my redis connection") ||
+		!strings.Contains(err.Error(), "exit status 7") {
+		t.Fatalf("got %v, want a config error with the exit status and stderr tail", err)
+	}
+	if res == nil || res.Report.Verdict == "" || res.Elapsed > 3*time.Second {
+		t.Fatalf("the run was not stopped at once and checked: %+v", res)
+	}
+	if b, err := os.ReadFile(filepath.Join(res.Dir, "history.jsonl")); err != nil || strings.Count(string(b), "\n") < 5 {
+		t.Errorf("history not kept: %v, %d lines", err, strings.Count(string(b), "\n"))
+	}
+	testutil.NoRedisChildren(t)
+}
+
+// TestOwnLock_Redislock: github.com/bsm/redislock, valid without faults,
+// a double holder under pause-client.
+func TestOwnLock_Redislock(t *testing.T) {
+	testutil.RequireRedis(t)
+	s := scenario{workload: shortLeases}
+	s.workload.Duration, s.workload.ExtendEvery = 5*time.Second, 60*time.Millisecond
+	s.expect(t, "redislock", valid)
+	s.nemesis = nemesis.Config{Faults: []string{"pause-client"}, Interval: time.Second, Duration: time.Second}
+	s.expect(t, "redislock", func(r *harness.Result) (bool, string) {
+		return doubleHolders(r) > 0, "double holders: " + strconv.Itoa(doubleHolders(r))
+	})
+}

@@ -1,0 +1,320 @@
+package lockimpl
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// ProcessRequest is one line lockcheck writes to a lock process's stdin.
+type ProcessRequest struct {
+	ID     int64  `json:"id"`
+	Op     string `json:"op"` // acquire, release or extend
+	Key    string `json:"key"`
+	TTLms  int64  `json:"ttl_ms,omitempty"`
+	Token  string `json:"token,omitempty"`
+	Client int    `json:"client"`
+}
+
+// ProcessReply is one line a lock process writes to its stdout. OK true is
+// success; OK false without Error a definite failure; Error set means the
+// outcome is unknown.
+type ProcessReply struct {
+	ID    int64  `json:"id"`
+	OK    bool   `json:"ok"`
+	Token string `json:"token,omitempty"`
+	Fence int64  `json:"fence,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// ProcessLock is a lock implemented by a program in any language
+// (--lock-cmd), spoken to in JSON lines: requests on its stdin, replies on
+// its stdout in any order, many in flight. A request without a reply by
+// the op timeout is indeterminate. A process that exits or writes a line
+// that is not a reply stops the run (ErrBadLock) with its stderr tail.
+type ProcessLock struct {
+	cmdline string
+	cmd     *exec.Cmd
+	timeout time.Duration
+	now     func() int64
+
+	wmu sync.Mutex
+	w   *bufio.Writer
+	in  io.WriteCloser
+
+	mu      sync.Mutex
+	pending map[int64]chan ProcessReply
+	dead    error // set once the process is gone or broke the protocol
+	nextID  atomic.Int64
+
+	stderr tail
+	done   chan struct{} // closed when the reader has seen the process end
+	close  sync.Once
+}
+
+// tail keeps the last bytes written to it (a process's stderr).
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+const tailBytes = 2048
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > tailBytes {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-tailBytes:]...)
+	}
+	t.mu.Unlock()
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := strings.TrimSpace(string(t.buf))
+	if s == "" {
+		return "(nothing on stderr)"
+	}
+	return strings.ReplaceAll(s, "\n", " | ")
+}
+
+// ProcessFactory returns the Factory of --lock-cmd: it starts cmdline with
+// sh -c, with the Redis endpoints in its environment.
+func ProcessFactory(cmdline, topology string) Factory {
+	return func(env Env) (Locker, error) { return StartProcess(cmdline, topology, env) }
+}
+
+// StartProcess starts a lock process. It gets LOCKCHECK_REDIS_ADDRS
+// (comma-separated host:port), LOCKCHECK_REDIS_PASSWORD and
+// LOCKCHECK_TOPOLOGY, and in the sentinel topology LOCKCHECK_SENTINELS and
+// LOCKCHECK_MASTER_NAME.
+func StartProcess(cmdline, topology string, env Env) (*ProcessLock, error) {
+	p := &ProcessLock{cmdline: cmdline, timeout: env.OpTimeout, now: clockOf(env), pending: map[int64]chan ProcessReply{}, done: make(chan struct{})}
+	if p.timeout <= 0 {
+		p.timeout = 2 * time.Second
+	}
+	cmd := exec.Command("sh", "-c", cmdline)
+	cmd.Env = append(os.Environ(),
+		"LOCKCHECK_REDIS_ADDRS="+strings.Join(env.Addrs, ","),
+		"LOCKCHECK_REDIS_PASSWORD="+env.Password,
+		"LOCKCHECK_TOPOLOGY="+topology)
+	if env.MasterName != "" {
+		cmd.Env = append(cmd.Env, "LOCKCHECK_SENTINELS="+strings.Join(env.Sentinels, ","), "LOCKCHECK_MASTER_NAME="+env.MasterName)
+	}
+	// Its own process group, so that a terminal's Ctrl-C reaches only
+	// lockcheck and Close can end the whole group; gone with lockcheck.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Stderr = &p.stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%w: --lock-cmd %q: %v", ErrBadLock, cmdline, err)
+	}
+	p.cmd, p.in, p.w = cmd, in, bufio.NewWriter(in)
+	go p.read(out)
+	return p, nil
+}
+
+// read dispatches replies until stdout closes, then reaps the process.
+func (p *ProcessLock) read(out io.Reader) {
+	defer close(p.done)
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var broke error
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var r ProcessReply
+		if err := json.Unmarshal(line, &r); err != nil || r.ID == 0 {
+			broke = fmt.Errorf("wrote a line that is not a reply: %.200q (want {\"id\":N,\"ok\":true|false} or {\"id\":N,\"error\":\"...\"})", line)
+			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+			break
+		}
+		p.mu.Lock()
+		ch := p.pending[r.ID]
+		delete(p.pending, r.ID)
+		p.mu.Unlock()
+		if ch != nil {
+			ch <- r // buffered; a late reply finds no one waiting
+		}
+	}
+	_, _ = io.Copy(io.Discard, out)
+	werr := p.cmd.Wait()
+	if broke == nil {
+		broke = fmt.Errorf("exited (%v)", cmpErr(werr))
+	}
+	p.mu.Lock()
+	p.dead = fmt.Errorf("%w: lock process %q %v; stderr: %s", ErrBadLock, p.cmdline, broke, p.stderr.String())
+	pend := p.pending
+	p.pending = nil
+	p.mu.Unlock()
+	for _, ch := range pend {
+		close(ch)
+	}
+}
+
+func cmpErr(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	return err.Error()
+}
+
+// do sends one request and waits for its reply, the op timeout or ctx.
+func (p *ProcessLock) do(ctx context.Context, req ProcessRequest) (ProcessReply, error) {
+	req.ID = p.nextID.Add(1)
+	req.Client = ClientFrom(ctx)
+	ch := make(chan ProcessReply, 1)
+	p.mu.Lock()
+	if p.dead != nil {
+		err := p.dead
+		p.mu.Unlock()
+		return ProcessReply{}, err
+	}
+	p.pending[req.ID] = ch
+	p.mu.Unlock()
+	b, _ := json.Marshal(req) // a struct of strings and ints cannot fail
+	p.wmu.Lock()
+	_, err := p.w.Write(append(b, '\n'))
+	if err == nil {
+		err = p.w.Flush()
+	}
+	p.wmu.Unlock()
+	if err != nil {
+		p.forget(req.ID)
+		// The process's stdin is gone: it exited, and the reader will say
+		// how. The request never reached it.
+		<-p.done
+		return ProcessReply{}, p.deadErr()
+	}
+	t := time.NewTimer(p.timeout)
+	defer t.Stop()
+	select {
+	case r, ok := <-ch:
+		if !ok {
+			return ProcessReply{}, p.deadErr()
+		}
+		return r, nil
+	case <-t.C:
+		p.forget(req.ID)
+		return ProcessReply{}, fmt.Errorf("%s %s: no reply within the op timeout %v", req.Op, req.Key, p.timeout)
+	case <-ctx.Done():
+		p.forget(req.ID)
+		return ProcessReply{}, fmt.Errorf("%s %s: %w", req.Op, req.Key, ctx.Err())
+	}
+}
+
+func (p *ProcessLock) forget(id int64) {
+	p.mu.Lock()
+	delete(p.pending, id)
+	p.mu.Unlock()
+}
+
+func (p *ProcessLock) deadErr() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.dead
+}
+
+// outcome maps a reply to the Locker error convention.
+func outcome(r ProcessReply, req ProcessRequest, definite error) error {
+	switch {
+	case r.Error != "":
+		return fmt.Errorf("%s %s: %s", req.Op, req.Key, r.Error)
+	case !r.OK:
+		return definite
+	}
+	return nil
+}
+
+// Acquire implements Locker. The process chooses the token; one it leaves
+// empty is an error in the process.
+func (p *ProcessLock) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, error) {
+	req := ProcessRequest{Op: "acquire", Key: key, TTLms: ttl.Milliseconds()}
+	r, err := p.do(ctx, req)
+	if err == nil {
+		err = outcome(r, req, ErrNotAcquired)
+	}
+	if err != nil {
+		return Lease{}, err
+	}
+	if r.Token == "" {
+		return Lease{}, fmt.Errorf("%w: lock process %q replied ok to an acquire without a token", ErrBadLock, p.cmdline)
+	}
+	return Lease{Key: key, Token: r.Token, Fence: r.Fence, TTL: ttl}, nil
+}
+
+// Release implements Locker.
+func (p *ProcessLock) Release(ctx context.Context, l Lease) error {
+	req := ProcessRequest{Op: "release", Key: l.Key, Token: l.Token}
+	r, err := p.do(ctx, req)
+	if err != nil {
+		return err
+	}
+	return outcome(r, req, ErrNotHeld)
+}
+
+// Extend implements Locker; the TTL replaces what the lease had left.
+func (p *ProcessLock) Extend(ctx context.Context, l Lease, ttl time.Duration) (Lease, error) {
+	req := ProcessRequest{Op: "extend", Key: l.Key, Token: l.Token, TTLms: ttl.Milliseconds()}
+	call := time.Duration(p.now())
+	r, err := p.do(ctx, req)
+	if err == nil {
+		err = outcome(r, req, ErrNotHeld)
+	}
+	if err != nil {
+		return Lease{}, err
+	}
+	l.Acquired, l.TTL = call, ttl
+	return l, nil
+}
+
+// Close closes the process's stdin, which asks it to exit, and ends its
+// process group if it has not within two seconds.
+func (p *ProcessLock) Close() error {
+	p.close.Do(func() {
+		p.wmu.Lock()
+		_ = p.in.Close()
+		p.wmu.Unlock()
+		select {
+		case <-p.done:
+		case <-time.After(2 * time.Second):
+			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+			<-p.done
+		}
+	})
+	return nil
+}
+
+// Exited reports whether the process has ended (for tests).
+func (p *ProcessLock) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// PID is the process's id (for tests).
+func (p *ProcessLock) PID() int { return p.cmd.Process.Pid }

@@ -1,0 +1,138 @@
+package lockimpl_test
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/testutil"
+	"github.com/lockcheck/lockcheck/lockimpl"
+)
+
+func startProc(t *testing.T, cmdline string, env lockimpl.Env) *lockimpl.ProcessLock {
+	t.Helper()
+	p, err := lockimpl.StartProcess(cmdline, "single", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = p.Close()
+		if testutil.Alive(p.PID()) {
+			t.Errorf("lock process %d still running after Close", p.PID())
+		}
+	})
+	return p
+}
+
+func TestProcess_ExitMidRun(t *testing.T) {
+	p := startProc(t, `read line; echo "connection to redis lost" >&2; exit 3`, lockimpl.Env{OpTimeout: 5 * time.Second})
+	_, err := p.Acquire(context.Background(), "k", time.Second)
+	if !errors.Is(err, lockimpl.ErrBadLock) || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "connection to redis lost") {
+		t.Fatalf("got %v, want ErrBadLock with the exit status and the stderr tail", err)
+	}
+	if _, err := p.Acquire(context.Background(), "k", time.Second); !errors.Is(err, lockimpl.ErrBadLock) {
+		t.Errorf("after the exit: got %v, want ErrBadLock", err)
+	}
+}
+
+func TestProcess_NotAReply(t *testing.T) {
+	p := startProc(t, `read line; echo "hello"; sleep 30`, lockimpl.Env{OpTimeout: 5 * time.Second})
+	_, err := p.Acquire(context.Background(), "k", time.Second)
+	if !errors.Is(err, lockimpl.ErrBadLock) || !strings.Contains(err.Error(), "not a reply") {
+		t.Fatalf("got %v, want ErrBadLock saying the line is not a reply", err)
+	}
+}
+
+// TestProcess_Replies checks the mapping of replies, out of order, and a
+// request that gets none (indeterminate after the op timeout).
+func TestProcess_Replies(t *testing.T) {
+	// Reads three requests, then answers the third, the first, and never
+	// the second; the ids are 1, 2, 3 in order of sending.
+	script := `read a; read b; read c
+echo '{"id":3,"ok":false}'
+echo '{"id":1,"ok":true,"token":"t1","fence":7}'
+while read x; do :; done`
+	p := startProc(t, script, lockimpl.Env{OpTimeout: 500 * time.Millisecond})
+	ctx := context.Background()
+	type res struct {
+		l   lockimpl.Lease
+		err error
+	}
+	out := make([]res, 3)
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l, err := p.Acquire(ctx, "k", time.Second)
+			out[i] = res{l, err}
+		}()
+		time.Sleep(50 * time.Millisecond) // ids follow the order of sending
+	}
+	wg.Wait()
+	if out[0].err != nil || out[0].l.Token != "t1" || out[0].l.Fence != 7 {
+		t.Errorf("id 1: got %+v, want token t1 fence 7", out[0])
+	}
+	if lockimpl.Outcome(out[1].err) != history.Info || !strings.Contains(out[1].err.Error(), "no reply within") {
+		t.Errorf("id 2: got %v, want indeterminate (no reply within the op timeout)", out[1].err)
+	}
+	if !errors.Is(out[2].err, lockimpl.ErrNotAcquired) {
+		t.Errorf("id 3: got %v, want ErrNotAcquired", out[2].err)
+	}
+}
+
+// TestProcess_Example runs examples/lockproc against Redis.
+func TestProcess_Example(t *testing.T) {
+	c := testutil.StartRedis(t)
+	bin := filepath.Join(t.TempDir(), "lockproc")
+	if out, err := exec.Command("go", "build", "-o", bin, "../examples/lockproc").CombinedOutput(); err != nil {
+		t.Fatalf("build the example: %v\n%s", err, out)
+	}
+	p := startProc(t, bin, lockimpl.Env{Addrs: c.Addrs(), Password: c.Password, OpTimeout: 2 * time.Second})
+	ctx := context.Background()
+	a, err := p.Acquire(ctx, "k", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Acquire(ctx, "k", time.Second); !errors.Is(err, lockimpl.ErrNotAcquired) {
+		t.Errorf("acquire held: got %v, want ErrNotAcquired", err)
+	}
+	other := a
+	other.Token = "someone-else"
+	if err := p.Release(ctx, other); !errors.Is(err, lockimpl.ErrNotHeld) {
+		t.Errorf("release foreign: got %v, want ErrNotHeld", err)
+	}
+	if _, err := p.Extend(ctx, a, time.Second); err != nil {
+		t.Errorf("extend own: %v", err)
+	}
+	if err := p.Release(ctx, a); err != nil {
+		t.Errorf("release own: %v", err)
+	}
+	// Many in flight at once: exactly one of 100 concurrent acquires wins.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	wins := 0
+	for range 100 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := p.Acquire(ctx, "hot", 5*time.Second); err == nil {
+				mu.Lock()
+				wins++
+				mu.Unlock()
+			} else if !errors.Is(err, lockimpl.ErrNotAcquired) {
+				t.Errorf("concurrent acquire: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if wins != 1 {
+		t.Errorf("%d of 100 concurrent acquires won, want 1", wins)
+	}
+}

@@ -1,0 +1,329 @@
+package lockimpl
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+	"github.com/redis/go-redis/v9"
+)
+
+// Spec is a lock written as three Lua scripts in a TOML file
+// (--lock-spec). See LoadSpec and examples/*.toml.
+type Spec struct {
+	Name        string     `toml:"name"`
+	Description string     `toml:"description"`
+	Acquire     SpecScript `toml:"acquire"`
+	Release     SpecScript `toml:"release"`
+	Extend      SpecScript `toml:"extend"`
+
+	// Path and Version (sha256 of the file, 12 hex digits) identify it in
+	// run.json.
+	Path, Version string
+	usesTTLs      bool
+}
+
+// SpecScript is one section: a Lua script and the KEYS and ARGV it is
+// called with, with placeholders.
+type SpecScript struct {
+	Script string   `toml:"script"`
+	Keys   []string `toml:"keys"`
+	Args   []string `toml:"args"`
+	// Fence (acquire only): the script's integer reply is also the lease's
+	// fencing token.
+	Fence bool `toml:"fence"`
+	// Mode (extend only): "set" (the TTL replaces what remains, the
+	// default) or "add" (the TTL is added to it).
+	Mode string `toml:"mode"`
+
+	keys, args []template
+}
+
+// Spec placeholders, substituted in keys and args (not in scripts).
+const (
+	phKey = iota
+	phToken
+	phTTLms
+	phTTLs
+	phClient
+)
+
+var placeholders = map[string]int{"{key}": phKey, "{token}": phToken, "{ttl_ms}": phTTLms, "{ttl_s}": phTTLs, "{client}": phClient}
+
+// placeholderRE finds anything that looks like a placeholder.
+var placeholderRE = regexp.MustCompile(`\{[^{}\s]*\}`)
+
+// template is one key or argument: literal parts and placeholders.
+type template []tpart
+
+type tpart struct {
+	lit string
+	ph  int // -1: lit
+}
+
+type specVars struct {
+	key, token string
+	ttl        time.Duration
+	client     int
+}
+
+func (t template) render(v *specVars) string {
+	if len(t) == 1 && t[0].ph < 0 {
+		return t[0].lit
+	}
+	var b strings.Builder
+	for _, p := range t {
+		switch p.ph {
+		case -1:
+			b.WriteString(p.lit)
+		case phKey:
+			b.WriteString(v.key)
+		case phToken:
+			b.WriteString(v.token)
+		case phTTLms:
+			b.WriteString(strconv.FormatInt(v.ttl.Milliseconds(), 10))
+		case phTTLs:
+			b.WriteString(strconv.FormatInt(int64(v.ttl/time.Second), 10))
+		case phClient:
+			b.WriteString(strconv.Itoa(v.client))
+		}
+	}
+	return b.String()
+}
+
+// LoadSpec reads and checks a spec file. Its errors are one line, with the
+// file and, where there is one, the line.
+func LoadSpec(path string) (*Spec, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("lock spec: %w", err)
+	}
+	var s Spec
+	md, err := toml.Decode(string(src), &s)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("%s:%d: %s (the spec is TOML; see examples/setnx.toml)", path, pe.Position.Line, pe.Message)
+		}
+		return nil, fmt.Errorf("%s: %v (see examples/setnx.toml)", path, err)
+	}
+	if u := md.Undecoded(); len(u) > 0 {
+		k := u[0]
+		section := ""
+		if len(k) > 1 {
+			section = k[0]
+		}
+		return nil, fmt.Errorf("%s:%d: unknown field %q (a section takes script, keys, args, fence (acquire) and mode (extend))",
+			path, fieldLine(src, section, k[len(k)-1]), k.String())
+	}
+	sum := sha256.Sum256(src)
+	s.Path, s.Version = path, hex.EncodeToString(sum[:6])
+	if s.Name == "" {
+		return nil, fmt.Errorf(`%s: no name (add a line name = "my-lock" at the top)`, path)
+	}
+	for _, sec := range []struct {
+		name string
+		sc   *SpecScript
+	}{{"acquire", &s.Acquire}, {"release", &s.Release}, {"extend", &s.Extend}} {
+		if !md.IsDefined(sec.name) {
+			return nil, fmt.Errorf("%s: no [%s] section (a spec needs [acquire], [release] and [extend], each with script, keys and args)", path, sec.name)
+		}
+		if strings.TrimSpace(sec.sc.Script) == "" {
+			return nil, fmt.Errorf("%s:%d: [%s] has no script", path, lineOf(src, "["+sec.name+"]"), sec.name)
+		}
+		if sec.sc.Fence && sec.name != "acquire" {
+			return nil, fmt.Errorf("%s:%d: fence is an option of [acquire] only, not [%s]", path, fieldLine(src, sec.name, "fence"), sec.name)
+		}
+		if sec.sc.Mode != "" && (sec.name != "extend" || (sec.sc.Mode != "set" && sec.sc.Mode != "add")) {
+			return nil, fmt.Errorf(`%s:%d: mode %q in [%s]: mode is an option of [extend] only, "set" (default) or "add"`,
+				path, fieldLine(src, sec.name, "mode"), sec.sc.Mode, sec.name)
+		}
+		var err error
+		if sec.sc.keys, err = s.compile(src, sec.name, "keys", sec.sc.Keys); err != nil {
+			return nil, err
+		}
+		if sec.sc.args, err = s.compile(src, sec.name, "args", sec.sc.Args); err != nil {
+			return nil, err
+		}
+	}
+	return &s, nil
+}
+
+func (s *Spec) compile(src []byte, section, field string, in []string) ([]template, error) {
+	out := make([]template, len(in))
+	for i, v := range in {
+		var t template
+		rest := v
+		for rest != "" {
+			loc := placeholderRE.FindStringIndex(rest)
+			if loc == nil {
+				t = append(t, tpart{lit: rest, ph: -1})
+				break
+			}
+			if loc[0] > 0 {
+				t = append(t, tpart{lit: rest[:loc[0]], ph: -1})
+			}
+			name := rest[loc[0]:loc[1]]
+			ph, ok := placeholders[name]
+			if !ok {
+				return nil, fmt.Errorf("%s:%d: unknown placeholder %s in [%s] %s (known: {key} {token} {ttl_ms} {ttl_s} {client})",
+					s.Path, lineOf(src, name), name, section, field)
+			}
+			s.usesTTLs = s.usesTTLs || ph == phTTLs
+			t = append(t, tpart{ph: ph})
+			rest = rest[loc[1]:]
+		}
+		if len(t) == 0 {
+			t = template{{lit: "", ph: -1}}
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+// fieldLine is the line of field's assignment in [section] ("": the top).
+func fieldLine(src []byte, section, field string) int {
+	from := 0
+	if section != "" {
+		from = max(0, strings.Index(string(src), "["+section+"]"))
+	}
+	re := regexp.MustCompile(`(?m)^\s*"?` + regexp.QuoteMeta(field) + `"?\s*=`)
+	if loc := re.FindIndex(src[from:]); loc != nil {
+		return strings.Count(string(src[:from+loc[0]]), "\n") + 1
+	}
+	return lineOf(src, "["+section+"]")
+}
+
+// lineOf is the first line of src that contains s (1 if none).
+func lineOf(src []byte, s string) int {
+	if i := strings.Index(string(src), s); i >= 0 {
+		return strings.Count(string(src[:i]), "\n") + 1
+	}
+	return 1
+}
+
+// CheckTTL says whether the spec can run with ttl: {ttl_s} needs whole
+// seconds, or the key would live longer or shorter than the lease.
+func (s *Spec) CheckTTL(ttl time.Duration) error {
+	if s.usesTTLs && ttl%time.Second != 0 {
+		return fmt.Errorf("%s uses {ttl_s}, so --ttl must be whole seconds, not %v", s.Path, ttl)
+	}
+	return nil
+}
+
+// Factory builds the spec's Locker: the scripts are loaded once (SCRIPT
+// LOAD, which also finds a script that does not compile) and called with
+// EVALSHA (EVAL if a restarted node lost them).
+func (s *Spec) Factory(env Env) (Locker, error) {
+	c, err := newClient(env)
+	if err != nil {
+		return nil, err
+	}
+	l := &specLock{spec: s, c: c, now: clockOf(env)}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, sec := range []struct {
+		name string
+		sc   *SpecScript
+		dst  **redis.Script
+	}{{"acquire", &s.Acquire, &l.acquire}, {"release", &s.Release, &l.release}, {"extend", &s.Extend, &l.extend}} {
+		*sec.dst = redis.NewScript(sec.sc.Script)
+		if err := (*sec.dst).Load(ctx, c).Err(); err != nil {
+			c.Close()
+			var re redis.Error
+			if errors.As(err, &re) {
+				return nil, fmt.Errorf("%w: %s: [%s] script: %v", ErrBadLock, s.Path, sec.name, err)
+			}
+			return nil, fmt.Errorf("load %s: %w", s.Path, err)
+		}
+	}
+	return l, nil
+}
+
+type specLock struct {
+	spec                     *Spec
+	c                        *redis.Client
+	now                      func() int64
+	acquire, release, extend *redis.Script
+}
+
+// ExtendAdds implements AddExtender.
+func (l *specLock) ExtendAdds() bool { return l.spec.Extend.Mode == "add" }
+
+// Close implements Closer.
+func (l *specLock) Close() error { return l.c.Close() }
+
+// call runs one section's script and maps its reply: OK, an integer >= 1
+// (Lua true is 1) is success; nil (Lua false) or an integer <= 0 is a
+// definite failure (notHeld); an error reply or a timeout is
+// indeterminate; anything else is a spec error (ErrBadLock).
+func (l *specLock) call(ctx context.Context, name string, sc *redis.Script, ss *SpecScript, v *specVars, notHeld error) (int64, error) {
+	keys := make([]string, len(ss.keys))
+	for i, t := range ss.keys {
+		keys[i] = t.render(v)
+	}
+	args := make([]any, len(ss.args))
+	for i, t := range ss.args {
+		args[i] = t.render(v)
+	}
+	val, err := sc.Run(ctx, l.c, keys, args...).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return 0, notHeld
+	case err != nil:
+		return 0, firstErr(name, v.key, err)
+	}
+	switch r := val.(type) {
+	case int64:
+		if r >= 1 {
+			return r, nil
+		}
+		return 0, notHeld
+	case string:
+		if r == "OK" {
+			return 0, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: %s: [%s] script replied %#v; a spec script must reply OK, an integer, true, false or nil", ErrBadLock, l.spec.Path, name, val)
+}
+
+func (l *specLock) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, error) {
+	ls := Lease{Key: key, Token: NewToken(), Acquired: time.Duration(l.now()), TTL: ttl}
+	n, err := l.call(ctx, "acquire", l.acquire, &l.spec.Acquire, &specVars{key: key, token: ls.Token, ttl: ttl, client: ClientFrom(ctx)}, ErrNotAcquired)
+	if err != nil {
+		return Lease{}, err
+	}
+	if l.spec.Acquire.Fence {
+		if n < 1 {
+			return Lease{}, fmt.Errorf("%w: %s: [acquire] has fence = true but replied OK, not an integer fencing token", ErrBadLock, l.spec.Path)
+		}
+		ls.Fence = n
+	}
+	return ls, nil
+}
+
+func (l *specLock) Release(ctx context.Context, ls Lease) error {
+	_, err := l.call(ctx, "release", l.release, &l.spec.Release, &specVars{key: ls.Key, token: ls.Token, ttl: ls.TTL, client: ClientFrom(ctx)}, ErrNotHeld)
+	return err
+}
+
+func (l *specLock) Extend(ctx context.Context, ls Lease, ttl time.Duration) (Lease, error) {
+	call := time.Duration(l.now())
+	if _, err := l.call(ctx, "extend", l.extend, &l.spec.Extend, &specVars{key: ls.Key, token: ls.Token, ttl: ttl, client: ClientFrom(ctx)}, ErrNotHeld); err != nil {
+		return Lease{}, err
+	}
+	if l.ExtendAdds() {
+		ls.TTL += ttl // the deadline moves by ttl
+	} else {
+		ls.Acquired, ls.TTL = call, ttl
+	}
+	return ls, nil
+}

@@ -1,0 +1,232 @@
+package lockimpl_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/internal/testutil"
+	"github.com/lockcheck/lockcheck/lockimpl"
+)
+
+const goodSpec = `name = "t"
+
+[acquire]
+script = 'return redis.call("set", KEYS[1], ARGV[1], "NX", "PX", ARGV[2])'
+keys = ["{key}"]
+args = ["{token}", "{ttl_ms}"]
+
+[release]
+script = 'if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end'
+keys = ["{key}"]
+args = ["{token}"]
+
+[extend]
+script = 'if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end'
+keys = ["{key}"]
+args = ["{token}", "{ttl_ms}"]
+`
+
+func writeSpec(t *testing.T, src string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "lock.toml")
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadSpec_Errors(t *testing.T) {
+	tests := []struct {
+		name, src, want string
+	}{
+		{"not toml", strings.Replace(goodSpec, `keys = ["{key}"]`, `keys = ["{key}"`, 1), `lock.toml:6: `},
+		{"no release", goodSpec[:strings.Index(goodSpec, "[release]")] + goodSpec[strings.Index(goodSpec, "[extend]"):], "no [release] section"},
+		{"unknown placeholder", strings.Replace(goodSpec, `args = ["{token}"]`, `args = ["{tokn}"]`, 1), `lock.toml:11: unknown placeholder {tokn} in [release] args`},
+		{"unknown field", strings.Replace(goodSpec, "[extend]\n", "[extend]\nttl = 5\n", 1), `lock.toml:14: unknown field "extend.ttl"`},
+		{"bad mode", strings.Replace(goodSpec, "[extend]\n", "[extend]\nmode = \"double\"\n", 1), `lock.toml:14: mode "double" in [extend]`},
+		{"fence on release", strings.Replace(goodSpec, "[release]\n", "[release]\nfence = true\n", 1), "fence is an option of [acquire] only"},
+		{"no name", strings.Replace(goodSpec, `name = "t"`, "", 1), "no name"},
+		{"empty script", strings.Replace(goodSpec, `script = 'return redis.call("set", KEYS[1], ARGV[1], "NX", "PX", ARGV[2])'`, `script = ""`, 1), "lock.toml:3: [acquire] has no script"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := lockimpl.LoadSpec(writeSpec(t, tt.src))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error is not one line: %q", err)
+			}
+		})
+	}
+	if _, err := lockimpl.LoadSpec(writeSpec(t, goodSpec)); err != nil {
+		t.Fatalf("good spec: %v", err)
+	}
+}
+
+func TestLoadSpec_Examples(t *testing.T) {
+	files, _ := filepath.Glob("../examples/specs/*.toml")
+	if len(files) < 6 {
+		t.Fatalf("found %d example specs, want at least 6", len(files))
+	}
+	for _, f := range files {
+		if _, err := lockimpl.LoadSpec(f); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+func TestSpec_TTLSeconds(t *testing.T) {
+	s, err := lockimpl.LoadSpec(writeSpec(t, strings.Replace(goodSpec, `"PX", ARGV[2]`, `"EX", ARGV[2]`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.CheckTTL(300*time.Millisecond) != nil {
+		t.Fatal("a spec without {ttl_s} must take any TTL")
+	}
+	s, err = lockimpl.LoadSpec(writeSpec(t, strings.Replace(goodSpec, `args = ["{token}", "{ttl_ms}"]`, `args = ["{token}", "{ttl_s}"]`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CheckTTL(1500 * time.Millisecond); err == nil || !strings.Contains(err.Error(), "whole seconds") {
+		t.Errorf("{ttl_s} with a 1.5s TTL: got %v, want a whole-seconds error", err)
+	}
+	if err := s.CheckTTL(2 * time.Second); err != nil {
+		t.Errorf("{ttl_s} with 2s: %v", err)
+	}
+}
+
+func specLock(t *testing.T, src string) (lockimpl.Locker, *redis.Client) {
+	t.Helper()
+	return specLockOn(t, testutil.StartRedis(t), src)
+}
+
+func specLockOn(t *testing.T, c *cluster.Cluster, src string) (lockimpl.Locker, *redis.Client) {
+	t.Helper()
+	s, err := lockimpl.LoadSpec(writeSpec(t, src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.Factory(lockimpl.Env{Addrs: c.Addrs(), Password: c.Password, PoolSize: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.(lockimpl.Closer).Close() })
+	rc := redis.NewClient(&redis.Options{Addr: c.Addrs()[0], Password: c.Password})
+	t.Cleanup(func() { rc.Close() })
+	return l, rc
+}
+
+// TestSpec_Replies runs scripts against Redis and checks how each reply
+// is read: OK, integers >= 1 and true succeed; nil, false and integers
+// <= 0 fail definitely; an error reply is indeterminate; a string is a
+// spec error.
+func TestSpec_Replies(t *testing.T) {
+	ctx := context.Background()
+	c := testutil.StartRedis(t)
+	l, rc := specLockOn(t, c, goodSpec)
+	a, err := l.Acquire(ctx, "k", time.Second)
+	if err != nil {
+		t.Fatalf("acquire (OK reply): %v", err)
+	}
+	if got := rc.Get(ctx, "k").Val(); got != a.Token {
+		t.Fatalf("key holds %q, want the lease's token %q (placeholders)", got, a.Token)
+	}
+	if got := rc.PTTL(ctx, "k").Val(); got <= 900*time.Millisecond || got > time.Second {
+		t.Errorf("PTTL %v, want about 1s ({ttl_ms})", got)
+	}
+	if _, err := l.Acquire(ctx, "k", time.Second); !errors.Is(err, lockimpl.ErrNotAcquired) {
+		t.Errorf("acquire held key (nil reply): got %v, want ErrNotAcquired", err)
+	}
+	other := a
+	other.Token = "x"
+	if err := l.Release(ctx, other); !errors.Is(err, lockimpl.ErrNotHeld) {
+		t.Errorf("release foreign (0 reply): got %v, want ErrNotHeld", err)
+	}
+	if _, err := l.Extend(ctx, a, 5*time.Second); err != nil {
+		t.Errorf("extend own (1 reply): %v", err)
+	}
+	if got := rc.PTTL(ctx, "k").Val(); got <= 4*time.Second {
+		t.Errorf("PTTL after extend %v, want about 5s", got)
+	}
+	if err := l.Release(ctx, a); err != nil {
+		t.Errorf("release own: %v", err)
+	}
+	// Once the script cache is flushed (a node restarted), EVALSHA falls
+	// back to EVAL.
+	rc.ScriptFlush(ctx)
+	if _, err := l.Acquire(ctx, "k2", time.Second); err != nil {
+		t.Errorf("acquire after SCRIPT FLUSH: %v", err)
+	}
+
+	for _, tt := range []struct {
+		name, script string
+		check        func(error) bool
+		want         string
+	}{
+		{"true", "return true", func(e error) bool { return e == nil }, "success"},
+		{"integer 3", "return 3", func(e error) bool { return e == nil }, "success"},
+		{"false", "return false", func(e error) bool { return errors.Is(e, lockimpl.ErrNotAcquired) }, "ErrNotAcquired"},
+		{"integer -1", "return -1", func(e error) bool { return errors.Is(e, lockimpl.ErrNotAcquired) }, "ErrNotAcquired"},
+		{"error reply", `return redis.error_reply("BUSY try later")`, func(e error) bool {
+			return e != nil && lockimpl.Outcome(e) == "info" && !errors.Is(e, lockimpl.ErrBadLock)
+		}, "indeterminate"},
+		{"string", `return "yes"`, func(e error) bool { return errors.Is(e, lockimpl.ErrBadLock) && strings.Contains(e.Error(), `"yes"`) }, "ErrBadLock naming the reply"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			src := strings.Replace(goodSpec, `script = 'return redis.call("set", KEYS[1], ARGV[1], "NX", "PX", ARGV[2])'`, "script = '"+tt.script+"'", 1)
+			l, _ := specLockOn(t, c, src)
+			if _, err := l.Acquire(ctx, "k", time.Second); !tt.check(err) {
+				t.Errorf("got %v, want %s", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestSpec_ScriptThatDoesNotCompile(t *testing.T) {
+	c := testutil.StartRedis(t)
+	s, err := lockimpl.LoadSpec(writeSpec(t, strings.Replace(goodSpec, `return redis.call("del", KEYS[1]) else`, `return redis.call("del", KEYS[1]) els`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Factory(lockimpl.Env{Addrs: c.Addrs(), Password: c.Password})
+	if !errors.Is(err, lockimpl.ErrBadLock) || !strings.Contains(err.Error(), "[release] script") {
+		t.Fatalf("got %v, want ErrBadLock naming [release]", err)
+	}
+}
+
+// TestSpec_AddExtend checks the additive extend example against Redis:
+// the TTL left grows by the extension.
+func TestSpec_AddExtend(t *testing.T) {
+	ctx := context.Background()
+	src, err := os.ReadFile("../examples/specs/add-extend.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, rc := specLock(t, string(src))
+	if !lockimpl.ExtendAdds(l) {
+		t.Fatal("add-extend.toml: ExtendAdds is false")
+	}
+	a, err := l.Acquire(ctx, "k", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := l.Extend(ctx, a, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rc.PTTL(ctx, "k").Val(); got <= 1900*time.Millisecond || got > 2*time.Second {
+		t.Errorf("PTTL after an additive extend of 1s: %v, want about 2s", got)
+	}
+	if b.Deadline() != a.Deadline()+time.Second {
+		t.Errorf("lease deadline %v after extend, want %v", b.Deadline(), a.Deadline()+time.Second)
+	}
+}
