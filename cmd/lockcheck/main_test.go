@@ -43,6 +43,14 @@ func TestCLI_UsageErrors(t *testing.T) {
 	if err := os.WriteFile(corrupt, []byte(good+"\n{\"index\":1,\"process\":\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	spec, err := os.ReadFile("../../examples/specs/setnx.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	badSpec := filepath.Join(dir, "bad.toml")
+	if err := os.WriteFile(badSpec, []byte(strings.Replace(string(spec), `args = ["{token}"]`, `args = ["{tokn}"]`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -54,6 +62,11 @@ func TestCLI_UsageErrors(t *testing.T) {
 		{"unknown lock", []string{"run", "--lock", "nope"}, `unknown lock "nope"`},
 		{"bad hold-dist", []string{"run", "--hold-dist", "normal"}, `--hold-dist "normal": want fixed, exp or uniform`},
 		{"no redis-server", []string{"run", "--redis-server", "/nonexistent/redis-server"}, "install it with"},
+		{"bad spec", []string{"run", "--lock-spec", badSpec}, "bad.toml:20: unknown placeholder {tokn} in [release] args"},
+		{"missing spec", []string{"run", "--lock-spec", filepath.Join(dir, "none.toml")}, "none.toml: no such file"},
+		{"two locks", []string{"run", "--lock", "setnx", "--lock-spec", badSpec}, "give one of --lock, --lock-spec and --lock-cmd"},
+		{"crash-client with lock-cmd", []string{"run", "--lock-cmd", "cat", "--nemesis", "crash-client"}, "--nemesis crash-client acts inside lockcheck's own Redis client"},
+		{"extend-every too long", []string{"run", "--extend-every", "2s", "--ttl", "1s"}, "--extend-every 2s: want more than 0 and less than the TTL"},
 		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
 	}
 	for _, tt := range tests {
