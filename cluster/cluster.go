@@ -20,7 +20,12 @@ var ErrNotInstalled = errors.New("redis not installed")
 const (
 	Single   = "single"
 	Sentinel = "sentinel"
+	// Redlock is N independent masters (Config.Nodes), for Redlock.
+	Redlock = "redlock"
 )
+
+// DefaultRedlockNodes is the node count of the redlock topology.
+const DefaultRedlockNodes = 5
 
 // Backends.
 const (
@@ -44,6 +49,12 @@ type Config struct {
 	// ClientProxies puts a proxy between clients and each node, so that
 	// the latency fault can slow replies.
 	ClientProxies bool
+	// Nodes is the master count of the redlock topology (default 5).
+	Nodes int
+	// ClockShim runs every Redis node under the clock shim, so that the
+	// clock faults can shift its wall clock (Node.Clock).
+	ClockShim bool
+	clockShim string // the built shim
 }
 
 // Cluster is a running topology.
@@ -74,8 +85,14 @@ func Up(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.Backend != Local {
 		return nil, fmt.Errorf("backend %q is not supported yet (use local)", cfg.Backend)
 	}
-	if cfg.Topology != Single && cfg.Topology != Sentinel {
-		return nil, fmt.Errorf("topology %q is not supported (use single or sentinel)", cfg.Topology)
+	if cfg.Topology != Single && cfg.Topology != Sentinel && cfg.Topology != Redlock {
+		return nil, fmt.Errorf("topology %q is not supported (use single, sentinel or redlock)", cfg.Topology)
+	}
+	if cfg.Nodes == 0 {
+		cfg.Nodes = DefaultRedlockNodes
+	}
+	if cfg.Topology == Redlock && (cfg.Nodes < 1 || cfg.Nodes > 15) {
+		return nil, fmt.Errorf("--nodes %d: want 1 to 15 masters (Redlock uses an odd number, 5 by default)", cfg.Nodes)
 	}
 	if cfg.LogDir == "" {
 		return nil, errors.New("cluster: no log dir")
@@ -96,10 +113,18 @@ func Up(ctx context.Context, cfg Config) (*Cluster, error) {
 	if maxClients <= 0 {
 		maxClients = 10000 + 128
 	}
+	if cfg.ClockShim {
+		if cfg.clockShim, err = BuildClockShim(); err != nil {
+			return nil, err
+		}
+	}
 	c := &Cluster{Password: randomPassword(), dialMap: map[string]string{}}
-	if cfg.Topology == Sentinel {
+	switch cfg.Topology {
+	case Sentinel:
 		err = c.upSentinel(ctx, cfg, server, version, persist, maxClients)
-	} else {
+	case Redlock:
+		err = c.upRedlock(ctx, cfg, server, version, persist, maxClients)
+	default:
 		err = c.upSingle(ctx, cfg, server, version, persist, maxClients)
 	}
 	if err == nil && cfg.ClientProxies {

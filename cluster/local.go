@@ -36,6 +36,10 @@ type Node struct {
 	server  string
 	args    []string
 	logDir  string
+	env     []string // extra environment (the clock shim)
+	// Clock shifts the node's wall clock (set when the run has a clock
+	// fault; nil otherwise).
+	Clock *Clock
 }
 
 // live tracks every node this process started, so that Emergency can end
@@ -104,6 +108,21 @@ func persistenceArgs(p string) ([]string, error) {
 
 // upSingle starts one redis-server on a free loopback port.
 func (c *Cluster) upSingle(ctx context.Context, cfg Config, server, version string, persist []string, maxClients int) error {
+	return c.upMaster(ctx, cfg, server, version, "n1", persist, maxClients)
+}
+
+// upRedlock starts cfg.Nodes independent masters, n1..nN.
+func (c *Cluster) upRedlock(ctx context.Context, cfg Config, server, version string, persist []string, maxClients int) error {
+	for i := 1; i <= cfg.Nodes; i++ {
+		if err := c.upMaster(ctx, cfg, server, version, "n"+strconv.Itoa(i), persist, maxClients); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// upMaster starts one stand-alone redis-server on a free loopback port.
+func (c *Cluster) upMaster(ctx context.Context, cfg Config, server, version, name string, persist []string, maxClients int) error {
 	var lastErr error
 	// A port taken between our probe and Redis's bind is retried.
 	for attempt := 0; attempt < 5; attempt++ {
@@ -116,7 +135,7 @@ func (c *Cluster) upSingle(ctx context.Context, cfg Config, server, version stri
 			"--requirepass", c.Password, "--maxclients", strconv.Itoa(maxClients),
 			"--daemonize", "no", "--loglevel", "notice",
 		}, persist...)
-		if _, err := c.startNode(ctx, cfg, server, version, "n1", args, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), c.Password); err != nil {
+		if _, err := c.startNode(ctx, cfg, server, version, name, args, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), c.Password); err != nil {
 			lastErr = err
 			if k := len(c.Nodes) - 1; k >= 0 { // the node that did not come up
 				_ = c.Nodes[k].stop()
@@ -145,7 +164,11 @@ func (c *Cluster) startNodeIn(ctx context.Context, cfg Config, server, version, 
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, err
 	}
-	n, err := spawn(server, args, name, logDir, version, dir)
+	shim := ""
+	if cfg.ClockShim && name[0] == 'n' {
+		shim = cfg.clockShim
+	}
+	n, err := spawn(server, args, name, logDir, version, dir, shim)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +184,7 @@ func (c *Cluster) startNodeIn(ctx context.Context, cfg Config, server, version, 
 	return n, nil
 }
 
-func spawn(server string, args []string, name, logDir, version, dir string) (*Node, error) {
+func spawn(server string, args []string, name, logDir, version, dir, shim string) (*Node, error) {
 	if dir == "" {
 		d, err := os.MkdirTemp("", TempPrefix+name+"-")
 		if err != nil {
@@ -176,6 +199,15 @@ func spawn(server string, args []string, name, logDir, version, dir string) (*No
 	}
 	n := &Node{Name: name, Version: version, LogPath: filepath.Join(logDir, "redis.log"), dir: dir,
 		server: server, args: args, logDir: logDir}
+	if shim != "" {
+		clk, err := newClock(filepath.Join(dir, "clock"))
+		if err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, err
+		}
+		n.Clock = clk
+		n.env = []string{"LD_PRELOAD=" + shim, ClockShimEnv + "=" + filepath.Join(dir, "clock")}
+	}
 	if err := n.start(); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
@@ -197,6 +229,9 @@ func (n *Node) start() error {
 	}
 	cmd := exec.Command(n.server, append(append([]string{}, n.args...), "--dir", n.dir)...)
 	cmd.Dir = n.dir
+	if n.env != nil {
+		cmd.Env = append(os.Environ(), n.env...)
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Setpgid: a terminal's Ctrl-C reaches lockcheck only, which then
 	// stops Redis itself after writing the history. Pdeathsig: if
@@ -328,6 +363,7 @@ func (n *Node) stop() error {
 			_ = cmd.Process.Kill()
 			<-exited
 		}
+		n.Clock.close()
 		n.stopErr = os.RemoveAll(n.dir)
 		live.Lock()
 		delete(live.nodes, n)

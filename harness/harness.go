@@ -153,9 +153,15 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	if err != nil {
 		return nil, configErr(err)
 	}
-	factory, lockName, err := cfg.factory()
+	factory, lockName, topology, err := cfg.factory()
 	if err != nil {
 		return nil, configErr(err)
+	}
+	if topology != "" {
+		if cfg.Cluster.Topology != "" && cfg.Cluster.Topology != topology {
+			return nil, configErr(fmt.Errorf("lock %s needs --topology %s, not %s", lockName, topology, cfg.Cluster.Topology))
+		}
+		cfg.Cluster.Topology = topology
 	}
 	ncfg, err := cfg.Nemesis.WithDefaults()
 	if err != nil {
@@ -188,8 +194,9 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 
 	ccfg := cfg.Cluster
 	ccfg.LogDir = dir
-	crashHook, clientProxies := ncfg.Needs()
+	crashHook, clientProxies, clockShim := ncfg.Needs()
 	ccfg.ClientProxies = ccfg.ClientProxies || clientProxies
+	ccfg.ClockShim = ccfg.ClockShim || clockShim
 	if ccfg.MaxClients == 0 {
 		ccfg.MaxClients = wcfg.Clients*2 + 128
 	}
@@ -269,7 +276,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	nctx, stopNemesis := context.WithCancel(ctx)
 	nemesisDone := make(chan error, 1)
 	go func() {
-		nemesisDone <- nemesis.Run(nctx, ncfg, nemesis.Env{Cluster: cl, Clients: runner, TTL: wcfg.TTL,
+		nemesisDone <- nemesis.Run(nctx, ncfg, nemesis.Env{Cluster: cl, Clients: runner, TTL: wcfg.TTL, Window: ncfg.Duration,
 			RestartDelay: cfg.RestartDelay}, record, clock.Now)
 	}()
 	runErr := runWithProgress(ctx, runner, cfg.Progress, clock)
@@ -330,9 +337,11 @@ func infoHorizon(w workload.Config, n nemesis.Config, restartDelay time.Duration
 	return h
 }
 
-func (cfg *Config) factory() (lockimpl.Factory, string, error) {
+// factory returns the lock's factory, its name, and the topology it needs
+// ("": any single-master one).
+func (cfg *Config) factory() (lockimpl.Factory, string, string, error) {
 	if cfg.Factory != nil {
-		return cfg.Factory, cmpOr(cfg.Lock, "custom"), nil
+		return cfg.Factory, cmpOr(cfg.Lock, "custom"), "", nil
 	}
 	reg := cfg.Registry
 	if reg == nil {
@@ -341,9 +350,9 @@ func (cfg *Config) factory() (lockimpl.Factory, string, error) {
 	name := cmpOr(cfg.Lock, "setnx")
 	e, err := reg.Lookup(name)
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
-	return e.Factory, name, nil
+	return e.Factory, name, e.Topology, nil
 }
 
 // runWithProgress runs the workload, printing a progress line each second.

@@ -14,8 +14,10 @@ type Entry struct {
 	Name        string
 	Description string
 	// Broken marks the classic mistakes that exist to prove the checkers.
-	Broken  bool
-	Factory Factory
+	Broken bool
+	// Topology is the one the lock needs ("": any single-master one).
+	Topology string
+	Factory  Factory
 }
 
 // Registry maps lock names to factories. The zero value is empty and ready.
@@ -77,6 +79,10 @@ func Builtin() *Registry {
 		Description: "setnx plus WAIT 1 after acquiring (sentinel topology): narrows, does not close, the failover window"})
 	r.Register(Entry{Name: "redislock", Factory: NewRedislock,
 		Description: "github.com/bsm/redislock v0.9 as it is: Obtain (Lua SET NX PX), Refresh (compare-and-PEXPIRE), Release (compare-and-DEL)"})
+	r.Register(Entry{Name: "redlock", Factory: NewRedlock, Topology: "redlock",
+		Description: "Redlock over N masters (topology redlock): SET NX PX on all in parallel, majority and validity = TTL - elapsed - drift; release and extend on all"})
+	r.Register(Entry{Name: "redsync", Factory: NewRedsync, Topology: "redlock",
+		Description: "github.com/go-redsync/redsync/v4 as it is (topology redlock): its Redlock, one try per acquire"})
 	for _, b := range brokenLocks {
 		r.Register(b)
 	}

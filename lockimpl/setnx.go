@@ -36,8 +36,11 @@ func newClient(env Env) (*redis.Client, error) {
 	}
 	// A lock harness must never retry a command on its own: a SET NX that
 	// was applied but whose reply was lost would be retried, get nil, and
-	// be recorded as a definite failure while we hold the key. Per-op
-	// deadlines come from the caller's ctx.
+	// be recorded as a definite failure while we hold the key. Nor dial
+	// again and again (go-redis's default, 5 dials 100ms apart): a node
+	// that refuses a connection is down, and the lock must hear it at
+	// once (Redlock counts it as a "no"). Per-op deadlines come from the
+	// caller's ctx.
 	rt, pt := time.Duration(0), 30*time.Second // 0: go-redis's default 3s
 	if env.OpTimeout > 0 {
 		rt, pt = env.OpTimeout, env.OpTimeout
@@ -46,11 +49,11 @@ func newClient(env Env) (*redis.Client, error) {
 	switch {
 	case env.MasterName != "":
 		c = redis.NewFailoverClient(&redis.FailoverOptions{MasterName: env.MasterName, SentinelAddrs: env.Sentinels,
-			Password: env.Password, PoolSize: max(env.PoolSize, 10), Protocol: 2, MaxRetries: -1,
+			Password: env.Password, PoolSize: max(env.PoolSize, 10), Protocol: 2, MaxRetries: -1, DialerRetries: 1,
 			ReadTimeout: rt, WriteTimeout: rt, ContextTimeoutEnabled: true, PoolTimeout: pt, DisableIdentity: true, Dialer: dial})
 	case len(env.Addrs) > 0:
 		c = redis.NewClient(&redis.Options{Addr: env.Addrs[0], Password: env.Password,
-			PoolSize: max(env.PoolSize, 10), Protocol: 2, MaxRetries: -1,
+			PoolSize: max(env.PoolSize, 10), Protocol: 2, MaxRetries: -1, DialerRetries: 1,
 			ReadTimeout: rt, WriteTimeout: rt, ContextTimeoutEnabled: true, PoolTimeout: pt, DisableIdentity: true, Dialer: dial})
 	default:
 		return nil, errors.New("no redis address")

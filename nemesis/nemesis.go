@@ -42,6 +42,8 @@ type Env struct {
 	// RestartDelay is how long kill-redis keeps a node down (0: restart at
 	// once).
 	RestartDelay time.Duration
+	// Window is how long each fault stays on (Config.Duration).
+	Window time.Duration
 }
 
 // Fault is one kind of failure.
@@ -69,6 +71,9 @@ type Kind struct {
 	CrashesClients bool
 	// ClientProxies: the fault needs a proxy between clients and nodes.
 	ClientProxies bool
+	// Clock: the fault shifts nodes' clocks (the nodes run under the
+	// clock shim).
+	Clock bool
 	new           func(Env) (Fault, error)
 }
 
@@ -89,6 +94,12 @@ func Kinds() []Kind {
 			new: func(e Env) (Fault, error) { return &partition{env: e}, nil }},
 		{Name: "latency", ClientProxies: true, Description: "delay the master's replies to clients by TTL/2 (toxiproxy latency toxic)", Redis: true,
 			new: func(e Env) (Fault, error) { return &latency{env: e}, nil }},
+		{Name: "clock", Clock: true, Redis: true, Description: "shift a Redis node's wall clock (its TTLs follow): a jump forward or back by 2x the TTL, or a drift at twice real speed, chosen by the seed",
+			new: func(e Env) (Fault, error) { return &clockFault{env: e}, nil }},
+		{Name: "clock-jump", Clock: true, Redis: true, Description: "jump a Redis node's wall clock forward by 2x the TTL: its keys expire at once",
+			new: func(e Env) (Fault, error) { return &clockFault{env: e, forwardOnly: true}, nil }},
+		{Name: "clock-quorum", Clock: true, Redis: true, Description: "Kleppmann's Redlock scenario (topology redlock): a minority of the masters down, so leases reach a bare majority; half-way through, the minority returns empty and one node of that majority jumps its clock past the TTL",
+			new: func(e Env) (Fault, error) { return &clockQuorum{env: e}, nil }},
 		{Name: "kill-redis", Description: "SIGKILL a Redis node and restart it after --restart-delay (data kept only with --persistence aof-*)", Redis: true,
 			new: func(e Env) (Fault, error) { return &killRedis{env: e}, nil }},
 	}
@@ -108,14 +119,16 @@ func Lookup(name string) (Kind, error) {
 	return Kind{}, fmt.Errorf("unknown fault %q (known: %s; see lockcheck list)", name, strings.Join(names, ", "))
 }
 
-// Needs reports which client-side machinery the faults need.
-func (c Config) Needs() (crashHook, clientProxies bool) {
+// Needs reports which machinery the faults need: the clients' crash hook,
+// proxies between clients and nodes, the clock shim on the nodes.
+func (c Config) Needs() (crashHook, clientProxies, clock bool) {
 	for _, f := range c.Faults {
 		k, _ := Lookup(f)
 		crashHook = crashHook || k.CrashesClients
 		clientProxies = clientProxies || k.ClientProxies
+		clock = clock || k.Clock
 	}
-	return crashHook, clientProxies
+	return crashHook, clientProxies, clock
 }
 
 // Config is a schedule: every Interval, one of Faults (chosen by the seed)

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/redis/go-redis/v9"
 	flag "github.com/spf13/pflag"
 
 	"github.com/lockcheck/lockcheck/checker"
@@ -30,8 +31,15 @@ const (
 type usageError struct{ error }
 
 func main() {
+	// go-redis logs each dial a killed node refuses; the history already
+	// records what those ops did, and the log would bury the progress line.
+	redis.SetLogger(quietLogger{})
 	os.Exit(run(os.Args[1:]))
 }
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
 
 const usage = `lockcheck: load-test and verify Redis distributed locks
 
@@ -42,6 +50,7 @@ usage:
   lockcheck report --compare BEFORE AFTER [--out compare.html]
                                 one page putting two runs side by side
   lockcheck bench [flags]       a sweep of locks × clients × keys, with an optional redis-benchmark baseline
+  lockcheck matrix [flags]      locks × fault scenarios, one run per cell: matrix.md, matrix.html; --expect gates on it
   lockcheck list                the locks, faults and topologies
   lockcheck cleanup             remove temp dirs left by runs that were killed (run and bench do it too)
 
@@ -66,6 +75,8 @@ func run(args []string) int {
 		code, err = reportCmd(ctx, args[1:])
 	case "bench":
 		code, err = benchCmd(ctx, args[1:])
+	case "matrix":
+		code, err = matrixCmd(ctx, args[1:])
 	case "cleanup":
 		code, err = cleanupCmd(args[1:])
 	case "list":
@@ -74,7 +85,7 @@ func run(args []string) int {
 		fmt.Println(usage)
 		return exitValid
 	default:
-		err = usageError{fmt.Errorf("unknown command %q (want run, check, report, bench, list or cleanup)", args[0])}
+		err = usageError{fmt.Errorf("unknown command %q (want run, check, report, bench, matrix, list or cleanup)", args[0])}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "lockcheck:", err)

@@ -32,6 +32,7 @@ type runOpts struct {
 	nemesisList     []string
 	persistence     string
 	topology        string
+	nodes           int
 	replLag         time.Duration
 	restartDelay    time.Duration
 	check           checker.Options
@@ -61,7 +62,8 @@ func runFlags(o *runOpts) *flag.FlagSet {
 	fs.StringSliceVar(&o.nemesisList, "nemesis", nil, "faults to inject, comma-separated (see lockcheck list)")
 	fs.DurationVar(&o.nemesis.Interval, "nemesis-interval", nemesis.DefaultInterval, "time between two faults")
 	fs.DurationVar(&o.nemesis.Duration, "nemesis-duration", nemesis.DefaultDuration, "how long each fault stays on")
-	fs.StringVar(&o.topology, "topology", cluster.Single, "single (one node) or sentinel (master, two replicas, three sentinels)")
+	fs.StringVar(&o.topology, "topology", "", "single (one node), sentinel (master, two replicas, three sentinels) or redlock (--nodes independent masters); default single, redlock for the Redlock locks")
+	fs.IntVar(&o.nodes, "nodes", cluster.DefaultRedlockNodes, "masters of the redlock topology")
 	fs.DurationVar(&o.replLag, "repl-lag", 0, "sentinel topology: delay the replication stream by this much (asynchronous replication, made visible)")
 	fs.StringVar(&o.persistence, "persistence", "none", "Redis persistence: none, aof-everysec or aof-always")
 	fs.DurationVar(&o.restartDelay, "restart-delay", 0, "how long kill-redis keeps a node down before restarting it")
@@ -95,7 +97,7 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	cfg := harness.Config{Name: o.name, OutDir: o.out, Lock: o.lock, Workload: o.w, Check: o.check,
 		Nemesis: o.nemesis, RestartDelay: o.restartDelay,
 		Cluster: cluster.Config{RedisServer: o.redisServer, Persistence: o.persistence, Topology: o.topology,
-			ReplicationLag: o.replLag},
+			ReplicationLag: o.replLag, Nodes: o.nodes},
 		Args: reproduce(fs, o.w.Seed)}
 	if !o.quiet {
 		cfg.Progress = os.Stderr

@@ -1,0 +1,414 @@
+package harness
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/lockimpl"
+	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/workload"
+)
+
+// Scenario is one column of the matrix: a fault schedule and the Redis
+// set-up it needs.
+type Scenario struct {
+	Name        string
+	Description string
+	Nemesis     nemesis.Config
+	Persistence string
+	// RestartDelay is how long kill-redis keeps a node down.
+	RestartDelay time.Duration
+	// Topology is the topology the scenario needs ("": the lock's own);
+	// Only lists the topologies it applies to ("": any).
+	Topology string
+	Only     []string
+	// Workload adjusts the matrix's base workload.
+	Workload func(*workload.Config)
+	// ReplicationLag for the sentinel scenarios.
+	ReplicationLag time.Duration
+}
+
+// MatrixBase is the workload of every cell: leases of 3 s, held 2 s on
+// average, so that a lease spans several fault events (a kill every
+// 500 ms, a clock jump half-way through a window).
+var MatrixBase = workload.Config{Clients: 20, Keys: 5, TTL: 3 * time.Second, Hold: 2 * time.Second,
+	HoldDist: workload.HoldExp, Retry: workload.RetryBackoff, OpTimeout: time.Second, Duration: 10 * time.Second}
+
+// Scenarios are the matrix's columns, in order.
+func Scenarios() []Scenario {
+	ttl := MatrixBase.TTL
+	return []Scenario{
+		{Name: "none", Description: "no fault"},
+		{Name: "pause-client", Description: "a holder stops 1.5 TTL between its acquire and its write",
+			Nemesis: nemesis.Config{Faults: []string{"pause-client"}, Interval: time.Second, Duration: time.Second}},
+		{Name: "kill-immediate", Description: "kill-redis every 500 ms, restarted at once without persistence",
+			Nemesis: nemesis.Config{Faults: []string{"kill-redis"}, Interval: 500 * time.Millisecond}, Persistence: "none"},
+		{Name: "kill-delayed", Description: "kill-redis, restarted without persistence after TTL + 500 ms (one node down at a time)",
+			Nemesis: nemesis.Config{Faults: []string{"kill-redis"}, Interval: 500 * time.Millisecond}, Persistence: "none",
+			RestartDelay: ttl + 500*time.Millisecond},
+		{Name: "kill-aof", Description: "kill-redis every 500 ms, restarted at once with appendfsync always",
+			Nemesis: nemesis.Config{Faults: []string{"kill-redis"}, Interval: 500 * time.Millisecond}, Persistence: "aof-always"},
+		{Name: "clock-jump", Description: "one node's clock jumps 2 TTL forward for 1 s, every 2 s",
+			Nemesis: nemesis.Config{Faults: []string{"clock-jump"}, Interval: 2 * time.Second, Duration: time.Second}},
+		{Name: "clock-quorum", Description: "Kleppmann: 2 of 5 masters down, then back empty while a node of the bare majority jumps 2 TTL forward",
+			Nemesis: nemesis.Config{Faults: []string{"clock-quorum"}, Interval: time.Second, Duration: 2 * time.Second},
+			Only:    []string{cluster.Redlock}},
+		{Name: "failover", Description: "sentinel: kill the master with replication 500 ms behind; a replica is promoted",
+			Nemesis:  nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
+			Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond,
+			Workload: func(w *workload.Config) { w.TTL, w.Hold, w.Keys, w.Duration = 10*time.Second, 3*time.Second, 40, 12*time.Second }},
+	}
+}
+
+// MatrixLocks are the default rows.
+var MatrixLocks = []string{"setnx", "fenced", "redlock", "redsync"}
+
+// MatrixConfig is one matrix run.
+type MatrixConfig struct {
+	Locks     []string
+	Scenarios []string
+	OutDir    string
+	Seed      int64
+	// Duration overrides each cell's run length (0: the scenario's).
+	Duration time.Duration
+	// Expect maps "lock scenario" to the verdict the cell must reach.
+	Expect map[string]checker.Verdict
+	// Attempts: a cell expected invalid that came out valid is run again
+	// with the next seed, up to this many runs in all (fault timing may
+	// miss the window); one expected valid is never re-run, since a
+	// violation is evidence.
+	Attempts int
+	Check    checker.Options
+	Progress io.Writer
+	Args     []string
+}
+
+// Cell is one lock under one scenario.
+type Cell struct {
+	Lock, Scenario string
+	Topology       string
+	Verdict        checker.Verdict
+	// NA says why the cell does not apply.
+	NA            string
+	DoubleHolders int
+	Violations    int
+	Ops           int64
+	Runs          int
+	Seed          int64
+	Dir           string // relative to the matrix dir
+	Expected      checker.Verdict
+	Err           string
+}
+
+// Matches reports whether the cell met its expectation (true if none).
+func (c Cell) Matches() bool {
+	return c.Expected == "" || c.NA != "" || c.Verdict == c.Expected
+}
+
+// MatrixResult is a matrix run.
+type MatrixResult struct {
+	Dir       string
+	Cells     []Cell
+	Scenarios []Scenario
+	Locks     []string
+}
+
+// Mismatches are the cells that differ from the expectation.
+func (m *MatrixResult) Mismatches() []Cell {
+	var out []Cell
+	for _, c := range m.Cells {
+		if !c.Matches() {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Matrix runs every lock under every scenario, one cell at a time, and
+// writes matrix.md and matrix.html next to the cells' runs.
+func Matrix(ctx context.Context, cfg MatrixConfig) (*MatrixResult, error) {
+	if len(cfg.Locks) == 0 {
+		cfg.Locks = MatrixLocks
+	}
+	all := Scenarios()
+	var scen []Scenario
+	if len(cfg.Scenarios) == 0 {
+		scen = all
+	}
+	for _, name := range cfg.Scenarios {
+		found := false
+		for _, s := range all {
+			if s.Name == name {
+				scen, found = append(scen, s), true
+			}
+		}
+		if !found {
+			var names []string
+			for _, s := range all {
+				names = append(names, s.Name)
+			}
+			return nil, configErr(fmt.Errorf("unknown scenario %q (known: %s)", name, strings.Join(names, ", ")))
+		}
+	}
+	reg := lockimpl.Builtin()
+	for _, l := range cfg.Locks {
+		if _, err := reg.Lookup(l); err != nil {
+			return nil, configErr(err)
+		}
+	}
+	if cfg.Attempts < 1 {
+		cfg.Attempts = 1
+	}
+	if cfg.Seed == 0 {
+		cfg.Seed = 1
+	}
+	dir, err := newRunDir(cfg.OutDir, "matrix")
+	if err != nil {
+		return nil, err
+	}
+	res := &MatrixResult{Dir: dir, Scenarios: scen, Locks: cfg.Locks}
+	for _, lock := range cfg.Locks {
+		e, _ := reg.Lookup(lock)
+		for _, s := range scen {
+			cell := Cell{Lock: lock, Scenario: s.Name, Expected: cfg.Expect[lock+" "+s.Name]}
+			cell.Topology, cell.NA = cellTopology(e.Topology, s)
+			if cell.NA == "" && ctx.Err() == nil {
+				runCell(ctx, cfg, s, &cell, dir)
+			} else if cell.NA == "" {
+				cell.NA = "not run (interrupted)"
+			}
+			if cfg.Progress != nil {
+				fmt.Fprintf(cfg.Progress, "%-10s %-15s %s\n", lock, s.Name, cell.summary())
+			}
+			res.Cells = append(res.Cells, cell)
+		}
+	}
+	if err := res.write(cfg); err != nil {
+		return res, err
+	}
+	_ = updateLatest(cfg.OutDir, dir)
+	return res, nil
+}
+
+// cellTopology picks the cell's topology, or says why it does not apply.
+func cellTopology(lockTopo string, s Scenario) (string, string) {
+	topo := lockTopo
+	if s.Topology != "" {
+		if lockTopo != "" && lockTopo != s.Topology {
+			return "", fmt.Sprintf("needs topology %s; the lock needs %s", s.Topology, lockTopo)
+		}
+		topo = s.Topology
+	}
+	if topo == "" {
+		topo = cluster.Single
+	}
+	if len(s.Only) > 0 && !contains(s.Only, topo) {
+		return topo, "only for topology " + strings.Join(s.Only, ", ")
+	}
+	return topo, ""
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func runCell(ctx context.Context, cfg MatrixConfig, s Scenario, cell *Cell, dir string) {
+	w := MatrixBase
+	if s.Workload != nil {
+		s.Workload(&w)
+	}
+	if cfg.Duration > 0 {
+		w.Duration = cfg.Duration
+	}
+	check := cfg.Check
+	if check.ClockTolerance == 0 {
+		check.ClockTolerance = 50 * time.Millisecond
+	}
+	for attempt := 0; attempt < cfg.Attempts; attempt++ {
+		w.Seed = cfg.Seed + int64(attempt)
+		n := s.Nemesis
+		n.Seed = w.Seed
+		r, err := Run(ctx, Config{Name: cell.Lock + "--" + s.Name, OutDir: filepath.Join(dir, "cells"), Lock: cell.Lock,
+			Workload: w, Nemesis: n, RestartDelay: s.RestartDelay, Check: check,
+			Cluster: cluster.Config{Topology: cell.Topology, Persistence: s.Persistence, ReplicationLag: s.ReplicationLag},
+			Args: append(append([]string{}, cfg.Args...), "cell="+cell.Lock+"/"+s.Name, fmt.Sprintf("seed=%d", w.Seed))})
+		cell.Runs++
+		cell.Seed = w.Seed
+		cell.Err = ""
+		if err != nil {
+			cell.Err = err.Error()
+		}
+		if r == nil {
+			cell.Verdict = checker.Unknown
+			return
+		}
+		cell.Verdict, cell.Ops = r.Verdict, r.Ops
+		if r.Verdict == "" {
+			cell.Verdict = checker.Unknown
+		}
+		cell.Dir, _ = filepath.Rel(dir, r.Dir)
+		cell.Violations, cell.DoubleHolders = 0, 0
+		for _, c := range r.Report.Checkers {
+			cell.Violations += c.ViolationCount
+			if c.Name == "mutex" {
+				cell.DoubleHolders = c.ViolationCount
+			}
+		}
+		if cell.Expected != checker.Invalid || cell.Verdict != checker.Valid || ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+func (c Cell) summary() string {
+	if c.NA != "" {
+		return "n/a: " + c.NA
+	}
+	s := string(c.Verdict)
+	if c.Violations > 0 {
+		s += fmt.Sprintf(" (%d violations, %d double holders)", c.Violations, c.DoubleHolders)
+	}
+	if c.Runs > 1 {
+		s += fmt.Sprintf(", run %d", c.Runs)
+	}
+	if !c.Matches() {
+		s += ", EXPECTED " + string(c.Expected)
+	}
+	if c.Err != "" {
+		s += "; error: " + firstLine(c.Err)
+	}
+	return s
+}
+
+func firstLine(s string) string { return strings.SplitN(s, "\n", 2)[0] }
+
+// cell returns the cell of lock under scenario.
+func (m *MatrixResult) cell(lock, scenario string) Cell {
+	for _, c := range m.Cells {
+		if c.Lock == lock && c.Scenario == scenario {
+			return c
+		}
+	}
+	return Cell{NA: "not run"}
+}
+
+func (m *MatrixResult) write(cfg MatrixConfig) error {
+	var md strings.Builder
+	fmt.Fprintf(&md, "| lock |")
+	for _, s := range m.Scenarios {
+		fmt.Fprintf(&md, " `%s` |", s.Name)
+	}
+	md.WriteString("\n|---|")
+	for range m.Scenarios {
+		md.WriteString("---|")
+	}
+	md.WriteString("\n")
+	for _, l := range m.Locks {
+		fmt.Fprintf(&md, "| `%s` |", l)
+		for _, s := range m.Scenarios {
+			fmt.Fprintf(&md, " %s |", m.cell(l, s.Name).markdown())
+		}
+		md.WriteString("\n")
+	}
+	md.WriteString("\n")
+	for _, s := range m.Scenarios {
+		fmt.Fprintf(&md, "- `%s`: %s\n", s.Name, s.Description)
+	}
+	if err := os.WriteFile(filepath.Join(m.Dir, "matrix.md"), []byte(md.String()), 0o644); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(m.Dir, "matrix.html"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return matrixHTML.Execute(f, m)
+}
+
+func (c Cell) markdown() string {
+	if c.NA != "" {
+		return "n/a"
+	}
+	s := string(c.Verdict)
+	if c.Verdict == checker.Invalid {
+		s = "**invalid**"
+	}
+	if c.DoubleHolders > 0 {
+		s += fmt.Sprintf(" (%d double holders)", c.DoubleHolders)
+	} else if c.Violations > 0 {
+		s += fmt.Sprintf(" (%d violations)", c.Violations)
+	}
+	if !c.Matches() {
+		s += " ≠ expected " + string(c.Expected)
+	}
+	return s
+}
+
+// Rows is the template's view: one row per lock.
+func (m *MatrixResult) Rows() [][]Cell {
+	var rows [][]Cell
+	for _, l := range m.Locks {
+		var row []Cell
+		for _, s := range m.Scenarios {
+			row = append(row, m.cell(l, s.Name))
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+var matrixHTML = template.Must(template.New("matrix").Parse(`<!doctype html>
+<html><head><meta charset="utf-8"><title>lockcheck matrix</title>
+<style>
+body{font:14px system-ui,sans-serif;margin:2em;color:#222}
+table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.4em .7em;text-align:center}
+td.valid{background:#e3f5e1}td.invalid{background:#fbe0dd}td.unknown{background:#fff3cd}td.na{color:#999}
+td.miss{outline:3px solid #c00}th.lock{text-align:left}small{color:#555}
+</style></head><body>
+<h1>lockcheck matrix</h1>
+<p>Each cell is one run of the lock under the scenario; its link opens the run's report.</p>
+<table><tr><th></th>{{range .Scenarios}}<th title="{{.Description}}">{{.Name}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<th class="lock">{{$c.Lock}}</th>{{end}}{{if $c.NA}}<td class="na" title="{{$c.NA}}">n/a</td>{{else}}<td class="{{$c.Verdict}}{{if not $c.Matches}} miss{{end}}"><a href="{{$c.Dir}}/report.html">{{$c.Verdict}}</a>{{if $c.Violations}}<br><small>{{$c.Violations}} violations, {{$c.DoubleHolders}} double holders</small>{{end}}{{if not $c.Matches}}<br><small>expected {{$c.Expected}}</small>{{end}}</td>{{end}}{{end}}</tr>
+{{end}}</table>
+<ul>{{range .Scenarios}}<li><b>{{.Name}}</b>: {{.Description}}</li>{{end}}</ul>
+</body></html>
+`))
+
+// ReadExpect reads an expectations file: one "lock scenario verdict" per
+// line; # starts a comment.
+func ReadExpect(path string) (map[string]checker.Verdict, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, configErr(err)
+	}
+	defer f.Close()
+	out := map[string]checker.Verdict{}
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(strings.SplitN(sc.Text(), "#", 2)[0])
+		if text == "" {
+			continue
+		}
+		fs := strings.Fields(text)
+		if len(fs) != 3 || (fs[2] != string(checker.Valid) && fs[2] != string(checker.Invalid)) {
+			return nil, configErr(fmt.Errorf("%s:%d: want \"LOCK SCENARIO valid|invalid\", got %q", path, line, text))
+		}
+		out[fs[0]+" "+fs[1]] = checker.Verdict(fs[2])
+	}
+	return out, sc.Err()
+}
+

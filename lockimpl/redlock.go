@@ -1,0 +1,181 @@
+package lockimpl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Redlock is the Redlock algorithm over N independent masters (topology
+// redlock): SET NX PX on every node in parallel, each bounded by a per-node
+// timeout far below the TTL; held if a majority (N/2+1) said OK and time is
+// left: validity = TTL - elapsed - drift, drift = TTL x 0.01 + 2ms. A
+// failed attempt releases on every node. Release and extend go to every
+// node; extend holds if a majority extended, with a new validity.
+//
+// Its outcomes are classified per node: a node that replied is definite,
+// one that timed out may have applied the command. An acquire is
+// definitely failed only if too few nodes could have said OK to make a
+// majority; a release or extend likewise.
+type Redlock struct {
+	nodes   []*redis.Client
+	quorum  int
+	timeout time.Duration // per node and command
+	now     func() int64
+}
+
+// redlockNodeTimeout bounds each node's command: Redlock wants it small
+// next to the TTL, so that a dead node costs little validity.
+func redlockNodeTimeout(ttl, opTimeout time.Duration) time.Duration {
+	t := max(ttl/20, 10*time.Millisecond)
+	if opTimeout > 0 {
+		t = min(t, opTimeout)
+	}
+	return t
+}
+
+// NewRedlock is the Factory of "redlock".
+func NewRedlock(env Env) (Locker, error) {
+	if len(env.Addrs) < 1 {
+		return nil, errors.New("redlock: no redis address")
+	}
+	r := &Redlock{quorum: len(env.Addrs)/2 + 1, timeout: env.OpTimeout, now: clockOf(env)}
+	for _, a := range env.Addrs {
+		e := env
+		e.Addrs, e.MasterName = []string{a}, ""
+		c, err := newClient(e)
+		if err != nil {
+			r.Close()
+			return nil, err
+		}
+		r.nodes = append(r.nodes, c)
+	}
+	return r, nil
+}
+
+// drift is Redlock's allowance for clock drift between the nodes.
+func drift(ttl time.Duration) time.Duration { return ttl/100 + 2*time.Millisecond }
+
+// nodeResult is one node's answer: ok, a definite no, or unknown (an
+// error: the command may or may not have been applied).
+type nodeResult struct {
+	ok      bool
+	unknown error
+}
+
+// onAll runs f on every node in parallel, each under the per-node timeout,
+// and counts the answers.
+func (r *Redlock) onAll(ctx context.Context, ttl time.Duration, f func(ctx context.Context, c *redis.Client) (bool, error)) (ok, unknown int, errs []string) {
+	d := redlockNodeTimeout(ttl, r.timeout)
+	ch := make(chan nodeResult, len(r.nodes))
+	for _, c := range r.nodes {
+		go func() {
+			nctx, cancel := context.WithTimeout(ctx, d)
+			defer cancel()
+			good, err := f(nctx, c)
+			ch <- nodeResult{ok: good, unknown: err}
+		}()
+	}
+	for range r.nodes {
+		res := <-ch
+		switch {
+		case res.unknown != nil:
+			unknown++
+			errs = append(errs, res.unknown.Error())
+		case res.ok:
+			ok++
+		}
+	}
+	return ok, unknown, errs
+}
+
+func nodeSet(ctx context.Context, c *redis.Client, key, token string, ttl time.Duration) (bool, error) {
+	err := c.SetArgs(ctx, key, token, redis.SetArgs{Mode: "NX", TTL: ttl}).Err()
+	if errors.Is(err, redis.Nil) {
+		return false, nil
+	}
+	return err == nil, notSentIsNo(err)
+}
+
+// notSentIsNo: a command that never left (refused dial) is a definite no.
+func notSentIsNo(err error) error {
+	if err != nil && errors.Is(firstErr("", "", err), ErrNotSent) {
+		return nil
+	}
+	return err
+}
+
+func nodeScript(sc *redis.Script, key string, args ...any) func(ctx context.Context, c *redis.Client) (bool, error) {
+	return func(ctx context.Context, c *redis.Client) (bool, error) {
+		n, err := sc.Run(ctx, c, []string{key}, args...).Int64()
+		if err != nil {
+			return false, notSentIsNo(err)
+		}
+		return n == 1, nil
+	}
+}
+
+// Acquire implements Locker. The lease's deadline is its validity.
+func (r *Redlock) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, error) {
+	start := time.Duration(r.now())
+	token := NewToken()
+	ok, unknown, errs := r.onAll(ctx, ttl, func(ctx context.Context, c *redis.Client) (bool, error) {
+		return nodeSet(ctx, c, key, token, ttl)
+	})
+	validity := ttl - (time.Duration(r.now()) - start) - drift(ttl)
+	if ok >= r.quorum && validity > 0 {
+		return Lease{Key: key, Token: token, Acquired: start, TTL: ttl - drift(ttl)}, nil
+	}
+	// Give back whatever was taken, on every node.
+	_, _, _ = r.onAll(context.WithoutCancel(ctx), ttl, nodeScript(releaseScript, key, token))
+	switch {
+	case ok >= r.quorum:
+		// A majority held it, but no validity was left: it was held and
+		// given back, which the history cannot show as such.
+		return Lease{}, fmt.Errorf("acquire %s: majority reached with no validity left (%v)", key, validity)
+	case ok+unknown >= r.quorum:
+		return Lease{}, fmt.Errorf("acquire %s: %d of %d nodes said OK, %d unknown: %s", key, ok, len(r.nodes), unknown, strings.Join(errs, "; "))
+	}
+	return Lease{}, ErrNotAcquired
+}
+
+// Release implements Locker: compare-and-delete on every node. It is done
+// if a majority deleted our key, definitely not if too few could have.
+func (r *Redlock) Release(ctx context.Context, l Lease) error {
+	ok, unknown, errs := r.onAll(ctx, l.TTL, nodeScript(releaseScript, l.Key, l.Token))
+	switch {
+	case ok >= r.quorum:
+		return nil
+	case ok+unknown >= r.quorum:
+		return fmt.Errorf("release %s: %d of %d nodes released, %d unknown: %s", l.Key, ok, len(r.nodes), unknown, strings.Join(errs, "; "))
+	}
+	return ErrNotHeld
+}
+
+// Extend implements Locker: compare-and-PEXPIRE on every node, held if a
+// majority extended with validity left.
+func (r *Redlock) Extend(ctx context.Context, l Lease, ttl time.Duration) (Lease, error) {
+	start := time.Duration(r.now())
+	ok, unknown, errs := r.onAll(ctx, ttl, nodeScript(extendScript, l.Key, l.Token, ttl.Milliseconds()))
+	validity := ttl - (time.Duration(r.now()) - start) - drift(ttl)
+	switch {
+	case ok >= r.quorum && validity > 0:
+		l.Acquired, l.TTL = start, ttl-drift(ttl)
+		return l, nil
+	case ok+unknown >= r.quorum:
+		return Lease{}, fmt.Errorf("extend %s: %d of %d nodes extended, %d unknown, validity %v: %s", l.Key, ok, len(r.nodes), unknown, validity, strings.Join(errs, "; "))
+	}
+	return Lease{}, ErrNotHeld
+}
+
+// Close implements Closer.
+func (r *Redlock) Close() error {
+	for _, c := range r.nodes {
+		_ = c.Close()
+	}
+	return nil
+}

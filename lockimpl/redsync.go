@@ -1,0 +1,114 @@
+package lockimpl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-redsync/redsync/v4"
+	rsredis "github.com/go-redsync/redsync/v4/redis"
+	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/redis/go-redis/v9"
+)
+
+// Redsync adapts github.com/go-redsync/redsync/v4, the most used Go
+// Redlock, as it is: one Mutex per acquisition, one try (the workload
+// retries), its own token, drift factor and quorum. Its per-node timeout
+// is its default (the TTL x 0.05).
+type Redsync struct {
+	clients []*redis.Client
+	rs      *redsync.Redsync
+	now     func() int64
+}
+
+// NewRedsync is the Factory of "redsync".
+func NewRedsync(env Env) (Locker, error) {
+	r := &Redsync{now: clockOf(env)}
+	var pools []rsredis.Pool
+	for _, a := range env.Addrs {
+		e := env
+		e.Addrs, e.MasterName = []string{a}, ""
+		c, err := newClient(e)
+		if err != nil {
+			r.Close()
+			return nil, err
+		}
+		r.clients = append(r.clients, c)
+		pools = append(pools, goredis.NewPool(c))
+	}
+	if len(pools) == 0 {
+		return nil, errors.New("redsync: no redis address")
+	}
+	r.rs = redsync.New(pools...)
+	return r, nil
+}
+
+// redsyncErr maps redsync's errors: a taken lock (ErrTaken, or only
+// ErrNodeTaken per node) or a plain ErrFailed is definite; an error from a
+// node (RedisError: a timeout) leaves the outcome unknown.
+func redsyncErr(what, key string, err error, definite error) error {
+	var re *redsync.RedisError
+	if errors.As(err, &re) {
+		return fmt.Errorf("%s %s: %w", what, key, err)
+	}
+	if err == nil || errors.Is(err, redsync.ErrFailed) || errors.Is(err, redsync.ErrExtendFailed) ||
+		errors.Is(err, redsync.ErrLockAlreadyExpired) || errors.As(err, new(*redsync.ErrTaken)) || errors.As(err, new(*redsync.ErrNodeTaken)) {
+		return definite
+	}
+	return fmt.Errorf("%s %s: %w", what, key, err)
+}
+
+// Acquire implements Locker.
+func (r *Redsync) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, error) {
+	start := time.Duration(r.now())
+	m := r.rs.NewMutex(key, redsync.WithExpiry(ttl), redsync.WithTries(1))
+	if err := m.TryLockContext(ctx); err != nil {
+		return Lease{}, redsyncErr("acquire", key, err, ErrNotAcquired)
+	}
+	// Until is validity measured on our clock; the lease ends there.
+	return Lease{Key: key, Token: m.Value(), Acquired: start, TTL: time.Until(m.Until()) + time.Duration(r.now()) - start, Handle: m}, nil
+}
+
+func mutexOf(l Lease) (*redsync.Mutex, error) {
+	m, ok := l.Handle.(*redsync.Mutex)
+	if !ok {
+		return nil, fmt.Errorf("redsync: lease of %s has no mutex", l.Key)
+	}
+	return m, nil
+}
+
+// Release implements Locker.
+func (r *Redsync) Release(ctx context.Context, l Lease) error {
+	m, err := mutexOf(l)
+	if err != nil {
+		return err
+	}
+	if ok, err := m.UnlockContext(ctx); !ok {
+		return redsyncErr("release", l.Key, err, ErrNotHeld)
+	}
+	return nil
+}
+
+// Extend implements Locker. A redsync Mutex extends by its own expiry, so
+// ttl must be the one it was acquired with (the workload's TTL).
+func (r *Redsync) Extend(ctx context.Context, l Lease, ttl time.Duration) (Lease, error) {
+	m, err := mutexOf(l)
+	if err != nil {
+		return Lease{}, err
+	}
+	start := time.Duration(r.now())
+	if ok, err := m.ExtendContext(ctx); !ok {
+		return Lease{}, redsyncErr("extend", l.Key, err, ErrNotHeld)
+	}
+	l.Acquired, l.TTL = start, time.Until(m.Until())+time.Duration(r.now())-start
+	return l, nil
+}
+
+// Close implements Closer.
+func (r *Redsync) Close() error {
+	for _, c := range r.clients {
+		_ = c.Close()
+	}
+	return nil
+}
