@@ -65,7 +65,9 @@ func Scenarios() []Scenario {
 		{Name: "failover", Description: "sentinel: kill the master with replication 500 ms behind; a replica is promoted",
 			Nemesis:  nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
 			Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond,
-			Workload: func(w *workload.Config) { w.TTL, w.Hold, w.Keys, w.Duration = 10*time.Second, 3*time.Second, 40, 12*time.Second }},
+			Workload: func(w *workload.Config) {
+				w.TTL, w.Hold, w.Keys, w.Duration = 10*time.Second, 3*time.Second, 40, 12*time.Second
+			}},
 	}
 }
 
@@ -245,7 +247,7 @@ func runCell(ctx context.Context, cfg MatrixConfig, s Scenario, cell *Cell, dir 
 		r, err := Run(ctx, Config{Name: cell.Lock + "--" + s.Name, OutDir: filepath.Join(dir, "cells"), Lock: cell.Lock,
 			Workload: w, Nemesis: n, RestartDelay: s.RestartDelay, Check: check,
 			Cluster: cluster.Config{Topology: cell.Topology, Persistence: s.Persistence, ReplicationLag: s.ReplicationLag},
-			Args: append(append([]string{}, cfg.Args...), "cell="+cell.Lock+"/"+s.Name, fmt.Sprintf("seed=%d", w.Seed))})
+			Args:    append(append([]string{}, cfg.Args...), "cell="+cell.Lock+"/"+s.Name, fmt.Sprintf("seed=%d", w.Seed))})
 		cell.Runs++
 		cell.Seed = w.Seed
 		cell.Err = ""
@@ -411,4 +413,3 @@ func ReadExpect(path string) (map[string]checker.Verdict, error) {
 	}
 	return out, sc.Err()
 }
-

@@ -74,7 +74,7 @@ type Kind struct {
 	// Clock: the fault shifts nodes' clocks (the nodes run under the
 	// clock shim).
 	Clock bool
-	new           func(Env) (Fault, error)
+	new   func(Env) (Fault, error)
 }
 
 // Kinds returns every fault, by name.
