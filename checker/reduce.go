@@ -81,6 +81,10 @@ func checkKey(ctx context.Context, m leaseModel, pm porcupine.Model, key string,
 		}
 		v.Message = fmt.Sprintf("%s: p%d acquire fail at %s though every lease that could hold the key had expired by %s (tolerance %v): the key outlived its TTL (stuck lock, or Redis's clock lags ours)",
 			key, f.process, history.Seconds(f.orig), history.Seconds(eMax), time.Duration(m.eps))
+		if eMax < 0 {
+			v.Message = fmt.Sprintf("%s: p%d acquire fail at %s though no lease had been granted that could hold the key: a definite failure with no holder",
+				key, f.process, history.Seconds(f.orig))
+		}
 		v.Ops, v.Window = []int64{f.index}, [2]int64{max(eMax, 0), f.orig}
 		return Invalid, v, 0
 	}

@@ -48,8 +48,9 @@ func Scenarios() []Scenario {
 	ttl := MatrixBase.TTL
 	return []Scenario{
 		{Name: "none", Description: "no fault"},
-		{Name: "pause-client", Description: "a holder stops 1.5 TTL between its acquire and its write",
-			Nemesis: nemesis.Config{Faults: []string{"pause-client"}, Interval: time.Second, Duration: time.Second}},
+		{Name: "pause-client", Description: "a holder stops 1.5 TTL between its acquire and its write (TTL 1s, holds of 500ms)",
+			Nemesis:  nemesis.Config{Faults: []string{"pause-client"}, Interval: time.Second, Duration: time.Second},
+			Workload: func(w *workload.Config) { w.TTL, w.Hold = time.Second, 500*time.Millisecond }},
 		{Name: "kill-immediate", Description: "kill-redis every 500 ms, restarted at once without persistence",
 			Nemesis: nemesis.Config{Faults: []string{"kill-redis"}, Interval: 500 * time.Millisecond}, Persistence: "none"},
 		{Name: "kill-delayed", Description: "kill-redis, restarted without persistence after TTL + 500 ms (one node down at a time)",
@@ -239,6 +240,9 @@ func runCell(ctx context.Context, cfg MatrixConfig, s Scenario, cell *Cell, dir 
 	check := cfg.Check
 	if check.ClockTolerance == 0 {
 		check.ClockTolerance = 50 * time.Millisecond
+	}
+	if check.Timeout == 0 {
+		check.Timeout = 2 * time.Minute // a key not decided by then is unknown
 	}
 	for attempt := 0; attempt < cfg.Attempts; attempt++ {
 		w.Seed = cfg.Seed + int64(attempt)

@@ -26,6 +26,14 @@ var ErrNotHeld = errors.New("lease not held")
 // sent.
 var ErrNotSent = errors.New("not sent")
 
+// ErrUndone means an acquisition attempt reached no majority either way
+// and gave back what it had taken (a Redlock split vote): the lock was
+// neither held by us nor, as far as anyone can tell, by another. Like
+// ErrNotSent, it says nothing about the lock and is counted, not
+// recorded; recorded as a definite failure it would claim a holder that
+// need not exist.
+var ErrUndone = errors.New("no majority either way; undone")
+
 // ErrBadLock marks a fault of the lock under test as a program, not as a
 // lock: a spec script whose reply means nothing, a lock process that died
 // or wrote nonsense. It stops the run; the CLI exits 2 with the message.

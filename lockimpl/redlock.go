@@ -17,10 +17,11 @@ import (
 // failed attempt releases on every node. Release and extend go to every
 // node; extend holds if a majority extended, with a new validity.
 //
-// Its outcomes are classified per node: a node that replied is definite,
-// one that timed out may have applied the command. An acquire is
-// definitely failed only if too few nodes could have said OK to make a
-// majority; a release or extend likewise.
+// Its outcomes are classified per node: a reply or a refused connection
+// is definite, a timeout may have applied the command. An acquire that
+// too few nodes could have granted is undone (ErrUndone: not recorded). A
+// release or extend fails definitely only if a majority replied that the
+// key is not ours; short of a majority either way it is indeterminate.
 type Redlock struct {
 	nodes   []*redis.Client
 	quorum  int
@@ -60,16 +61,31 @@ func NewRedlock(env Env) (Locker, error) {
 // drift is Redlock's allowance for clock drift between the nodes.
 func drift(ttl time.Duration) time.Duration { return ttl/100 + 2*time.Millisecond }
 
-// nodeResult is one node's answer: ok, a definite no, or unknown (an
+// nodeResult is one node's answer: ok, a reply that says no, a refused
+// connection (the node is down: nothing was applied), or unknown (an
 // error: the command may or may not have been applied).
 type nodeResult struct {
-	ok      bool
-	unknown error
+	ok, refused bool
+	unknown     error
+}
+
+// tally counts the nodes' answers.
+type tally struct {
+	ok, no, refused, unknown int
+	errs                     []string
+}
+
+func (t tally) String() string {
+	s := fmt.Sprintf("%d ok, %d no, %d down, %d unknown", t.ok, t.no, t.refused, t.unknown)
+	if len(t.errs) > 0 {
+		s += ": " + strings.Join(t.errs, "; ")
+	}
+	return s
 }
 
 // onAll runs f on every node in parallel, each under the per-node timeout,
 // and counts the answers.
-func (r *Redlock) onAll(ctx context.Context, ttl time.Duration, f func(ctx context.Context, c *redis.Client) (bool, error)) (ok, unknown int, errs []string) {
+func (r *Redlock) onAll(ctx context.Context, ttl time.Duration, f func(ctx context.Context, c *redis.Client) (bool, error)) tally {
 	d := redlockNodeTimeout(ttl, r.timeout)
 	ch := make(chan nodeResult, len(r.nodes))
 	for _, c := range r.nodes {
@@ -77,20 +93,29 @@ func (r *Redlock) onAll(ctx context.Context, ttl time.Duration, f func(ctx conte
 			nctx, cancel := context.WithTimeout(ctx, d)
 			defer cancel()
 			good, err := f(nctx, c)
-			ch <- nodeResult{ok: good, unknown: err}
+			refused := err != nil && errors.Is(firstErr("", "", err), ErrNotSent)
+			if refused {
+				err = nil
+			}
+			ch <- nodeResult{ok: good, refused: refused, unknown: err}
 		}()
 	}
+	var t tally
 	for range r.nodes {
 		res := <-ch
 		switch {
 		case res.unknown != nil:
-			unknown++
-			errs = append(errs, res.unknown.Error())
+			t.unknown++
+			t.errs = append(t.errs, res.unknown.Error())
+		case res.refused:
+			t.refused++
 		case res.ok:
-			ok++
+			t.ok++
+		default:
+			t.no++
 		}
 	}
-	return ok, unknown, errs
+	return t
 }
 
 func nodeSet(ctx context.Context, c *redis.Client, key, token string, ttl time.Duration) (bool, error) {
@@ -98,22 +123,14 @@ func nodeSet(ctx context.Context, c *redis.Client, key, token string, ttl time.D
 	if errors.Is(err, redis.Nil) {
 		return false, nil
 	}
-	return err == nil, notSentIsNo(err)
-}
-
-// notSentIsNo: a command that never left (refused dial) is a definite no.
-func notSentIsNo(err error) error {
-	if err != nil && errors.Is(firstErr("", "", err), ErrNotSent) {
-		return nil
-	}
-	return err
+	return err == nil, err
 }
 
 func nodeScript(sc *redis.Script, key string, args ...any) func(ctx context.Context, c *redis.Client) (bool, error) {
 	return func(ctx context.Context, c *redis.Client) (bool, error) {
 		n, err := sc.Run(ctx, c, []string{key}, args...).Int64()
 		if err != nil {
-			return false, notSentIsNo(err)
+			return false, err
 		}
 		return n == 1, nil
 	}
@@ -123,53 +140,60 @@ func nodeScript(sc *redis.Script, key string, args ...any) func(ctx context.Cont
 func (r *Redlock) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, error) {
 	start := time.Duration(r.now())
 	token := NewToken()
-	ok, unknown, errs := r.onAll(ctx, ttl, func(ctx context.Context, c *redis.Client) (bool, error) {
+	t := r.onAll(ctx, ttl, func(ctx context.Context, c *redis.Client) (bool, error) {
 		return nodeSet(ctx, c, key, token, ttl)
 	})
 	validity := ttl - (time.Duration(r.now()) - start) - drift(ttl)
-	if ok >= r.quorum && validity > 0 {
+	if t.ok >= r.quorum && validity > 0 {
 		return Lease{Key: key, Token: token, Acquired: start, TTL: ttl - drift(ttl)}, nil
 	}
 	// Give back whatever was taken, on every node.
-	_, _, _ = r.onAll(context.WithoutCancel(ctx), ttl, nodeScript(releaseScript, key, token))
+	r.onAll(context.WithoutCancel(ctx), ttl, nodeScript(releaseScript, key, token))
 	switch {
-	case ok >= r.quorum:
+	case t.ok >= r.quorum:
 		// A majority held it, but no validity was left: it was held and
 		// given back, which the history cannot show as such.
 		return Lease{}, fmt.Errorf("acquire %s: majority reached with no validity left (%v)", key, validity)
-	case ok+unknown >= r.quorum:
-		return Lease{}, fmt.Errorf("acquire %s: %d of %d nodes said OK, %d unknown: %s", key, ok, len(r.nodes), unknown, strings.Join(errs, "; "))
+	case t.ok+t.unknown >= r.quorum:
+		return Lease{}, fmt.Errorf("acquire %s: %v", key, t)
 	}
-	return Lease{}, ErrNotAcquired
+	// Too few could have said OK. Nodes that said "taken" need not hold
+	// one lease between them (another attempt may be giving back its
+	// minority), so this is not "held by another": it is undone.
+	return Lease{}, fmt.Errorf("acquire %s: %w (%v)", key, ErrUndone, t)
 }
 
 // Release implements Locker: compare-and-delete on every node. It is done
-// if a majority deleted our key, definitely not if too few could have.
+// if a majority deleted our key, and definitely failed if a majority
+// replied that the key is not ours. Otherwise (nodes down or silent) our
+// key may still hold a majority until it expires: that is "may or may
+// not have happened", not a failure.
 func (r *Redlock) Release(ctx context.Context, l Lease) error {
-	ok, unknown, errs := r.onAll(ctx, l.TTL, nodeScript(releaseScript, l.Key, l.Token))
+	t := r.onAll(ctx, l.TTL, nodeScript(releaseScript, l.Key, l.Token))
 	switch {
-	case ok >= r.quorum:
+	case t.ok >= r.quorum:
 		return nil
-	case ok+unknown >= r.quorum:
-		return fmt.Errorf("release %s: %d of %d nodes released, %d unknown: %s", l.Key, ok, len(r.nodes), unknown, strings.Join(errs, "; "))
+	case t.no >= r.quorum:
+		return ErrNotHeld
 	}
-	return ErrNotHeld
+	return fmt.Errorf("release %s: no majority either way (%v)", l.Key, t)
 }
 
 // Extend implements Locker: compare-and-PEXPIRE on every node, held if a
-// majority extended with validity left.
+// majority extended with validity left, definitely not if a majority
+// replied that the key is not ours.
 func (r *Redlock) Extend(ctx context.Context, l Lease, ttl time.Duration) (Lease, error) {
 	start := time.Duration(r.now())
-	ok, unknown, errs := r.onAll(ctx, ttl, nodeScript(extendScript, l.Key, l.Token, ttl.Milliseconds()))
+	t := r.onAll(ctx, ttl, nodeScript(extendScript, l.Key, l.Token, ttl.Milliseconds()))
 	validity := ttl - (time.Duration(r.now()) - start) - drift(ttl)
 	switch {
-	case ok >= r.quorum && validity > 0:
+	case t.ok >= r.quorum && validity > 0:
 		l.Acquired, l.TTL = start, ttl-drift(ttl)
 		return l, nil
-	case ok+unknown >= r.quorum:
-		return Lease{}, fmt.Errorf("extend %s: %d of %d nodes extended, %d unknown, validity %v: %s", l.Key, ok, len(r.nodes), unknown, validity, strings.Join(errs, "; "))
+	case t.no >= r.quorum:
+		return Lease{}, ErrNotHeld
 	}
-	return Lease{}, ErrNotHeld
+	return Lease{}, fmt.Errorf("extend %s: no majority either way, validity %v (%v)", l.Key, validity, t)
 }
 
 // Close implements Closer.

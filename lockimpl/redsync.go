@@ -45,11 +45,12 @@ func NewRedsync(env Env) (Locker, error) {
 }
 
 // redsyncErr maps redsync's errors: a taken lock (ErrTaken, or only
-// ErrNodeTaken per node) or a plain ErrFailed is definite; an error from a
-// node (RedisError: a timeout) leaves the outcome unknown.
-func redsyncErr(what, key string, err error, definite error) error {
-	var re *redsync.RedisError
-	if errors.As(err, &re) {
+// ErrNodeTaken per node) or a plain ErrFailed is definite. An error from a
+// node (RedisError: a timeout) leaves the outcome unknown; so does a node
+// that refused the connection, except for an acquire (refusedIsNo: a
+// down node granted nothing, and the attempt was given back).
+func redsyncErr(what, key string, err error, refusedIsNo bool, definite error) error {
+	if unknownNode(err, refusedIsNo) {
 		return fmt.Errorf("%s %s: %w", what, key, err)
 	}
 	if err == nil || errors.Is(err, redsync.ErrFailed) || errors.Is(err, redsync.ErrExtendFailed) ||
@@ -64,10 +65,35 @@ func (r *Redsync) Acquire(ctx context.Context, key string, ttl time.Duration) (L
 	start := time.Duration(r.now())
 	m := r.rs.NewMutex(key, redsync.WithExpiry(ttl), redsync.WithTries(1))
 	if err := m.TryLockContext(ctx); err != nil {
-		return Lease{}, redsyncErr("acquire", key, err, ErrNotAcquired)
+		// redsync gives back a failed attempt; without a node error it
+		// reached no majority and says nothing about a holder.
+		return Lease{}, redsyncErr("acquire", key, err, true, fmt.Errorf("acquire %s: %w: %v", key, ErrUndone, err))
 	}
 	// Until is validity measured on our clock; the lease ends there.
 	return Lease{Key: key, Token: m.Value(), Acquired: start, TTL: time.Until(m.Until()) + time.Duration(r.now()) - start, Handle: m}, nil
+}
+
+// unknownNode reports whether err, as redsync joins them, holds a node
+// error (other than a refused connection, if refusedIsNo).
+func unknownNode(err error, refusedIsNo bool) bool {
+	if err == nil {
+		return false
+	}
+	if re, ok := err.(*redsync.RedisError); ok {
+		return !refusedIsNo || !errors.Is(firstErr("", "", re.Err), ErrNotSent)
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if unknownNode(e, refusedIsNo) {
+				return true
+			}
+		}
+		return false
+	}
+	if u := errors.Unwrap(err); u != nil {
+		return unknownNode(u, refusedIsNo)
+	}
+	return false
 }
 
 func mutexOf(l Lease) (*redsync.Mutex, error) {
@@ -85,7 +111,7 @@ func (r *Redsync) Release(ctx context.Context, l Lease) error {
 		return err
 	}
 	if ok, err := m.UnlockContext(ctx); !ok {
-		return redsyncErr("release", l.Key, err, ErrNotHeld)
+		return redsyncErr("release", l.Key, err, false, ErrNotHeld)
 	}
 	return nil
 }
@@ -99,7 +125,7 @@ func (r *Redsync) Extend(ctx context.Context, l Lease, ttl time.Duration) (Lease
 	}
 	start := time.Duration(r.now())
 	if ok, err := m.ExtendContext(ctx); !ok {
-		return Lease{}, redsyncErr("extend", l.Key, err, ErrNotHeld)
+		return Lease{}, redsyncErr("extend", l.Key, err, false, ErrNotHeld)
 	}
 	l.Acquired, l.TTL = start, time.Until(m.Until())+time.Duration(r.now())-start
 	return l, nil

@@ -17,6 +17,7 @@ type Counters struct {
 	late     atomic.Int64
 	giveUps  atomic.Int64
 	notSent  atomic.Int64
+	undone   atomic.Int64
 	crashed  atomic.Int64
 	paused   atomic.Int64
 	rejected atomic.Int64
@@ -74,6 +75,9 @@ type Summary struct {
 	// NotSent counts operations that never reached Redis (connection
 	// refused): they did not happen and are not in the history.
 	NotSent int64 `json:"not_sent"`
+	// Undone counts acquisitions that reached no majority either way and
+	// gave back what they took (Redlock split votes); not in the history.
+	Undone int64 `json:"undone,omitempty"`
 	// Crashed counts clients that died (crash-client); Paused, clients
 	// stopped between acquire and write (pause-client).
 	Crashed int64 `json:"crashed"`
@@ -86,7 +90,7 @@ type Summary struct {
 func (c *Counters) Snapshot() Summary {
 	s := Summary{Ops: map[history.Func]map[history.Type]int64{},
 		CutShort: c.cutShort.Load(), Lost: c.lost.Load(), LateExits: c.late.Load(), GiveUps: c.giveUps.Load(),
-		NotSent: c.notSent.Load(), Crashed: c.crashed.Load(), Paused: c.paused.Load(), StaleRejected: c.rejected.Load()}
+		NotSent: c.notSent.Load(), Undone: c.undone.Load(), Crashed: c.crashed.Load(), Paused: c.paused.Load(), StaleRejected: c.rejected.Load()}
 	for fi, f := range funcs {
 		m := map[history.Type]int64{}
 		for ti, t := range types {

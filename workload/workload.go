@@ -133,16 +133,21 @@ func (r *Runner) opCtx(c *client) context.Context {
 	return c.ctx
 }
 
-// notSent handles an op that never reached Redis: it did not happen and
-// says nothing about the lock, so it is counted but not recorded, and the
+// notSent handles an op that never reached Redis, or was undone before it
+// returned (lockimpl.ErrUndone): it did not happen and says nothing about
+// the lock, so it is counted but not recorded, and the
 // client waits a little so as not to spin on a node that is down. (A
 // crashed client's last op, by contrast, is recorded as indeterminate: it
 // may have been half done.)
 func (r *Runner) notSent(ctx context.Context, err error) bool {
-	if !errors.Is(err, lockimpl.ErrNotSent) {
+	switch {
+	case errors.Is(err, lockimpl.ErrNotSent):
+		r.counters.notSent.Add(1)
+	case errors.Is(err, lockimpl.ErrUndone):
+		r.counters.undone.Add(1)
+	default:
 		return false
 	}
-	r.counters.notSent.Add(1)
 	sleep(ctx, notSentPause)
 	return true
 }

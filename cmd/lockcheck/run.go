@@ -198,6 +198,9 @@ func printSummary(w io.Writer, res *harness.Result) {
 		s.CutShort, s.LateExits, s.Lost, s.GiveUps)
 	fmt.Fprintf(w, "  faults: clients paused %d, crashed %d; stale writes rejected %d; ops not sent (node down) %d\n",
 		s.Paused, s.Crashed, s.StaleRejected, s.NotSent)
+	if s.Undone > 0 {
+		fmt.Fprintf(w, "  acquisitions undone (no majority either way) %d\n", s.Undone)
+	}
 	fmt.Fprintf(w, "  peak RSS of lockcheck: %.0f MB\n\n", float64(harness.PeakRSS())/(1<<20))
 	if len(res.Faults) > 0 {
 		fmt.Fprintln(w, "  fault windows:")
