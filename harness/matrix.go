@@ -354,9 +354,9 @@ func (c Cell) markdown() string {
 		s = "**invalid**"
 	}
 	if c.DoubleHolders > 0 {
-		s += fmt.Sprintf(" (%d double holders)", c.DoubleHolders)
+		s += fmt.Sprintf(" (%s)", plural(c.DoubleHolders, "double holder"))
 	} else if c.Violations > 0 {
-		s += fmt.Sprintf(" (%d violations)", c.Violations)
+		s += fmt.Sprintf(" (%s)", plural(c.Violations, "violation"))
 	}
 	if !c.Matches() {
 		s += " ≠ expected " + string(c.Expected)
@@ -416,4 +416,11 @@ func ReadExpect(path string) (map[string]checker.Verdict, error) {
 		out[fs[0]+" "+fs[1]] = checker.Verdict(fs[2])
 	}
 	return out, sc.Err()
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

@@ -23,7 +23,14 @@ func newLock(t *testing.T, name string, rec func(history.Op)) (lockimpl.Locker, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := e.Factory(lockimpl.Env{Addrs: c.Addrs(), Password: c.Password, PoolSize: 10, Record: rec})
+	return lockOn(t, c, e.Factory, rec)
+}
+
+// lockOn builds a lock on c, and a plain client to look at its keys; both
+// are closed when the test ends.
+func lockOn(t *testing.T, c *cluster.Cluster, f lockimpl.Factory, rec func(history.Op)) (lockimpl.Locker, *redis.Client) {
+	t.Helper()
+	l, err := f(lockimpl.Env{Addrs: c.Addrs(), Password: c.Password, PoolSize: 10, Record: rec})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,18 +44,30 @@ func NewRedlock(env Env) (Locker, error) {
 	if len(env.Addrs) < 1 {
 		return nil, errors.New("redlock: no redis address")
 	}
-	r := &Redlock{quorum: len(env.Addrs)/2 + 1, timeout: env.OpTimeout, now: clockOf(env)}
+	nodes, err := nodeClients(env)
+	if err != nil {
+		return nil, err
+	}
+	return &Redlock{nodes: nodes, quorum: len(nodes)/2 + 1, timeout: env.OpTimeout, now: clockOf(env)}, nil
+}
+
+// nodeClients returns one client per node, for the locks that talk to
+// each master on its own.
+func nodeClients(env Env) ([]*redis.Client, error) {
+	var cs []*redis.Client
 	for _, a := range env.Addrs {
 		e := env
 		e.Addrs, e.MasterName = []string{a}, ""
 		c, err := newClient(e)
 		if err != nil {
-			r.Close()
+			for _, c := range cs {
+				c.Close()
+			}
 			return nil, err
 		}
-		r.nodes = append(r.nodes, c)
+		cs = append(cs, c)
 	}
-	return r, nil
+	return cs, nil
 }
 
 // drift is Redlock's allowance for clock drift between the nodes.

@@ -24,21 +24,17 @@ type Redsync struct {
 
 // NewRedsync is the Factory of "redsync".
 func NewRedsync(env Env) (Locker, error) {
-	r := &Redsync{now: clockOf(env)}
-	var pools []rsredis.Pool
-	for _, a := range env.Addrs {
-		e := env
-		e.Addrs, e.MasterName = []string{a}, ""
-		c, err := newClient(e)
-		if err != nil {
-			r.Close()
-			return nil, err
-		}
-		r.clients = append(r.clients, c)
-		pools = append(pools, goredis.NewPool(c))
-	}
-	if len(pools) == 0 {
+	if len(env.Addrs) == 0 {
 		return nil, errors.New("redsync: no redis address")
+	}
+	clients, err := nodeClients(env)
+	if err != nil {
+		return nil, err
+	}
+	r := &Redsync{clients: clients, now: clockOf(env)}
+	var pools []rsredis.Pool
+	for _, c := range clients {
+		pools = append(pools, goredis.NewPool(c))
 	}
 	r.rs = redsync.New(pools...)
 	return r, nil

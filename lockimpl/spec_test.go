@@ -115,14 +115,7 @@ func specLockOn(t *testing.T, c *cluster.Cluster, src string) (lockimpl.Locker, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := s.Factory(lockimpl.Env{Addrs: c.Addrs(), Password: c.Password, PoolSize: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = l.(lockimpl.Closer).Close() })
-	rc := redis.NewClient(&redis.Options{Addr: c.Addrs()[0], Password: c.Password})
-	t.Cleanup(func() { rc.Close() })
-	return l, rc
+	return lockOn(t, c, s.Factory, nil)
 }
 
 // TestSpec_Replies runs scripts against Redis and checks how each reply
