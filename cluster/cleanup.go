@@ -55,9 +55,14 @@ func ownerAlive(dir string) bool {
 		return false
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
+	return err == nil && pidAlive(pid)
+}
+
+// pidAlive reports whether process pid exists.
+func pidAlive(pid int) bool {
+	if pid <= 0 {
 		return false
 	}
-	err = syscall.Kill(pid, 0)
+	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }

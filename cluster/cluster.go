@@ -30,6 +30,7 @@ const DefaultRedlockNodes = 5
 // Backends.
 const (
 	Local = "local"
+	// Docker (docker.go) runs every node in a container.
 )
 
 // Config says what to start.
@@ -54,6 +55,11 @@ type Config struct {
 	// ClockShim runs every Redis node under the clock shim, so that the
 	// clock faults can shift its wall clock (Node.Clock).
 	ClockShim bool
+	// Image is the docker backend's image (default DefaultImage; built
+	// from the host's redis-server when not present).
+	Image string
+	// Say receives one-line notices (an image was built).
+	Say func(string)
 	clockShim string // the built shim
 }
 
@@ -65,6 +71,7 @@ type Cluster struct {
 	Sentinels []*Node
 
 	proxies proxies
+	docker  *dockerEnv // docker backend
 	// dialMap maps the addresses nodes announce (peer proxies) to the ones
 	// clients dial (the node, or its client proxy).
 	dialMap map[string]string
@@ -82,8 +89,8 @@ func Up(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.Backend == "" {
 		cfg.Backend = Local
 	}
-	if cfg.Backend != Local {
-		return nil, fmt.Errorf("backend %q is not supported yet (use local)", cfg.Backend)
+	if cfg.Backend != Local && cfg.Backend != Docker {
+		return nil, fmt.Errorf("backend %q is not supported (use local or docker)", cfg.Backend)
 	}
 	if cfg.Topology != Single && cfg.Topology != Sentinel && cfg.Topology != Redlock {
 		return nil, fmt.Errorf("topology %q is not supported (use single, sentinel or redlock)", cfg.Topology)
@@ -97,17 +104,18 @@ func Up(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.LogDir == "" {
 		return nil, errors.New("cluster: no log dir")
 	}
-	server, err := findServer(cfg.RedisServer)
-	if err != nil {
-		return nil, err
-	}
 	persist, err := persistenceArgs(cfg.Persistence)
 	if err != nil {
 		return nil, err
 	}
-	version, err := ServerVersion(server)
-	if err != nil {
-		return nil, err
+	var server, version string
+	if cfg.Backend == Local {
+		if server, err = findServer(cfg.RedisServer); err != nil {
+			return nil, err
+		}
+		if version, err = ServerVersion(server); err != nil {
+			return nil, err
+		}
 	}
 	maxClients := cfg.MaxClients
 	if maxClients <= 0 {
@@ -119,10 +127,12 @@ func Up(ctx context.Context, cfg Config) (*Cluster, error) {
 		}
 	}
 	c := &Cluster{Password: randomPassword(), dialMap: map[string]string{}}
-	switch cfg.Topology {
-	case Sentinel:
+	switch {
+	case cfg.Backend == Docker:
+		err = c.upDocker(ctx, cfg, persist, maxClients)
+	case cfg.Topology == Sentinel:
 		err = c.upSentinel(ctx, cfg, server, version, persist, maxClients)
-	case Redlock:
+	case cfg.Topology == Redlock:
 		err = c.upRedlock(ctx, cfg, server, version, persist, maxClients)
 	default:
 		err = c.upSingle(ctx, cfg, server, version, persist, maxClients)
@@ -196,6 +206,9 @@ func (c *Cluster) Down() error {
 					p.stop()
 				}
 			}
+		}
+		if err := c.docker.down(); err != nil {
+			errs = append(errs, err.Error())
 		}
 		if len(errs) > 0 {
 			c.downErr = fmt.Errorf("cluster down: %s", strings.Join(errs, "; "))

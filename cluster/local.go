@@ -40,6 +40,8 @@ type Node struct {
 	// Clock shifts the node's wall clock (set when the run has a clock
 	// fault; nil otherwise).
 	Clock *Clock
+	// ctr is set when the node runs in a container (docker backend).
+	ctr *container
 }
 
 // live tracks every node this process started, so that Emergency can end
@@ -55,8 +57,11 @@ func Emergency() {
 	live.Lock()
 	defer live.Unlock()
 	for n := range live.nodes {
-		cmd, _ := n.proc()
-		_ = cmd.Process.Kill()
+		if n.ctr != nil {
+			_ = n.ctr.remove("")
+		} else if cmd, _ := n.proc(); cmd != nil {
+			_ = cmd.Process.Kill()
+		}
 		_ = os.RemoveAll(n.dir)
 	}
 }
@@ -261,12 +266,18 @@ func (n *Node) proc() (*exec.Cmd, chan struct{}) {
 
 // Pause stops the process (SIGSTOP): it keeps its sockets but answers nothing.
 func (n *Node) Pause() error {
+	if n.ctr != nil {
+		return n.ctr.pause()
+	}
 	cmd, _ := n.proc()
 	return cmd.Process.Signal(syscall.SIGSTOP)
 }
 
 // Resume continues a paused process (SIGCONT).
 func (n *Node) Resume() error {
+	if n.ctr != nil {
+		return n.ctr.resume()
+	}
 	cmd, _ := n.proc()
 	return cmd.Process.Signal(syscall.SIGCONT)
 }
@@ -274,6 +285,9 @@ func (n *Node) Resume() error {
 // Kill ends the process with SIGKILL and waits for it: no shutdown, no
 // final fsync.
 func (n *Node) Kill() error {
+	if n.ctr != nil {
+		return n.ctr.kill()
+	}
 	cmd, exited := n.proc()
 	_ = cmd.Process.Signal(syscall.SIGCONT)
 	if err := cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
@@ -286,6 +300,16 @@ func (n *Node) Kill() error {
 // Restart starts a killed node again on its port, with its data dir (and
 // so its AOF, if persistence is on), and waits until it answers PING.
 func (n *Node) Restart(ctx context.Context, password string) error {
+	if n.ctr != nil {
+		// The same container: its port, and its data dir (so its AOF).
+		if n.ctr.running() {
+			return fmt.Errorf("restart %s: still running", n.Name)
+		}
+		if err := n.ctr.start(); err != nil {
+			return fmt.Errorf("restart %s: %w", n.Name, err)
+		}
+		return n.waitReady(ctx, password)
+	}
 	if _, exited := n.proc(); !isClosed(exited) {
 		return fmt.Errorf("restart %s: still running", n.Name)
 	}
@@ -354,6 +378,14 @@ func (n *Node) waitReady(ctx context.Context, password string) error {
 // removes its temp dir.
 func (n *Node) stop() error {
 	n.once.Do(func() {
+		if n.ctr != nil {
+			n.stopErr = errors.Join(n.ctr.remove(n.LogPath), os.RemoveAll(n.dir))
+			n.Clock.close()
+			live.Lock()
+			delete(live.nodes, n)
+			live.Unlock()
+			return
+		}
 		cmd, exited := n.proc()
 		_ = cmd.Process.Signal(syscall.SIGCONT) // a paused node cannot act on SIGTERM
 		_ = cmd.Process.Signal(syscall.SIGTERM)
@@ -374,6 +406,9 @@ func (n *Node) stop() error {
 
 // PID returns the node's process id.
 func (n *Node) PID() int {
+	if n.ctr != nil {
+		return n.ctr.pid()
+	}
 	cmd, _ := n.proc()
 	return cmd.Process.Pid
 }

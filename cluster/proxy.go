@@ -35,7 +35,12 @@ func (ps *proxies) server() *toxiproxy.ApiServer {
 
 // newProxy listens on a free loopback port and forwards to upstream.
 func (ps *proxies) newProxy(name, upstream string) (*Proxy, error) {
-	p := toxiproxy.NewProxy(ps.server(), name, "127.0.0.1:0", upstream)
+	return ps.newProxyAt(name, "127.0.0.1:0", upstream)
+}
+
+// newProxyAt listens on listen and forwards to upstream.
+func (ps *proxies) newProxyAt(name, listen, upstream string) (*Proxy, error) {
+	p := toxiproxy.NewProxy(ps.server(), name, listen, upstream)
 	if err := p.Start(); err != nil {
 		return nil, fmt.Errorf("proxy %s: %w", name, err)
 	}

@@ -25,6 +25,12 @@ type scenario struct {
 	restartDelay time.Duration
 }
 
+// on returns the scenario on another backend.
+func (s scenario) on(backend string) scenario {
+	s.cluster.Backend = backend
+	return s
+}
+
 func (s scenario) run(t *testing.T, lock string, seed int64) *harness.Result {
 	t.Helper()
 	w := s.workload
@@ -38,6 +44,11 @@ func (s scenario) run(t *testing.T, lock string, seed int64) *harness.Result {
 		t.Fatalf("run %s: %v", lock, err)
 	}
 	testutil.NoRedisChildren(t)
+	if s.cluster.Backend == cluster.Docker {
+		if left := testutil.DockerLeft(t); len(left) > 0 {
+			t.Errorf("left behind: %v", left)
+		}
+	}
 	return res
 }
 
@@ -76,13 +87,17 @@ var shortLeases = workload.Config{Clients: 50, Keys: 3, Duration: 8 * time.Secon
 
 func TestFault_PauseClient(t *testing.T) {
 	testutil.RequireRedis(t)
+	faultPauseClient(t, cluster.Local)
+}
+
+func faultPauseClient(t *testing.T, backend string) {
 	s := scenario{workload: shortLeases, nemesis: nemesis.Config{Faults: []string{"pause-client"}, Interval: time.Second, Duration: time.Second}}
 	for _, lock := range []string{"setnx", "watchdog"} {
-		s.expect(t, lock, func(r *harness.Result) (bool, string) {
+		s.on(backend).expect(t, lock, func(r *harness.Result) (bool, string) {
 			return doubleHolders(r) > 0, "double holders: " + strconv.Itoa(doubleHolders(r))
 		})
 	}
-	r := s.expect(t, "fenced", func(r *harness.Result) (bool, string) {
+	r := s.on(backend).expect(t, "fenced", func(r *harness.Result) (bool, string) {
 		f, _ := r.Report.Checker("fencing")
 		return r.Verdict == checker.Valid && f.Figures["stale_rejected"] > 0, "stale writes rejected: " + strconv.Itoa(int(f.Figures["stale_rejected"]))
 	})
@@ -110,11 +125,23 @@ func TestFault_CrashClient(t *testing.T) {
 
 func TestFault_KillRedis(t *testing.T) {
 	testutil.RequireRedis(t)
+	faultKillRedis(t, cluster.Local)
+}
+
+func faultKillRedis(t *testing.T, backend string) {
 	s := scenario{workload: shortLeases, nemesis: nemesis.Config{Faults: []string{"kill-redis"}, Interval: 2 * time.Second},
 		cluster: cluster.Config{Persistence: "none"}}
-	s.expect(t, "setnx", invalid)
-	s.restartDelay = 500 * time.Millisecond // longer than the 200ms TTL
-	r := s.expect(t, "setnx", valid)
+	delay := 500 * time.Millisecond // longer than the 200ms TTL
+	if backend == cluster.Docker {
+		// Starting a killed container again takes longer than a 200ms
+		// lease lives (measured ~0.3-0.5s), which would make every
+		// restart a delayed one: leases must outlive the restart.
+		s.workload.TTL, s.workload.Hold, s.workload.Margin = 2*time.Second, time.Second, 100*time.Millisecond
+		delay = 2500 * time.Millisecond
+	}
+	s.on(backend).expect(t, "setnx", invalid)
+	s.restartDelay = delay
+	r := s.on(backend).expect(t, "setnx", valid)
 	if r.Summary.NotSent == 0 {
 		t.Errorf("no op was refused while the node was down")
 	}
@@ -122,10 +149,14 @@ func TestFault_KillRedis(t *testing.T) {
 
 func TestFault_PauseRedis(t *testing.T) {
 	testutil.RequireRedis(t)
+	faultPauseRedis(t, cluster.Local)
+}
+
+func faultPauseRedis(t *testing.T, backend string) {
 	w := shortLeases
 	w.Clients = 20
 	s := scenario{workload: w, nemesis: nemesis.Config{Faults: []string{"pause-redis"}, Interval: 2 * time.Second, Duration: time.Second}}
-	s.expect(t, "setnx", func(r *harness.Result) (bool, string) {
+	s.on(backend).expect(t, "setnx", func(r *harness.Result) (bool, string) {
 		info := r.Summary.Ops[history.Acquire][history.Info] + r.Summary.Ops[history.Release][history.Info]
 		return r.Verdict == checker.Valid && info > 0, "indeterminate ops: " + strconv.Itoa(int(info))
 	})
@@ -138,9 +169,13 @@ var sentinelLeases = workload.Config{Clients: 20, Keys: 40, Duration: 12 * time.
 
 func TestFault_Failover(t *testing.T) {
 	testutil.RequireRedis(t)
+	faultFailover(t, cluster.Local)
+}
+
+func faultFailover(t *testing.T, backend string) {
 	s := scenario{workload: sentinelLeases, cluster: cluster.Config{Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond},
 		nemesis: nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second}}
-	r := s.expect(t, "setnx", invalid)
+	r := s.on(backend).expect(t, "setnx", invalid)
 	named := false
 	for _, f := range r.Faults {
 		named = named || (f.Fault == "failover" && f.Stop > f.Start)
@@ -152,9 +187,13 @@ func TestFault_Failover(t *testing.T) {
 
 func TestFault_Partition(t *testing.T) {
 	testutil.RequireRedis(t)
+	faultPartition(t, cluster.Local)
+}
+
+func faultPartition(t *testing.T, backend string) {
 	s := scenario{workload: sentinelLeases, cluster: cluster.Config{Topology: cluster.Sentinel},
 		nemesis: nemesis.Config{Faults: []string{"partition"}, Interval: 3 * time.Second, Duration: 6 * time.Second}}
-	s.expect(t, "setnx", func(r *harness.Result) (bool, string) {
+	s.on(backend).expect(t, "setnx", func(r *harness.Result) (bool, string) {
 		return doubleHolders(r) > 0, "double holders across the split brain: " + strconv.Itoa(doubleHolders(r))
 	})
 }
@@ -164,5 +203,18 @@ func TestFault_UnknownFaultIsConfigError(t *testing.T) {
 		Nemesis: nemesis.Config{Faults: []string{"meteor"}}})
 	if err == nil || !strings.Contains(err.Error(), `unknown fault "meteor"`) {
 		t.Fatalf("got %v, want an unknown-fault configuration error", err)
+	}
+}
+
+// TestDocker_FaultTable runs the fault scenarios on the docker backend and
+// wants the verdicts the local backend gets (TestFault_*).
+func TestDocker_FaultTable(t *testing.T) {
+	testutil.RequireDocker(t)
+	for _, tc := range []struct {
+		name string
+		f    func(*testing.T, string)
+	}{{"pause-client", faultPauseClient}, {"kill-redis", faultKillRedis}, {"pause-redis", faultPauseRedis},
+		{"failover", faultFailover}, {"partition", faultPartition}} {
+		t.Run(tc.name, func(t *testing.T) { tc.f(t, cluster.Docker) })
 	}
 }

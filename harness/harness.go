@@ -179,12 +179,16 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	if cfg.Check.ClockTolerance == 0 {
 		cfg.Check.ClockTolerance = checker.DefaultClockTolerance
 	}
-	redisVersion, err := cluster.ServerVersion(cfg.Cluster.RedisServer)
-	if err != nil {
-		if errors.Is(err, cluster.ErrNotInstalled) {
-			return nil, configErr(err)
+	// The docker backend needs no redis-server here: its version comes
+	// from the nodes once they run.
+	redisVersion := ""
+	if cfg.Cluster.Backend != cluster.Docker {
+		if redisVersion, err = cluster.ServerVersion(cfg.Cluster.RedisServer); err != nil {
+			if errors.Is(err, cluster.ErrNotInstalled) {
+				return nil, configErr(err)
+			}
+			return nil, err
 		}
-		return nil, err
 	}
 	dir, err := newRunDir(cfg.OutDir, cmpOr(cfg.Name, lockName))
 	if err != nil {
@@ -217,6 +221,10 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		}()
 	}
 
+	if redisVersion == "" && len(cl.Nodes) > 0 {
+		redisVersion = cl.Nodes[0].Version
+		res.Redis = redisVersion
+	}
 	clock := history.NewClock()
 	info := RunInfo{Lockcheck: Version, Lock: lockName, LockVersion: cfg.LockVersion, Redis: redisVersion,
 		Topology: cmpOr(ccfg.Topology, cluster.Single), Backend: cmpOr(ccfg.Backend, cluster.Local),

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -12,6 +13,8 @@ func cleanupCmd(args []string) (int, error) {
 		return exitUsage, usageError{fmt.Errorf("cleanup takes no arguments")}
 	}
 	removed, err := cluster.Leftovers()
+	dockerRemoved, derr := cluster.DockerLeftovers()
+	removed, err = append(removed, dockerRemoved...), errors.Join(err, derr)
 	for _, d := range removed {
 		fmt.Println("removed", d)
 	}
@@ -29,5 +32,8 @@ func cleanupCmd(args []string) (int, error) {
 func sweepLeftovers() {
 	if removed, _ := cluster.Leftovers(); len(removed) > 0 {
 		fmt.Fprintf(os.Stderr, "lockcheck: removed %d temp dir(s) left by runs that were killed\n", len(removed))
+	}
+	if removed, _ := cluster.DockerLeftovers(); len(removed) > 0 {
+		fmt.Fprintf(os.Stderr, "lockcheck: removed %d container(s) and network(s) left by runs that were killed\n", len(removed))
 	}
 }

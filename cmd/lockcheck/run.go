@@ -33,6 +33,7 @@ type runOpts struct {
 	persistence     string
 	topology        string
 	nodes           int
+	backend, image  string
 	replLag         time.Duration
 	restartDelay    time.Duration
 	check           checker.Options
@@ -63,6 +64,8 @@ func runFlags(o *runOpts) *flag.FlagSet {
 	fs.DurationVar(&o.nemesis.Interval, "nemesis-interval", nemesis.DefaultInterval, "time between two faults")
 	fs.DurationVar(&o.nemesis.Duration, "nemesis-duration", nemesis.DefaultDuration, "how long each fault stays on")
 	fs.StringVar(&o.topology, "topology", "", "single (one node), sentinel (master, two replicas, three sentinels) or redlock (--nodes independent masters); default single, redlock for the Redlock locks")
+	fs.StringVar(&o.backend, "backend", cluster.Local, "where Redis runs: local (redis-server processes) or docker (containers on a network made for the run)")
+	fs.StringVar(&o.image, "image", cluster.DefaultImage, "docker backend: the Redis image; if not present it is built from the host's redis-server (never pulled)")
 	fs.IntVar(&o.nodes, "nodes", cluster.DefaultRedlockNodes, "masters of the redlock topology")
 	fs.DurationVar(&o.replLag, "repl-lag", 0, "sentinel topology: delay the replication stream by this much (asynchronous replication, made visible)")
 	fs.StringVar(&o.persistence, "persistence", "none", "Redis persistence: none, aof-everysec or aof-always")
@@ -97,7 +100,8 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	cfg := harness.Config{Name: o.name, OutDir: o.out, Lock: o.lock, Workload: o.w, Check: o.check,
 		Nemesis: o.nemesis, RestartDelay: o.restartDelay,
 		Cluster: cluster.Config{RedisServer: o.redisServer, Persistence: o.persistence, Topology: o.topology,
-			ReplicationLag: o.replLag, Nodes: o.nodes},
+			ReplicationLag: o.replLag, Nodes: o.nodes, Backend: o.backend, Image: o.image,
+			Say: func(s string) { fmt.Fprintln(os.Stderr, "lockcheck:", s) }},
 		Args: reproduce(fs, o.w.Seed)}
 	if !o.quiet {
 		cfg.Progress = os.Stderr

@@ -95,3 +95,33 @@ func RedisChildrenOf(parent int) []int {
 	}
 	return pids
 }
+
+// RequireDocker skips the test when no Docker engine is reachable, with
+// the reason; where LOCKCHECK_REQUIRE_DOCKER is set (CI sets it when
+// `docker info` succeeds) it fails instead.
+func RequireDocker(tb testing.TB) {
+	tb.Helper()
+	out, err := exec.Command("docker", "info", "--format", "{{.ServerVersion}}").CombinedOutput()
+	if err != nil {
+		if os.Getenv("LOCKCHECK_REQUIRE_DOCKER") != "" {
+			tb.Fatalf("a Docker engine is required here (LOCKCHECK_REQUIRE_DOCKER is set): %v: %s", err, out)
+		}
+		tb.Skipf("no Docker engine reachable (docker info: %v): the docker backend's tests need one", err)
+	}
+}
+
+// DockerLeft returns the containers and networks of lockcheck runs that
+// still exist (label lockcheck.run).
+func DockerLeft(tb testing.TB) []string {
+	tb.Helper()
+	var left []string
+	for _, args := range [][]string{{"ps", "-a", "--filter", "label=lockcheck.run", "--format", "{{.Names}}"},
+		{"network", "ls", "--filter", "label=lockcheck.run", "--format", "{{.Name}}"}} {
+		out, err := exec.Command("docker", args...).Output()
+		if err != nil {
+			tb.Fatalf("docker %v: %v", args, err)
+		}
+		left = append(left, strings.Fields(string(out))...)
+	}
+	return left
+}

@@ -1,0 +1,392 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ory/dockertest/v3"
+	dc "github.com/ory/dockertest/v3/docker"
+	"github.com/redis/go-redis/v9"
+)
+
+// Labels on every container and network of the docker backend: the run
+// they belong to, and the pid of the lockcheck that made them (cleanup
+// removes those whose lockcheck is gone).
+const (
+	LabelRun   = "lockcheck.run"
+	LabelOwner = "lockcheck.pid"
+)
+
+// Docker is the docker backend.
+const Docker = "docker"
+
+// dockerEnv is one run's share of the Docker engine: its network and image.
+type dockerEnv struct {
+	pool    *dockertest.Pool
+	net     *dockertest.Network
+	runID   string
+	image   string
+	gateway string // the network's gateway: the host, as containers see it
+	labels  map[string]string
+	shim    string // the clock shim on the host ("": none)
+}
+
+// container is a node that runs in a container.
+type container struct {
+	env *dockerEnv
+	id  string
+}
+
+// dockerPool connects to the Docker engine (DOCKER_HOST or the default
+// socket), or says in one line that none is reachable.
+func dockerPool() (*dockertest.Pool, error) {
+	pool, err := dockertest.NewPool("")
+	if err == nil {
+		pool.MaxWait = 30 * time.Second
+		err = pool.Client.Ping()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: no Docker engine reachable (%v): start dockerd or set DOCKER_HOST, or use --backend local", ErrNotInstalled, err)
+	}
+	return pool, nil
+}
+
+func (c *Cluster) upDocker(ctx context.Context, cfg Config, persist []string, maxClients int) error {
+	pool, err := dockerPool()
+	if err != nil {
+		return err
+	}
+	say := cfg.Say
+	if say == nil {
+		say = func(string) {}
+	}
+	image, err := ensureImage(pool.Client, cfg.Image, cfg.RedisServer, say)
+	if err != nil {
+		return err
+	}
+	var id [4]byte
+	_, _ = rand.Read(id[:])
+	d := &dockerEnv{pool: pool, runID: hex.EncodeToString(id[:]), image: image, shim: cfg.clockShim}
+	d.labels = map[string]string{LabelRun: d.runID, LabelOwner: strconv.Itoa(os.Getpid())}
+	d.net, err = pool.CreateNetwork("lockcheck-"+d.runID, func(o *dc.CreateNetworkOptions) {
+		o.Driver, o.Labels = "bridge", d.labels
+	})
+	if err != nil {
+		return fmt.Errorf("docker network: %w", err)
+	}
+	c.docker = d
+	if info, err := pool.Client.NetworkInfo(d.net.Network.ID); err == nil {
+		d.net.Network = info
+	}
+	if cfgs := d.net.Network.IPAM.Config; len(cfgs) > 0 {
+		d.gateway = cfgs[0].Gateway
+	}
+	if d.gateway == "" {
+		return errors.New("docker network has no gateway")
+	}
+	base := []string{"--port", "6379", "--requirepass", c.Password, "--masterauth", c.Password,
+		"--maxclients", strconv.Itoa(maxClients), "--daemonize", "no", "--loglevel", "notice"}
+	base = append(base, persist...)
+	switch cfg.Topology {
+	case Sentinel:
+		return c.upDockerSentinel(ctx, cfg, base)
+	case Redlock:
+		for i := 1; i <= cfg.Nodes; i++ {
+			if _, err := c.startContainer(ctx, cfg, "n"+strconv.Itoa(i), base, c.Password); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	_, err = c.startContainer(ctx, cfg, "n1", base, c.Password)
+	return err
+}
+
+// upDockerSentinel is upSentinel in containers: each node's peer proxy
+// listens on the network's gateway (the host, seen from the containers),
+// so replication and Sentinel traffic flows through it as on the local
+// backend, and the same toxics make replication lag and partitions.
+// Clients reach every node and sentinel on its published port.
+func (c *Cluster) upDockerSentinel(ctx context.Context, cfg Config, base []string) error {
+	gw := c.docker.gateway
+	var mport int
+	for i := 1; i <= 3; i++ {
+		name := "n" + strconv.Itoa(i)
+		pport, err := freePortOn(gw)
+		if err != nil {
+			return err
+		}
+		args := append(append([]string{}, base...), "--replica-announce-ip", gw, "--replica-announce-port", strconv.Itoa(pport))
+		if i > 1 {
+			args = append(args, "--replicaof", gw, strconv.Itoa(mport))
+		} else {
+			mport = pport
+		}
+		n, err := c.startContainer(ctx, cfg, name, args, c.Password)
+		if err != nil {
+			return err
+		}
+		peer, err := c.proxies.newProxyAt(name+"-peer", net.JoinHostPort(gw, strconv.Itoa(pport)), net.JoinHostPort(n.ctr.ip(), "6379"))
+		if err != nil {
+			return err
+		}
+		if cfg.ReplicationLag > 0 {
+			if err := peer.AddToxic("repl-lag", "latency", "downstream", fmt.Sprintf(`{"latency":%d}`, cfg.ReplicationLag.Milliseconds())); err != nil {
+				return err
+			}
+		}
+		n.Peer = peer
+		c.dialMap[peer.Addr] = n.Addr
+	}
+	if err := c.waitReplicas(ctx); err != nil {
+		return err
+	}
+	for i := 1; i <= 3; i++ {
+		name := "s" + strconv.Itoa(i)
+		conf := fmt.Sprintf("port 6379\nsentinel monitor %s %s %d 2\nsentinel auth-pass %s %s\n"+
+			"sentinel down-after-milliseconds %s %d\nsentinel failover-timeout %s 4000\nsentinel parallel-syncs %s 1\n",
+			MasterName, gw, mport, MasterName, c.Password, MasterName, DownAfter.Milliseconds(), MasterName, MasterName)
+		s, err := c.startContainerConf(ctx, cfg, name, conf)
+		if err != nil {
+			return err
+		}
+		// Sentinels tell clients of each other by container address.
+		c.dialMap[net.JoinHostPort(s.ctr.ip(), "6379")] = s.Addr
+	}
+	return c.waitSentinels(ctx)
+}
+
+// freePortOn returns a port free on ip.
+func freePortOn(ip string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func (c *Cluster) startContainer(ctx context.Context, cfg Config, name string, args []string, password string) (*Node, error) {
+	return c.runContainer(ctx, cfg, name, args, password, "")
+}
+
+// startContainerConf starts a sentinel from conf (written to its dir,
+// mounted at /data).
+func (c *Cluster) startContainerConf(ctx context.Context, cfg Config, name, conf string) (*Node, error) {
+	return c.runContainer(ctx, cfg, name, []string{"/data/sentinel.conf", "--sentinel"}, "", conf)
+}
+
+// runContainer starts a node in a container on the run's network, its
+// port published on a free 127.0.0.1 port, and waits for PING. Its host
+// dir holds the owner file, a sentinel's config and the clock file.
+func (c *Cluster) runContainer(ctx context.Context, cfg Config, name string, args []string, password, sentinelConf string) (*Node, error) {
+	d := c.docker
+	logDir := filepath.Join(cfg.LogDir, "nodes", name)
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", TempPrefix+name+"-")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	n := &Node{Name: name, LogPath: filepath.Join(logDir, "redis.log"), dir: dir, logDir: logDir}
+	var mounts, env []string
+	if sentinelConf != "" {
+		_ = os.Chmod(dir, 0o777)
+		if err := os.WriteFile(filepath.Join(dir, "sentinel.conf"), []byte(sentinelConf), 0o666); err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, err
+		}
+		mounts = append(mounts, dir+":/data")
+	}
+	if d.shim != "" && name[0] == 'n' {
+		clk, err := newClock(filepath.Join(dir, "clock"))
+		if err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, err
+		}
+		n.Clock = clk
+		mounts = append(mounts, d.shim+":/lockcheck/clockshim.so:ro", dir+":/lockcheck/clock")
+		env = []string{"LD_PRELOAD=/lockcheck/clockshim.so", ClockShimEnv + "=/lockcheck/clock/clock"}
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	repo, tag := d.image, "latest"
+	if i := strings.LastIndexByte(d.image, ':'); i > strings.LastIndexByte(d.image, '/') {
+		repo, tag = d.image[:i], d.image[i+1:]
+	}
+	res, err := d.pool.RunWithOptions(&dockertest.RunOptions{Name: "lockcheck-" + d.runID + "-" + name,
+		Repository: repo, Tag: tag, Cmd: args, Env: env, Mounts: mounts, Labels: d.labels,
+		Networks: []*dockertest.Network{d.net}, ExposedPorts: []string{"6379/tcp"},
+		PortBindings: map[dc.Port][]dc.PortBinding{"6379/tcp": {{HostIP: "127.0.0.1", HostPort: strconv.Itoa(port)}}},
+	}, func(hc *dc.HostConfig) {
+		hc.PublishAllPorts = false
+		hc.RestartPolicy = dc.RestartPolicy{Name: "no"}
+	})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	n.ctr = &container{env: d, id: res.Container.ID}
+	n.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	live.Lock()
+	if live.nodes == nil {
+		live.nodes = map[*Node]struct{}{}
+	}
+	live.nodes[n] = struct{}{}
+	live.Unlock()
+	if name[0] == 's' {
+		c.Sentinels = append(c.Sentinels, n)
+	} else {
+		c.Nodes = append(c.Nodes, n)
+	}
+	if err := n.waitReady(ctx, password); err != nil {
+		return nil, fmt.Errorf("start %s: %w (see %s)", name, err, n.LogPath)
+	}
+	n.Version = nodeVersion(ctx, n.Addr, password)
+	return n, nil
+}
+
+// nodeVersion asks a node for its redis_version.
+func nodeVersion(ctx context.Context, addr, password string) string {
+	rc := redis.NewClient(&redis.Options{Addr: addr, Password: password, Protocol: 2, DisableIdentity: true, MaxRetries: -1})
+	defer rc.Close()
+	info, _ := rc.Info(ctx, "server").Result()
+	for _, l := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "redis_version:"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// ip is the container's address on the run's network.
+func (ct *container) ip() string {
+	c, err := ct.env.pool.Client.InspectContainer(ct.id)
+	if err != nil {
+		return ""
+	}
+	if ep, ok := c.NetworkSettings.Networks[ct.env.net.Network.Name]; ok {
+		return ep.IPAddress
+	}
+	return ""
+}
+
+func (ct *container) pause() error  { return ct.env.pool.Client.PauseContainer(ct.id) }
+func (ct *container) resume() error { return ct.env.pool.Client.UnpauseContainer(ct.id) }
+
+// kill sends SIGKILL and waits until the container has stopped.
+func (ct *container) kill() error {
+	cl := ct.env.pool.Client
+	if c, err := cl.InspectContainer(ct.id); err == nil && c.State.Paused {
+		_ = cl.UnpauseContainer(ct.id)
+	}
+	if err := cl.KillContainer(dc.KillContainerOptions{ID: ct.id, Signal: dc.SIGKILL}); err != nil {
+		var nr *dc.ContainerNotRunning
+		if !errors.As(err, &nr) {
+			return err
+		}
+	}
+	for i := 0; i < 200; i++ {
+		c, err := cl.InspectContainer(ct.id)
+		if err != nil || !c.State.Running {
+			return err
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	return fmt.Errorf("container %s still running after SIGKILL", ct.id[:12])
+}
+
+func (ct *container) start() error { return ct.env.pool.Client.StartContainer(ct.id, nil) }
+
+func (ct *container) running() bool {
+	c, err := ct.env.pool.Client.InspectContainer(ct.id)
+	return err == nil && c.State.Running
+}
+
+func (ct *container) pid() int {
+	c, err := ct.env.pool.Client.InspectContainer(ct.id)
+	if err != nil {
+		return 0
+	}
+	return c.State.Pid
+}
+
+// remove copies the container's log to logPath, then removes it.
+func (ct *container) remove(logPath string) error {
+	cl := ct.env.pool.Client
+	if logPath != "" {
+		if f, err := os.Create(logPath); err == nil {
+			_ = cl.Logs(dc.LogsOptions{Container: ct.id, OutputStream: f, ErrorStream: f, Stdout: true, Stderr: true, Timestamps: false})
+			f.Close()
+		}
+	}
+	return cl.RemoveContainer(dc.RemoveContainerOptions{ID: ct.id, Force: true, RemoveVolumes: true})
+}
+
+// down removes the run's network (its containers are gone by then).
+func (d *dockerEnv) down() error {
+	if d == nil || d.net == nil {
+		return nil
+	}
+	return d.pool.Client.RemoveNetwork(d.net.Network.ID)
+}
+
+// DockerLeftovers removes the containers and networks of runs whose
+// lockcheck is gone. Without a reachable Docker engine it does nothing.
+func DockerLeftovers() ([]string, error) {
+	pool, err := dockertest.NewPool("")
+	if err != nil {
+		return nil, nil
+	}
+	pool.Client.SetTimeout(5 * time.Second)
+	if pool.Client.Ping() != nil {
+		return nil, nil
+	}
+	gone := func(labels map[string]string) bool {
+		pid, err := strconv.Atoi(labels[LabelOwner])
+		return labels[LabelRun] != "" && (err != nil || !pidAlive(pid))
+	}
+	var removed []string
+	cs, err := pool.Client.ListContainers(dc.ListContainersOptions{All: true, Filters: map[string][]string{"label": {LabelRun}}})
+	if err != nil {
+		return nil, err
+	}
+	for _, ct := range cs {
+		if gone(ct.Labels) && pool.Client.RemoveContainer(dc.RemoveContainerOptions{ID: ct.ID, Force: true, RemoveVolumes: true}) == nil {
+			removed = append(removed, "container "+strings.TrimPrefix(firstOr(ct.Names, ct.ID), "/"))
+		}
+	}
+	nets, err := pool.Client.FilteredListNetworks(dc.NetworkFilterOpts{"label": {LabelRun: true}})
+	if err != nil {
+		return removed, err
+	}
+	for _, n := range nets {
+		if gone(n.Labels) && pool.Client.RemoveNetwork(n.ID) == nil {
+			removed = append(removed, "network "+n.Name)
+		}
+	}
+	return removed, nil
+}
+
+func firstOr(ss []string, s string) string {
+	if len(ss) > 0 {
+		return ss[0]
+	}
+	return s
+}
