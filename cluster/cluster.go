@@ -59,7 +59,7 @@ type Config struct {
 	// from the host's redis-server when not present).
 	Image string
 	// Say receives one-line notices (an image was built).
-	Say func(string)
+	Say       func(string)
 	clockShim string // the built shim
 }
 
