@@ -59,7 +59,7 @@ func TestDocker_Single(t *testing.T) {
 	if err := c.Down(); err != nil {
 		t.Fatal(err)
 	}
-	if left := testutil.DockerLeft(t); len(left) > 0 {
+	if left := testutil.DockerLeft(t, os.Getpid()); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
@@ -81,7 +81,7 @@ func TestDocker_SentinelFailover(t *testing.T) {
 	}
 	defer func() {
 		c.Down()
-		if left := testutil.DockerLeft(t); len(left) > 0 {
+		if left := testutil.DockerLeft(t, os.Getpid()); len(left) > 0 {
 			t.Errorf("left behind: %v", left)
 		}
 	}()
@@ -137,11 +137,11 @@ func TestDocker_Leftovers(t *testing.T) {
 	if len(removed) > 0 {
 		t.Fatalf("removed %v of a live run", removed)
 	}
-	if len(testutil.DockerLeft(t)) != 2 {
-		t.Fatalf("want the run's container and network, got %v", testutil.DockerLeft(t))
+	if len(testutil.DockerLeft(t, os.Getpid())) != 2 {
+		t.Fatalf("want the run's container and network, got %v", testutil.DockerLeft(t, os.Getpid()))
 	}
 	// A container of a lockcheck that died (its pid is gone).
-	image := strings.TrimSpace(run(t, "docker", "inspect", "--format", "{{.Config.Image}}", testutil.DockerLeft(t)[0]))
+	image := strings.TrimSpace(run(t, "docker", "inspect", "--format", "{{.Config.Image}}", testutil.DockerLeft(t, os.Getpid())[0]))
 	run(t, "docker", "create", "--label", "lockcheck.run=deadbeef", "--label", "lockcheck.pid=999999999", "--name", "lockcheck-deadbeef-n1", image)
 	removed, err = cluster.DockerLeftovers()
 	if err != nil || len(removed) != 1 || !strings.Contains(removed[0], "lockcheck-deadbeef-n1") {

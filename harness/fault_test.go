@@ -2,6 +2,7 @@ package harness_test
 
 import (
 	"context"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -45,7 +46,7 @@ func (s scenario) run(t *testing.T, lock string, seed int64) *harness.Result {
 	}
 	testutil.NoRedisChildren(t)
 	if s.cluster.Backend == cluster.Docker {
-		if left := testutil.DockerLeft(t); len(left) > 0 {
+		if left := testutil.DockerLeft(t, os.Getpid()); len(left) > 0 {
 			t.Errorf("left behind: %v", left)
 		}
 	}

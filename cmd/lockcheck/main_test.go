@@ -112,24 +112,54 @@ func TestCLI_RunThenCheck(t *testing.T) {
 // the verdict's status, and leave no redis-server behind.
 func TestCLI_CtrlC(t *testing.T) {
 	testutil.RequireRedis(t)
+	ctrlC(t, "local", func(pid int) int {
+		if pids := testutil.RedisChildrenOf(pid); len(pids) > 0 {
+			return pids[0]
+		}
+		return 0
+	}, func(redisPID int) {
+		if testutil.Alive(redisPID) {
+			t.Errorf("redis-server %d still running after lockcheck exited", redisPID)
+		}
+	})
+}
+
+// TestCLI_CtrlC_Docker: the same on the docker backend; no container or
+// network is left.
+func TestCLI_CtrlC_Docker(t *testing.T) {
+	testutil.RequireDocker(t)
+	ctrlC(t, "docker", func(pid int) int {
+		if len(testutil.DockerLeft(t, pid)) > 0 {
+			return pid
+		}
+		return 0
+	}, func(pid int) {
+		if left := testutil.DockerLeft(t, pid); len(left) > 0 {
+			t.Errorf("left behind after SIGINT: %v", left)
+		}
+	})
+}
+
+// ctrlC starts a run on backend, waits until started reports its Redis
+// up (non-zero), interrupts it, and checks the run's ending; gone checks
+// that Redis went with it.
+func ctrlC(t *testing.T, backend string, started func(pid int) int, gone func(int)) {
 	bin := lockcheck(t)
 	out := t.TempDir()
 	var stdout strings.Builder
-	cmd := exec.Command(bin, "run", "--lock", "setnx", "--clients", "50", "--duration", "60s", "-q", "--out", out)
+	cmd := exec.Command(bin, "run", "--lock", "setnx", "--backend", backend, "--clients", "50", "--duration", "60s", "-q", "--out", out)
 	cmd.Stdout = &stdout
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Find the redis-server it started, then interrupt it.
+	// Find the Redis it started, then interrupt it.
 	var redisPID int
-	for deadline := time.Now().Add(10 * time.Second); redisPID == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if pids := testutil.RedisChildrenOf(cmd.Process.Pid); len(pids) > 0 {
-			redisPID = pids[0]
-		}
+	for deadline := time.Now().Add(30 * time.Second); redisPID == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		redisPID = started(cmd.Process.Pid)
 	}
 	if redisPID == 0 {
 		_ = cmd.Process.Kill()
-		t.Fatal("lockcheck started no redis-server within 10s")
+		t.Fatal("lockcheck started no Redis within 30s")
 	}
 	time.Sleep(2 * time.Second)
 	start := time.Now()
@@ -149,7 +179,5 @@ func TestCLI_CtrlC(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "latest", "results.json")); err != nil {
 		t.Errorf("results after SIGINT: %v", err)
 	}
-	if testutil.Alive(redisPID) {
-		t.Errorf("redis-server %d still running after lockcheck exited", redisPID)
-	}
+	gone(redisPID)
 }

@@ -110,13 +110,15 @@ func RequireDocker(tb testing.TB) {
 	}
 }
 
-// DockerLeft returns the containers and networks of lockcheck runs that
-// still exist (label lockcheck.run).
-func DockerLeft(tb testing.TB) []string {
+// DockerLeft returns the containers and networks that lockcheck runs made
+// by process pid still have (labels lockcheck.run and lockcheck.pid):
+// other test binaries' runs, going on at the same time, are not counted.
+func DockerLeft(tb testing.TB, pid int) []string {
 	tb.Helper()
+	owner := "label=lockcheck.pid=" + strconv.Itoa(pid)
 	var left []string
-	for _, args := range [][]string{{"ps", "-a", "--filter", "label=lockcheck.run", "--format", "{{.Names}}"},
-		{"network", "ls", "--filter", "label=lockcheck.run", "--format", "{{.Name}}"}} {
+	for _, args := range [][]string{{"ps", "-a", "--filter", "label=lockcheck.run", "--filter", owner, "--format", "{{.Names}}"},
+		{"network", "ls", "--filter", "label=lockcheck.run", "--filter", owner, "--format", "{{.Name}}"}} {
 		out, err := exec.Command("docker", args...).Output()
 		if err != nil {
 			tb.Fatalf("docker %v: %v", args, err)
