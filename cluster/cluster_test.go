@@ -27,26 +27,7 @@ func TestSentinel_UpFailoverDown(t *testing.T) {
 	if len(c.Nodes) != 3 || len(c.Sentinels) != 3 {
 		t.Fatalf("got %d nodes and %d sentinels, want 3 and 3", len(c.Nodes), len(c.Sentinels))
 	}
-	m, err := c.Master(ctx)
-	if err != nil || m != c.Nodes[0] {
-		t.Fatalf("master: got %v, %v; want n1", m, err)
-	}
-	if err := m.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Failover(ctx); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if m2, err := c.Master(ctx); err == nil && m2 != m {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no replica promoted within 20s")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	failOver(t, c)
 	var dirs, proxies []string
 	for _, n := range append(append([]*cluster.Node{}, c.Nodes...), c.Sentinels...) {
 		dirs = append(dirs, n.Dir())
@@ -162,5 +143,33 @@ func TestLeftovers(t *testing.T) {
 	}
 	if err := n.Restart(context.Background(), c.Password); err != nil {
 		t.Errorf("restart after a sweep: %v (the sweep took a live lockcheck's dir)", err)
+	}
+}
+
+// failOver kills n1, the master, has Sentinel promote a replica, and
+// returns the old master once the sentinels name another.
+func failOver(t *testing.T, c *cluster.Cluster) *cluster.Node {
+	t.Helper()
+	ctx := context.Background()
+	m, err := c.Master(ctx)
+	if err != nil || m != c.Nodes[0] {
+		t.Fatalf("master: got %v, %v; want n1", m, err)
+	}
+	if err := m.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Failover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		m2, err := c.Master(ctx)
+		if err == nil && m2 != m {
+			return m
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no replica promoted within 20s (%v)", err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -244,19 +244,9 @@ func (c *Cluster) runContainer(ctx context.Context, cfg Config, name string, arg
 	}
 	n.ctr = &container{env: d, id: res.Container.ID}
 	n.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	live.Lock()
-	if live.nodes == nil {
-		live.nodes = map[*Node]struct{}{}
-	}
-	live.nodes[n] = struct{}{}
-	live.Unlock()
-	if name[0] == 's' {
-		c.Sentinels = append(c.Sentinels, n)
-	} else {
-		c.Nodes = append(c.Nodes, n)
-	}
-	if err := n.waitReady(ctx, password); err != nil {
-		return nil, fmt.Errorf("start %s: %w (see %s)", name, err, n.LogPath)
+	track(n)
+	if err := c.adopt(ctx, n, password); err != nil {
+		return nil, err
 	}
 	n.Version = nodeVersion(ctx, n.Addr, password)
 	return n, nil

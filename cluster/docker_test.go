@@ -85,27 +85,7 @@ func TestDocker_SentinelFailover(t *testing.T) {
 			t.Errorf("left behind: %v", left)
 		}
 	}()
-	m, err := c.Master(ctx)
-	if err != nil || m != c.Nodes[0] {
-		t.Fatalf("master: %v, %v; want n1", m, err)
-	}
-	if err := m.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Failover(ctx); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		nm, err := c.Master(ctx)
-		if err == nil && nm != m {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no new master after 20s (%v)", err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	m := failOver(t, c)
 	// A client that asks Sentinel finds the new master, through the
 	// address map, and writes to it.
 	fc := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: cluster.MasterName, SentinelAddrs: c.SentinelAddrs(),

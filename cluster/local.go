@@ -178,15 +178,31 @@ func (c *Cluster) startNodeIn(ctx context.Context, cfg Config, server, version, 
 		return nil, err
 	}
 	n.Addr = addr
-	if name[0] == 's' {
+	return n, c.adopt(ctx, n, password)
+}
+
+// adopt adds a started node to the cluster (so Down stops it even if it
+// never gets ready) and waits until it answers PING.
+func (c *Cluster) adopt(ctx context.Context, n *Node, password string) error {
+	if n.Name[0] == 's' {
 		c.Sentinels = append(c.Sentinels, n)
 	} else {
 		c.Nodes = append(c.Nodes, n)
 	}
 	if err := n.waitReady(ctx, password); err != nil {
-		return nil, fmt.Errorf("start %s: %w (see %s)", name, err, n.LogPath)
+		return fmt.Errorf("start %s: %w (see %s)", n.Name, err, n.LogPath)
 	}
-	return n, nil
+	return nil
+}
+
+// track registers a node for Emergency.
+func track(n *Node) {
+	live.Lock()
+	if live.nodes == nil {
+		live.nodes = map[*Node]struct{}{}
+	}
+	live.nodes[n] = struct{}{}
+	live.Unlock()
 }
 
 func spawn(server string, args []string, name, logDir, version, dir, shim string) (*Node, error) {
@@ -217,12 +233,7 @@ func spawn(server string, args []string, name, logDir, version, dir, shim string
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	live.Lock()
-	if live.nodes == nil {
-		live.nodes = map[*Node]struct{}{}
-	}
-	live.nodes[n] = struct{}{}
-	live.Unlock()
+	track(n)
 	return n, nil
 }
 
