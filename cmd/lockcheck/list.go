@@ -30,5 +30,6 @@ func listCmd(args []string) (int, error) {
 	fmt.Fprintln(tw, "single\tlocal\tone redis-server on 127.0.0.1")
 	fmt.Fprintln(tw, "sentinel\tlocal\ta master, two replicas and three redis-sentinel processes; peers talk through toxiproxy")
 	fmt.Fprintln(tw, "redlock\tlocal\t--nodes independent masters (5), for redlock and redsync")
+	fmt.Fprintln(tw, "(each)\tdocker\tthe same in containers on a network made for the run, ports published on 127.0.0.1 (--backend docker, --image)")
 	return exitValid, tw.Flush()
 }
