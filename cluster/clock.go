@@ -62,8 +62,7 @@ func BuildClockShim() (string, error) {
 
 // Clock shifts one node's wall clock through the shim's mapped file.
 type Clock struct {
-	path string
-	mem  []byte
+	mem []byte
 }
 
 // clockWords is the file: seq, offset ns, rate ppb, base ns.
@@ -82,7 +81,7 @@ func newClock(path string) (*Clock, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Clock{path: path, mem: mem}, nil
+	return &Clock{mem: mem}, nil
 }
 
 func (c *Clock) word(i int) *int64 { return (*int64)(unsafe.Pointer(&c.mem[i*8])) }

@@ -30,7 +30,6 @@ const DefaultRedlockNodes = 5
 // Backends.
 const (
 	Local = "local"
-	// Docker (docker.go) runs every node in a container.
 )
 
 // Config says what to start.

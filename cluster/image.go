@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 
 	dc "github.com/ory/dockertest/v3/docker"
 )
@@ -116,12 +115,4 @@ func imageContext(server string) (io.Reader, error) {
 		return nil, err
 	}
 	return &buf, nil
-}
-
-// imageVersion is a tag's version part, for run.json ("7.0" of redis:7.0).
-func imageVersion(image string) string {
-	if i := strings.LastIndexByte(image, ':'); i >= 0 {
-		return image[i+1:]
-	}
-	return image
 }

@@ -4,6 +4,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -190,7 +191,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 			return nil, err
 		}
 	}
-	dir, err := newRunDir(cfg.OutDir, cmpOr(cfg.Name, lockName))
+	dir, err := newRunDir(cfg.OutDir, cmp.Or(cfg.Name, lockName))
 	if err != nil {
 		return nil, err
 	}
@@ -227,12 +228,12 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	}
 	clock := history.NewClock()
 	info := RunInfo{Lockcheck: Version, Lock: lockName, LockVersion: cfg.LockVersion, Redis: redisVersion,
-		Topology: cmpOr(ccfg.Topology, cluster.Single), Backend: cmpOr(ccfg.Backend, cluster.Local),
+		Topology: cmp.Or(ccfg.Topology, cluster.Single), Backend: cmp.Or(ccfg.Backend, cluster.Local),
 		Args: cfg.Args, Seed: wcfg.Seed, Started: clock.Start().UTC(), Workload: toJSON(wcfg),
 		ClockTolerance: cfg.Check.ClockTolerance.String(), InfoHorizon: cfg.Check.InfoHorizon.String()}
 	if len(ncfg.Faults) > 0 {
 		info.Nemesis = nemesisJSON{Faults: ncfg.Faults, Interval: ncfg.Interval.String(), Duration: ncfg.Duration.String(),
-			RestartDelay: cfg.RestartDelay.String(), Persistence: cmpOr(ccfg.Persistence, "none")}
+			RestartDelay: cfg.RestartDelay.String(), Persistence: cmp.Or(ccfg.Persistence, "none")}
 	}
 	for _, n := range append(append([]*cluster.Node{}, cl.Nodes...), cl.Sentinels...) {
 		rel, _ := filepath.Rel(dir, n.LogPath)
@@ -349,13 +350,13 @@ func infoHorizon(w workload.Config, n nemesis.Config, restartDelay time.Duration
 // ("": any single-master one).
 func (cfg *Config) factory() (lockimpl.Factory, string, string, error) {
 	if cfg.Factory != nil {
-		return cfg.Factory, cmpOr(cfg.Lock, "custom"), "", nil
+		return cfg.Factory, cmp.Or(cfg.Lock, "custom"), "", nil
 	}
 	reg := cfg.Registry
 	if reg == nil {
 		reg = lockimpl.Builtin()
 	}
-	name := cmpOr(cfg.Lock, "setnx")
+	name := cmp.Or(cfg.Lock, "setnx")
 	e, err := reg.Lookup(name)
 	if err != nil {
 		return nil, "", "", err
@@ -425,13 +426,6 @@ func toJSON(c workload.Config) workloadJSON {
 		w.ExtendEvery = c.ExtendEvery.String()
 	}
 	return w
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func newRunDir(root, name string) (string, error) {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -106,7 +107,6 @@ type Cell struct {
 	Violations    int
 	Ops           int64
 	Runs          int
-	Seed          int64
 	Dir           string // relative to the matrix dir
 	Expected      checker.Verdict
 	Err           string
@@ -214,19 +214,10 @@ func cellTopology(lockTopo string, s Scenario) (string, string) {
 	if topo == "" {
 		topo = cluster.Single
 	}
-	if len(s.Only) > 0 && !contains(s.Only, topo) {
+	if len(s.Only) > 0 && !slices.Contains(s.Only, topo) {
 		return topo, "only for topology " + strings.Join(s.Only, ", ")
 	}
 	return topo, ""
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func runCell(ctx context.Context, cfg MatrixConfig, s Scenario, cell *Cell, dir string) {
@@ -253,7 +244,6 @@ func runCell(ctx context.Context, cfg MatrixConfig, s Scenario, cell *Cell, dir 
 			Cluster: cluster.Config{Topology: cell.Topology, Persistence: s.Persistence, ReplicationLag: s.ReplicationLag},
 			Args:    append(append([]string{}, cfg.Args...), "cell="+cell.Lock+"/"+s.Name, fmt.Sprintf("seed=%d", w.Seed))})
 		cell.Runs++
-		cell.Seed = w.Seed
 		cell.Err = ""
 		if err != nil {
 			cell.Err = err.Error()

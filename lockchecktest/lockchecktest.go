@@ -14,6 +14,7 @@
 package lockchecktest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -55,7 +56,7 @@ type Options struct {
 // installed (fails it instead when LOCKCHECK_REQUIRE_REDIS is set).
 func Run(tb testing.TB, name string, factory lockimpl.Factory, opts Options) *harness.Result {
 	tb.Helper()
-	if _, err := exec.LookPath(cmpOr(opts.Cluster.RedisServer, "redis-server")); err != nil {
+	if _, err := exec.LookPath(cmp.Or(opts.Cluster.RedisServer, "redis-server")); err != nil {
 		if os.Getenv("LOCKCHECK_REQUIRE_REDIS") != "" {
 			tb.Fatalf("lockchecktest: redis-server is required (LOCKCHECK_REQUIRE_REDIS is set): %v", err)
 		}
@@ -68,7 +69,7 @@ func Run(tb testing.TB, name string, factory lockimpl.Factory, opts Options) *ha
 	if w.Seed == 0 {
 		w.Seed = time.Now().UnixNano()
 	}
-	out := cmpOr(opts.OutDir, os.Getenv("LOCKCHECK_RESULTS"))
+	out := cmp.Or(opts.OutDir, os.Getenv("LOCKCHECK_RESULTS"))
 	if out == "" {
 		out = tb.TempDir()
 	}
@@ -138,11 +139,4 @@ func deadline(tb testing.TB) (time.Time, bool) {
 	}
 	d, ok := t.Deadline()
 	return d.Add(-30 * time.Second), ok
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

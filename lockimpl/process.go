@@ -161,7 +161,7 @@ func (p *ProcessLock) read(out io.Reader) {
 	_, _ = io.Copy(io.Discard, out)
 	werr := p.cmd.Wait()
 	if broke == nil {
-		broke = fmt.Errorf("exited (%v)", cmpErr(werr))
+		broke = fmt.Errorf("exited (%v)", exitStatus(werr))
 	}
 	p.mu.Lock()
 	p.dead = fmt.Errorf("%w: lock process %q %v; stderr: %s", ErrBadLock, p.cmdline, broke, p.stderr.String())
@@ -173,7 +173,7 @@ func (p *ProcessLock) read(out io.Reader) {
 	}
 }
 
-func cmpErr(err error) string {
+func exitStatus(err error) string {
 	if err == nil {
 		return "exit status 0"
 	}
@@ -304,16 +304,6 @@ func (p *ProcessLock) Close() error {
 		}
 	})
 	return nil
-}
-
-// Exited reports whether the process has ended (for tests).
-func (p *ProcessLock) Exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
 }
 
 // PID is the process's id (for tests).

@@ -105,11 +105,11 @@ func (r *Redlock) onAll(ctx context.Context, ttl time.Duration, f func(ctx conte
 			nctx, cancel := context.WithTimeout(ctx, d)
 			defer cancel()
 			good, err := f(nctx, c)
-			refused := err != nil && errors.Is(firstErr("", "", err), ErrNotSent)
-			if refused {
+			down := err != nil && refused(err)
+			if down {
 				err = nil
 			}
-			ch <- nodeResult{ok: good, refused: refused, unknown: err}
+			ch <- nodeResult{ok: good, refused: down, unknown: err}
 		}()
 	}
 	var t tally

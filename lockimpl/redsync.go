@@ -76,7 +76,7 @@ func unknownNode(err error, refusedIsNo bool) bool {
 		return false
 	}
 	if re, ok := err.(*redsync.RedisError); ok {
-		return !refusedIsNo || !errors.Is(firstErr("", "", re.Err), ErrNotSent)
+		return !refusedIsNo || !refused(re.Err)
 	}
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		for _, e := range j.Unwrap() {

@@ -67,11 +67,17 @@ func newClient(env Env) (*redis.Client, error) {
 // firstErr wraps the error of an op's first command: one that never left
 // (a refused dial, no pooled connection) is ErrNotSent.
 func firstErr(what, key string, err error) error {
-	var oe *net.OpError
-	if (errors.As(err, &oe) && oe.Op == "dial") || errors.Is(err, redis.ErrPoolTimeout) {
+	if refused(err) {
 		return fmt.Errorf("%s %s: %w: %v", what, key, ErrNotSent, err)
 	}
 	return fmt.Errorf("%s %s: %w", what, key, err)
+}
+
+// refused reports whether a command never left: its dial failed, or no
+// pooled connection came free. It did not happen.
+func refused(err error) bool {
+	var oe *net.OpError
+	return (errors.As(err, &oe) && oe.Op == "dial") || errors.Is(err, redis.ErrPoolTimeout)
 }
 
 // NewToken returns a 128-bit random token in hex.

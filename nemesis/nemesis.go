@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/ctxwait"
 )
 
 // Defaults of the schedule.
@@ -178,7 +179,7 @@ func Run(ctx context.Context, cfg Config, env Env, record func(history.Op), now 
 		}
 	}
 	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x6e656d))
-	for wait(ctx, cfg.Interval) {
+	for ctxwait.Sleep(ctx, cfg.Interval) {
 		i := rng.IntN(len(faults))
 		name, f := cfg.Faults[i], faults[i]
 		call := now()
@@ -188,7 +189,7 @@ func Run(ctx context.Context, cfg Config, env Env, record func(history.Op), now 
 		if l, ok := f.(Lasting); ok {
 			hold = l.Hold()
 		}
-		wait(ctx, hold)
+		ctxwait.Sleep(ctx, hold)
 		// Healing must happen even when the run is stopping.
 		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		call = now()
@@ -209,16 +210,4 @@ func recordOp(record func(history.Op), fault, phase string, targets []string, ca
 		op.Error = err.Error()
 	}
 	record(op)
-}
-
-// wait waits d or until ctx is done; it reports whether it waited d.
-func wait(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

@@ -3,10 +3,10 @@ package workload
 import (
 	"context"
 	"math/rand/v2"
-	"slices"
 	"sync/atomic"
 	"time"
 
+	"github.com/lockcheck/lockcheck/internal/ctxwait"
 	"github.com/lockcheck/lockcheck/lockimpl"
 )
 
@@ -86,8 +86,18 @@ func (r *Runner) PauseClients(rng *rand.Rand, n int, d time.Duration, inSection 
 	perm := rng.Perm(f.slots)
 	armed := f.pause
 	if inSection {
+		// Current holders first, each slot read once (a comparator
+		// reading live flags could see them change mid-sort).
 		armed = f.holdPause
-		slices.SortStableFunc(perm, func(a, b int) int { return cmpBool(f.holding[b].Load(), f.holding[a].Load()) })
+		var holders, rest []int
+		for _, s := range perm {
+			if f.holding[s].Load() {
+				holders = append(holders, s)
+			} else {
+				rest = append(rest, s)
+			}
+		}
+		perm = append(holders, rest...)
 	}
 	var ids []int
 	for _, s := range perm[:min(n, f.slots)] {
@@ -101,16 +111,6 @@ func (r *Runner) PauseClients(rng *rand.Rand, n int, d time.Duration, inSection 
 		ids = append(ids, int(f.ids[s].Load()))
 	}
 	return ids
-}
-
-func cmpBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
 }
 
 // CrashClients arms a crash for n clients chosen by rng: each dies right
@@ -159,7 +159,7 @@ func (r *Runner) pauseClient(ctx context.Context, c *client, d time.Duration) {
 	g.Pause()
 	defer g.Resume()
 	r.counters.paused.Add(1)
-	sleep(ctx, d)
+	ctxwait.Sleep(ctx, d)
 }
 
 // die replaces a crashed client by a new process in its slot: a crashed

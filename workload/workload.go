@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/ctxwait"
 	"github.com/lockcheck/lockcheck/lockimpl"
 )
 
@@ -105,7 +106,7 @@ func (r *Runner) client(ctx context.Context, id int) {
 			r.hold(ctx, c, lease)
 			r.release(ctx, c, lease)
 		}
-		if r.cfg.Think > 0 && !sleep(ctx, r.cfg.Think) {
+		if r.cfg.Think > 0 && !ctxwait.Sleep(ctx, r.cfg.Think) {
 			return
 		}
 	}
@@ -148,7 +149,7 @@ func (r *Runner) notSent(ctx context.Context, err error) bool {
 	default:
 		return false
 	}
-	sleep(ctx, notSentPause)
+	ctxwait.Sleep(ctx, notSentPause)
 	return true
 }
 
@@ -202,7 +203,7 @@ func (r *Runner) acquire(ctx context.Context, c *client, key string) (lockimpl.L
 		}
 		if a+1 < attempts {
 			// Full jitter: uniform in [0, base * 2^a).
-			if !sleep(ctx, time.Duration(c.rng.Int64N(int64(BackoffBase)<<a))) {
+			if !ctxwait.Sleep(ctx, time.Duration(c.rng.Int64N(int64(BackoffBase)<<a))) {
 				return lockimpl.Lease{}, false
 			}
 		}
@@ -239,7 +240,7 @@ func (r *Runner) hold(ctx context.Context, c *client, l lockimpl.Lease) {
 		r.counters.cutShort.Add(1)
 	}
 	if now := r.now(); end > now {
-		sleep(ctx, time.Duration(end-now))
+		ctxwait.Sleep(ctx, time.Duration(end-now))
 	}
 }
 
@@ -261,7 +262,7 @@ func (r *Runner) section(ctx context.Context, c *client, l lockimpl.Lease, end i
 	if bounded {
 		reached, wret = r.waitInSection(ctx, c, l, end)
 	} else {
-		reached = sleep(ctx, time.Duration(end-r.now()))
+		reached = ctxwait.Sleep(ctx, time.Duration(end-r.now()))
 		wret = r.now()
 	}
 	if r.now() > int64(l.Deadline()) {
@@ -369,20 +370,5 @@ func (r *Runner) release(ctx context.Context, c *client, l lockimpl.Lease) {
 func (r *Runner) badLock(err error) {
 	if errors.Is(err, lockimpl.ErrBadLock) {
 		r.stop(err)
-	}
-}
-
-// sleep waits d or until ctx is done; it reports whether it waited d.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -151,17 +152,10 @@ func (o *runOpts) ownLock(fs *flag.FlagSet, cfg *harness.Config) error {
 				return fmt.Errorf("--nemesis %s acts inside lockcheck's own Redis client, which a --lock-cmd process does not use; choose another fault", f)
 			}
 		}
-		cfg.Lock, cfg.LockVersion = cmpOr(o.name, "lock-cmd"), "command "+o.lockCmd
-		cfg.Factory = lockimpl.ProcessFactory(o.lockCmd, cmpOr(o.topology, cluster.Single))
+		cfg.Lock, cfg.LockVersion = cmp.Or(o.name, "lock-cmd"), "command "+o.lockCmd
+		cfg.Factory = lockimpl.ProcessFactory(o.lockCmd, cmp.Or(o.topology, cluster.Single))
 	}
 	return nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // reproduce is the command line that repeats this run, seed included.
