@@ -147,8 +147,10 @@ func (o *runOpts) ownLock(fs *flag.FlagSet, cfg *harness.Config) error {
 		}
 		cfg.Lock, cfg.LockVersion, cfg.Factory = spec.Name, "spec "+o.lockSpec+" sha256:"+spec.Version, spec.Factory
 	case o.lockCmd != "":
+		// Faults that act through lockcheck's own client (its crash
+		// hook, its proxies) would silently do nothing to a process.
 		for _, f := range o.nemesisList {
-			if f == "crash-client" || f == "latency" {
+			if k, err := nemesis.Lookup(f); err == nil && (k.CrashesClients || k.ClientProxies) {
 				return fmt.Errorf("--nemesis %s acts inside lockcheck's own Redis client, which a --lock-cmd process does not use; choose another fault", f)
 			}
 		}
