@@ -76,8 +76,15 @@ type specVars struct {
 }
 
 func (t template) render(v *specVars) string {
-	if len(t) == 1 && t[0].ph < 0 {
-		return t[0].lit
+	if len(t) == 1 { // the usual "{key}", "{token}" or a literal: no builder
+		switch t[0].ph {
+		case -1:
+			return t[0].lit
+		case phKey:
+			return v.key
+		case phToken:
+			return v.token
+		}
 	}
 	var b strings.Builder
 	for _, p := range t {
