@@ -61,7 +61,7 @@ func BenchmarkLinearizable_1M_1000Keys(b *testing.B) {
 // BenchmarkLinearizable_1M_1000Keys_NoReduction is its baseline.
 func BenchmarkLinearizable_1M_1000Keys_NoReduction(b *testing.B) {
 	ops := genHistory(1, 1000, 5, 1000, time.Second)
-	benchCheck(b, ops, lin(Options{noReduce: true, Timeout: 120 * time.Second}))
+	benchCheck(b, ops, lin(Options{skip: skipAll, Timeout: 120 * time.Second}))
 }
 
 // BenchmarkLinearizable_100k_HotKey: 50 clients on one key.
@@ -74,7 +74,7 @@ func BenchmarkLinearizable_100k_HotKey(b *testing.B) {
 // on the whole key, no reductions.
 func BenchmarkLinearizable_100k_HotKey_NoReduction(b *testing.B) {
 	ops := genHistory(2, 1, 50, 100_000, time.Second)
-	benchCheck(b, ops, lin(Options{noReduce: true, Timeout: 60 * time.Second}))
+	benchCheck(b, ops, lin(Options{skip: skipAll, Timeout: 60 * time.Second}))
 }
 
 // hotKeyWithTheft is the hot key with one failed acquire, halfway
@@ -101,7 +101,7 @@ func BenchmarkLinearizable_100k_HotKey_Invalid(b *testing.B) {
 // bounded at 60s (it ends unknown).
 func BenchmarkLinearizable_100k_HotKey_Invalid_NoReduction(b *testing.B) {
 	ops := hotKeyWithTheft()
-	benchCheckWant(b, ops, Unknown, lin(Options{noReduce: true, Timeout: 60 * time.Second}))
+	benchCheckWant(b, ops, Unknown, lin(Options{skip: skipAll, Timeout: 60 * time.Second}))
 }
 
 // BenchmarkCheck_1M is every checker over a 1,000,000-op history.

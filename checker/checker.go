@@ -4,6 +4,7 @@ package checker
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"time"
 
@@ -29,6 +30,14 @@ const (
 	MaxViolations = 100
 )
 
+// None, as a ClockTolerance or InfoHorizon, asks for zero itself: a zero
+// value means the default, as everywhere in lockcheck's options.
+const None time.Duration = -1
+
+// MaxDuration bounds ClockTolerance and InfoHorizon, so that no sum of
+// history times and them can overflow.
+const MaxDuration = time.Duration(history.MaxTime)
+
 // Options tune the checkers.
 type Options struct {
 	// ClockTolerance (eps) absorbs the difference between our clock and
@@ -42,20 +51,51 @@ type Options struct {
 	// OutDir, if set, receives linear-<key>.html visualizations.
 	OutDir string
 
-	// noReduce turns off the reductions of reduce.go (benchmarks' baseline).
-	noReduce bool
+	// skip turns off reductions of reduce.go (the oracle test's modes and
+	// the benchmarks' baseline).
+	skip reductions
+}
+
+// reductions is a set of the reductions of reduce.go.
+type reductions uint8
+
+const (
+	skipDominated reductions = 1 << iota
+	skipExpiredFail
+	skipWitness
+	// skipAll is porcupine alone on every key.
+	skipAll reductions = 1<<8 - 1
+)
+
+// Validate says what is wrong with o, if anything.
+func (o Options) Validate() error {
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"clock tolerance", o.ClockTolerance}, {"info horizon", o.InfoHorizon}} {
+		if d.v < 0 && d.v != None || d.v > MaxDuration {
+			return fmt.Errorf("%s %v: want 0 or more, at most %v", d.name, d.v, MaxDuration)
+		}
+	}
+	if o.Timeout < 0 {
+		return fmt.Errorf("check timeout %v: want more than 0", o.Timeout)
+	}
+	return nil
 }
 
 func (o Options) withDefaults() Options {
-	if o.ClockTolerance == 0 {
-		o.ClockTolerance = DefaultClockTolerance
+	resolve := func(v, def time.Duration) time.Duration {
+		switch v {
+		case 0:
+			return def
+		case None:
+			return 0
+		}
+		return min(v, MaxDuration)
 	}
-	if o.InfoHorizon == 0 {
-		o.InfoHorizon = DefaultInfoHorizon
-	}
-	if o.Timeout == 0 {
-		o.Timeout = DefaultTimeout
-	}
+	o.ClockTolerance = resolve(o.ClockTolerance, DefaultClockTolerance)
+	o.InfoHorizon = resolve(o.InfoHorizon, DefaultInfoHorizon)
+	o.Timeout = resolve(o.Timeout, DefaultTimeout)
 	return o
 }
 

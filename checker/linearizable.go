@@ -33,9 +33,8 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
 	m := leaseModel{eps: int64(opt.ClockTolerance)}
-	pm := m.porcupine()
-	notes := nemesisAnnotations(ops)
-	visualizeAll := opt.OutDir != "" && len(ops) <= SmallHistory
+	kc := keyCheck{ctx: ctx, m: m, pm: m.porcupine(), notes: nemesisAnnotations(ops), outDir: opt.OutDir,
+		visualizeAll: opt.OutDir != "" && len(ops) <= SmallHistory, skip: opt.skip}
 
 	type keyResult struct {
 		verdict Verdict
@@ -61,12 +60,11 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 				key := keys[k]
 				lops := toLockOps(groups[key], int64(opt.InfoHorizon))
 				kr := &out[k]
-				remaining := time.Until(deadlineOf(ctx))
-				if remaining <= 0 {
+				if _, ok := remaining(ctx); !ok {
 					kr.verdict = Unknown
 					continue
 				}
-				kr.verdict, kr.v, kr.reduced = checkKey(ctx, m, pm, key, lops, notes, opt.OutDir, visualizeAll, opt.noReduce)
+				kr.verdict, kr.v, kr.reduced = kc.check(key, lops)
 			}
 		}()
 	}
@@ -199,7 +197,7 @@ func explain(m leaseModel, lops []*lockOp, info porcupine.LinearizationInfo, v *
 		}
 	}
 	// Replay the prefix, remembering which op last set each state.
-	states := []leaseState{free}
+	states := []leaseState{initialState()}
 	done := make([]bool, len(lops))
 	for _, id := range longest {
 		var next []leaseState
@@ -317,6 +315,7 @@ func describeOp(lo *lockOp) string {
 func (m leaseModel) reason(s leaseState, op *lockOp, byToken map[string]*lockOp) string {
 	who := fmt.Sprintf("p%d %s %s at %s", op.process, op.f, op.typ, history.Seconds(op.orig))
 	holder := "an unknown client's lease"
+	eMin, eMax := s.eRange()
 	if h := byToken[s.holder]; h != nil {
 		holder = fmt.Sprintf("p%d's lease %s (acquired %s, ttl %v)", h.process, short(h.token), history.Seconds(h.call), time.Duration(h.ttl))
 	}
@@ -324,21 +323,21 @@ func (m leaseModel) reason(s leaseState, op *lockOp, byToken map[string]*lockOp)
 	switch {
 	case op.f == history.Acquire && op.typ != history.Fail:
 		return fmt.Sprintf("%s while %s could not yet have expired (earliest expiry %s, tolerance %v): two holders at once",
-			who, holder, history.Seconds(s.eMin), eps)
-	case op.f == history.Acquire && s.holder == "":
+			who, holder, history.Seconds(eMin), eps)
+	case op.f == history.Acquire && !s.held():
 		return fmt.Sprintf("%s though the lock was free: nothing held it", who)
 	case op.f == history.Acquire:
 		return fmt.Sprintf("%s though %s had expired by %s (tolerance %v): the key outlived its TTL (stuck lock)",
-			who, holder, history.Seconds(s.eMax), eps)
-	case op.typ != history.Fail && s.holder == "":
+			who, holder, seconds(eMax), eps)
+	case op.typ != history.Fail && !s.held():
 		return fmt.Sprintf("%s of lease %s, but the lock was free: it released or extended a lease it did not hold", who, short(op.token))
 	case op.typ != history.Fail && s.holder != op.token:
 		return fmt.Sprintf("%s of lease %s while the lock was held by %s: it %s someone else's lease", who, short(op.token), holder, pastTense(op.f))
 	case op.typ != history.Fail:
-		return fmt.Sprintf("%s of lease %s, which had expired by %s (tolerance %v)", who, short(op.token), history.Seconds(s.eMax), eps)
+		return fmt.Sprintf("%s of lease %s, which had expired by %s (tolerance %v)", who, short(op.token), seconds(eMax), eps)
 	default:
 		return fmt.Sprintf("%s of lease %s though that lease could not yet have expired (earliest expiry %s): the lock lost a live lease",
-			who, short(op.token), history.Seconds(s.eMin))
+			who, short(op.token), history.Seconds(eMin))
 	}
 }
 

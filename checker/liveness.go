@@ -38,8 +38,8 @@ func Liveness(ops []history.Op, opt Options) Result {
 			}
 			return cmpBool(a.Type == history.Fail, b.Type == history.Fail)
 		})
-		rs := reaches{}
-		var lastEnd int64 = -1 // latest nominal expiry of any lease so far
+		rs := newReach()
+		var lastEnd int64 = -1 // latest expiry of any lease so far
 		var last *history.Op   // the op that set lastEnd
 		var first, worst *history.Op
 		var n int64
@@ -82,7 +82,7 @@ func Liveness(ops []history.Op, opt Options) Result {
 				if op.Type == history.Info {
 					ret += int64(opt.InfoHorizon)
 				}
-				end := rs.next(op.Token, op.Mode == history.ExtendAdd, ret, int64(op.TTL()))
+				end := rs.see(op.Token, op.F == history.Extend && op.Mode == history.ExtendAdd, ret, int64(op.TTL()))
 				if end > lastEnd {
 					lastEnd, last = end, op
 				}

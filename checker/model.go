@@ -9,14 +9,88 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 )
 
-// leaseState is the state of one key: who holds it ("" = free) and the window
-// [eMin, eMax] in which that lease expires, in history ns.
-type leaseState struct {
-	holder     string
-	eMin, eMax int64
+// The lease model is defined by a timeline (../shared/DESIGN.md "The
+// lease-aware lock model"): every op that took effect did so at one
+// instant t, call <= t <= return (return + horizon for info ops), instants
+// non-decreasing in linearization order, and a lease set at instant s
+// expires at E = s + d, d its TTL plus the TTLs additive extends added
+// since. The instants are unknowns, so a state carries the constraints
+// they satisfy, not numbers.
+//
+// Every constraint is a difference bound (t - x <= c), and only three
+// quantities can appear in a later op's constraint: the origin (absolute
+// times), s (the instant that set the current lease) and l (the instant of
+// the last op). So a state is a difference-bound matrix over (0, s, l),
+// kept closed (every bound as tight as the others imply). A step adds t,
+// constrains it, closes the 4x4 matrix (infeasible iff a diagonal entry
+// goes negative), and projects the old l, and the old s when the lease is
+// replaced or freed, away. Projection of a closed DBM is its sub-matrix,
+// and it is exact for difference constraints (Fourier-Motzkin never
+// leaves the class), so the set of states after a sequence of ops is
+// exactly the set of feasible timelines for it: the model is exact, not an
+// approximation. Closed DBMs are canonical, so equal constraint sets are
+// equal states, which porcupine's cache needs.
+
+// Variables of a state's matrix, and t, the instant of the op being applied.
+const (
+	vZero = iota
+	vSet  // s: the instant that set the current lease
+	vLast // l: the instant of the last op that took effect
+	vNow  // t: the op being applied (only inside a step)
+)
+
+// inf is an absent bound. Finite bounds stay far below it: times are at
+// most history.MaxTime, TTLs at most history.MaxTTLms ms, the tolerance
+// and horizon are capped by Options.validate, and d by maxD; sums of a
+// few of them cannot reach 2^62.
+const inf = int64(1) << 62
+
+// maxD caps a lease's accumulated TTL: a lease longer than any history is
+// as good as one that never expires.
+const maxD = int64(1) << 57
+
+func addBound(a, b int64) int64 {
+	if a >= inf || b >= inf {
+		return inf
+	}
+	return a + b
 }
 
-var free = leaseState{}
+// dbm is a closed difference-bound matrix over (0, s, l): b[i][j] bounds
+// x_i - x_j from above.
+type dbm [3][3]int64
+
+// leaseState is the state of one key: the holder's token ("" = free), its
+// accumulated TTL d (E = s + d), and the constraints on s and l. When the
+// key is free, s is unconstrained (its bounds are inf).
+type leaseState struct {
+	holder string
+	d      int64
+	b      dbm
+}
+
+func (s leaseState) held() bool { return s.holder != "" }
+
+// sRange is the earliest and latest instant that can have set the lease.
+func (s leaseState) sRange() (int64, int64) { return -s.b[vZero][vSet], s.b[vSet][vZero] }
+
+// eRange is the earliest and latest expiry of the current lease.
+func (s leaseState) eRange() (int64, int64) {
+	lo, hi := s.sRange()
+	return lo + s.d, addBound(hi, s.d)
+}
+
+func initialState() leaseState {
+	var s leaseState
+	for i := range s.b {
+		for j := range s.b[i] {
+			if i != j {
+				s.b[i][j] = inf
+			}
+		}
+	}
+	return s
+}
 
 // lockOp is the model's input: one acquire, release or extend.
 type lockOp struct {
@@ -36,70 +110,152 @@ type lockOp struct {
 	orig int64
 }
 
-// leaseModel is the table of ../shared/DESIGN.md "The lease-aware lock
-// model". eps is the clock tolerance.
+// leaseModel is the timeline semantics with clock tolerance eps.
 type leaseModel struct {
 	eps int64
 }
 
-// okStep applies op as if it succeeded; ok reports whether that is legal.
-func (m leaseModel) okStep(s leaseState, op *lockOp) (leaseState, bool) {
-	switch op.f {
-	case history.Acquire:
-		if s.holder == "" || s.eMin-m.eps <= op.ret {
-			return leaseState{holder: op.token, eMin: op.call + op.ttl, eMax: op.ret + op.ttl}, true
+// outcome is what an op did to the lease, once legal.
+type outcome int
+
+const (
+	keeps outcome = iota // same lease (or still free)
+	adds                 // same lease, its TTL added to d
+	sets                 // a new lease set at t
+	frees                // the key is free
+)
+
+// constrain adds to x (a 4x4 matrix whose t row and column are set up)
+// the conditions under which op, taking effect as ok (ok) or as a definite
+// failure, is legal in state s, and says what it does. legal is false when
+// the op is illegal in s whatever its instant.
+func (m leaseModel) constrain(x *[4][4]int64, s leaseState, op *lockOp, ok bool) (out outcome, legal bool) {
+	mine := s.held() && s.holder == op.token
+	// t >= E - eps, i.e. s - t <= eps - d; t <= E + eps, i.e. t - s <= d + eps.
+	mayBeGone := func() { x[vSet][vNow] = min(x[vSet][vNow], m.eps-s.d) }
+	mayBeHeld := func() { x[vNow][vSet] = min(x[vNow][vSet], s.d+m.eps) }
+	switch {
+	case op.f == history.Acquire && ok:
+		if s.held() {
+			mayBeGone()
 		}
-	case history.Release:
-		if s.holder == op.token && s.eMax+m.eps >= op.call {
-			return free, true
+		return sets, true
+	case op.f == history.Acquire:
+		if !s.held() {
+			return keeps, false
 		}
-	case history.Extend:
-		if s.holder == op.token && s.eMax+m.eps >= op.call {
-			if op.add {
-				// The lease's expiry moves by ttl. It had not passed when
-				// the extend took effect (no key, no extend), so that is
-				// also no earlier than call + ttl.
-				return leaseState{holder: op.token, eMin: max(s.eMin, op.call) + op.ttl, eMax: s.eMax + op.ttl}, true
-			}
-			return leaseState{holder: op.token, eMin: op.call + op.ttl, eMax: op.ret + op.ttl}, true
+		mayBeHeld()
+		return keeps, true
+	case ok: // release or extend ok
+		if !mine {
+			return keeps, false
 		}
+		mayBeHeld()
+		switch {
+		case op.f == history.Release:
+			return frees, true
+		case op.add:
+			return adds, true
+		}
+		return sets, true
+	default: // release or extend fail
+		if !mine {
+			return keeps, true
+		}
+		mayBeGone()
+		return frees, true
 	}
-	return s, false
 }
 
-// failStep applies op as a definite failure; ok reports whether that is legal.
-func (m leaseModel) failStep(s leaseState, op *lockOp) (leaseState, bool) {
-	switch op.f {
-	case history.Acquire:
-		if s.holder != "" && s.eMax+m.eps >= op.call {
-			return s, true
-		}
-	case history.Release, history.Extend:
-		if s.holder != op.token {
-			return s, true
-		}
-		if s.eMin-m.eps <= op.ret {
-			return free, true // our own lease had expired
+// apply returns the state after op took effect in s as ok (ok) or as a
+// definite failure, and whether that is possible.
+func (m leaseModel) apply(s leaseState, op *lockOp, ok bool) (leaseState, bool) {
+	x := m.extend(s, op)
+	out, legal := m.constrain(&x, s, op, ok)
+	if !legal || !closeDBM(&x) {
+		return s, false
+	}
+	return m.project(s, op, out, &x), true
+}
+
+// extend returns s's matrix with t added: call <= t <= ret, t >= l.
+func (m leaseModel) extend(s leaseState, op *lockOp) [4][4]int64 {
+	var x [4][4]int64
+	for i := 0; i < 3; i++ {
+		copy(x[i][:3], s.b[i][:])
+		x[i][vNow], x[vNow][i] = inf, inf
+	}
+	x[vNow][vZero], x[vZero][vNow] = op.ret, -op.call
+	x[vLast][vNow] = 0
+	return x
+}
+
+// project keeps (0, s', l' = t) of the closed x.
+func (m leaseModel) project(s leaseState, op *lockOp, out outcome, x *[4][4]int64) leaseState {
+	var n leaseState
+	idx := [3]int{vZero, vSet, vNow}
+	switch out {
+	case sets:
+		n.holder, n.d, idx[vSet] = op.token, op.ttl, vNow
+	case keeps:
+		n.holder, n.d = s.holder, s.d
+	case adds:
+		n.holder, n.d = s.holder, min(s.d+op.ttl, maxD)
+	}
+	for i := 0; i < 3; i++ {
+		for j := 0; j < 3; j++ {
+			n.b[i][j] = x[idx[i]][idx[j]]
 		}
 	}
-	return s, false
+	if !n.held() {
+		for i := 0; i < 3; i++ {
+			if i != vSet {
+				n.b[i][vSet], n.b[vSet][i] = inf, inf
+			}
+		}
+		n.d = 0
+	}
+	return n
+}
+
+// closeDBM tightens x to its closure (Floyd-Warshall) and reports whether
+// its constraints are satisfiable. It stops at the first negative cycle,
+// so no sum ever adds more than a few finite bounds.
+func closeDBM(x *[4][4]int64) bool {
+	for k := 0; k < 4; k++ {
+		for i := 0; i < 4; i++ {
+			if x[i][k] >= inf {
+				continue
+			}
+			for j := 0; j < 4; j++ {
+				if v := addBound(x[i][k], x[k][j]); v < x[i][j] {
+					x[i][j] = v
+				}
+			}
+		}
+		for i := 0; i < 4; i++ {
+			if x[i][i] < 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // step returns every state op can lead to from s; none if op is illegal.
-// An info op either took effect (as ok, up to its horizon) or did not.
+// An info op either took effect as ok (up to its horizon) or never took
+// effect at all. (Taking effect as a failure adds nothing: it leaves the
+// state unchanged, or frees an own lease that may already be gone, and
+// the unchanged state admits everything that free one does.)
 func (m leaseModel) step(s leaseState, op *lockOp) []leaseState {
 	switch op.typ {
-	case history.OK:
-		if n, ok := m.okStep(s, op); ok {
-			return []leaseState{n}
-		}
-	case history.Fail:
-		if n, ok := m.failStep(s, op); ok {
+	case history.OK, history.Fail:
+		if n, ok := m.apply(s, op, op.typ == history.OK); ok {
 			return []leaseState{n}
 		}
 	case history.Info:
 		out := []leaseState{s}
-		if n, ok := m.okStep(s, op); ok && n != s {
+		if n, ok := m.apply(s, op, true); ok && n != s {
 			out = append(out, n)
 		}
 		return out
@@ -109,10 +265,39 @@ func (m leaseModel) step(s leaseState, op *lockOp) []leaseState {
 
 var hashSeed = maphash.MakeSeed()
 
+func (s leaseState) hash() uint64 {
+	var h maphash.Hash
+	h.SetSeed(hashSeed)
+	h.WriteString(s.holder)
+	v := h.Sum64() ^ uint64(s.d)*0x9e3779b97f4a7c15
+	for i := 0; i < 3; i++ {
+		for j := 0; j < 3; j++ {
+			v = (v ^ uint64(s.b[i][j])) * 0xbf58476d1ce4e5b9
+		}
+	}
+	return v
+}
+
+func (s leaseState) String() string {
+	if !s.held() {
+		return "free"
+	}
+	lo, hi := s.eRange()
+	return fmt.Sprintf("held by %s, expires in [%s, %s]", short(s.holder), history.Seconds(lo), seconds(hi))
+}
+
+// seconds is history.Seconds, with inf shown as never.
+func seconds(ns int64) string {
+	if ns >= inf {
+		return "never"
+	}
+	return history.Seconds(ns)
+}
+
 // porcupine wraps the model for porcupine, once, with typed inputs.
 func (m leaseModel) porcupine() porcupine.Model {
 	nm := porcupine.NondeterministicModel{
-		Init: func() []any { return []any{free} },
+		Init: func() []any { return []any{initialState()} },
 		Step: func(state, input, _ any) []any {
 			next := m.step(state.(leaseState), input.(*lockOp))
 			out := make([]any, len(next))
@@ -121,21 +306,9 @@ func (m leaseModel) porcupine() porcupine.Model {
 			}
 			return out
 		},
-		Hash: func(state any) uint64 {
-			s := state.(leaseState)
-			var h maphash.Hash
-			h.SetSeed(hashSeed)
-			h.WriteString(s.holder)
-			return h.Sum64() ^ uint64(s.eMin)*0x9e3779b97f4a7c15 ^ uint64(s.eMax)*0xbf58476d1ce4e5b9
-		},
+		Hash:              func(state any) uint64 { return state.(leaseState).hash() },
 		DescribeOperation: func(input, _ any) string { return describeOpShort(input.(*lockOp)) },
-		DescribeState: func(state any) string {
-			s := state.(leaseState)
-			if s.holder == "" {
-				return "free"
-			}
-			return fmt.Sprintf("held by %s, expires in [%s, %s]", short(s.holder), history.Seconds(s.eMin), history.Seconds(s.eMax))
-		},
+		DescribeState:     func(state any) string { return state.(leaseState).String() },
 	}
 	return nm.ToModel()
 }
@@ -148,23 +321,35 @@ func describeOpShort(op *lockOp) string {
 	return s
 }
 
-// reaches bounds how long each lease may keep its key, for the coarse
-// checks (liveness, expiredFail): an acquire or a replacing extend until
-// its return (plus horizon, for info) plus its TTL; an additive extend
-// adds its TTL to its lease's previous reach. The model admits an
-// extend only while its own lease holds the key, so a lease's ops, in
-// call order (one client's, sequential), chain exactly.
-type reaches map[string]int64
+// reach bounds, for the coarse checks (liveness, expiredFail), how long
+// the leases seen so far could keep their key: a lease's expiry is the
+// instant of its last setter (acquire or replacing extend) plus that
+// setter's TTL plus the TTLs of the additive extends that took effect
+// after it, so it is at most the latest setter's latest instant plus its
+// TTL, plus every additive extend's TTL of the same token, in whatever
+// order they took effect (info ops need not take effect in call order).
+type reach struct {
+	set, add map[string]int64
+	max      int64 // the bound over every lease seen; -inf if none
+}
 
-// next records one op of a lease and returns its reach.
-func (r reaches) next(token string, add bool, ret, ttl int64) int64 {
-	e := ret + ttl
-	if prev, ok := r[token]; ok {
-		if add {
-			e = prev + ttl
-		}
-		e = max(e, prev)
+func newReach() *reach {
+	return &reach{set: map[string]int64{}, add: map[string]int64{}, max: -inf}
+}
+
+// see records an acquire or extend that may have taken effect by hi, and
+// returns the bound for its lease.
+func (r *reach) see(token string, additive bool, hi, ttl int64) int64 {
+	if additive {
+		r.add[token] = min(r.add[token]+ttl, maxD)
+	} else if e, ok := r.set[token]; !ok || hi+ttl > e {
+		r.set[token] = hi + ttl
 	}
-	r[token] = e
+	e, ok := r.set[token]
+	if !ok {
+		return -inf // extends of a lease never acquired hold nothing
+	}
+	e += r.add[token]
+	r.max = max(r.max, e)
 	return e
 }

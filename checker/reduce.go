@@ -10,46 +10,54 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 )
 
-// checkKey decides one key. Porcupine alone blows up on hot keys whose
-// history is invalid: with k contenders retrying, it must exhaust ~2^k
-// orderings of concurrent failed acquires before it can say "illegal". Two
-// reductions, both sound (neither can turn an invalid history valid), keep
-// it tractable:
+// keyCheck decides the keys of one history, one at a time.
+type keyCheck struct {
+	ctx   context.Context
+	m     leaseModel
+	pm    porcupine.Model
+	notes []porcupine.Annotation
+	// outDir receives visualizations ("" for none); visualizeAll asks for
+	// one of every key, valid or not.
+	outDir       string
+	visualizeAll bool
+	// skip turns reductions off.
+	skip reductions
+}
+
+// check decides one key. Porcupine alone blows up on hot keys: with k
+// contenders retrying, it may have to try ~2^k orders of concurrent failed
+// acquires. Three reductions keep it tractable; each is exact (the oracle
+// test in oracle_test.go compares the checker with and without them
+// against a brute-force enumeration of the timeline semantics):
 //
-//  1. Refute without failed acquires first. A failed acquire never changes
-//     the state (model table: "unchanged"), so any linearization of the
-//     whole history, with those ops removed, is a linearization of the rest
-//     (same states, real-time order restricted). Hence: rest not
+//  1. Refute without failed acquires first. A failed acquire changes no
+//     state; removing it from a timeline leaves a timeline of the rest
+//     (its instant only sat between its neighbours'). Hence: rest not
 //     linearizable => whole not linearizable. Double holders and releases
 //     of someone else's lease are found here, on a history a fraction of
-//     the size. If the rest IS linearizable, its linearization is kept for
-//     step 3.
+//     the size.
 //
 //  2. Drop dominated failed acquires. If failed acquires F1 and F2 have
 //     F1.call <= F2.call and F2.return <= F1.return, F1 can be removed
-//     without changing the answer: given a linearization without F1, put F1
-//     right after F2. The state there is the one F2 was legal in; F1's
-//     condition (held, eMax + eps >= call) is weaker because F1.call <=
-//     F2.call; and every real-time constraint of F1 is implied by F2's,
-//     whose interval lies inside F1's. The converse is removal of a
-//     state-preserving op, as in 1.
+//     without changing the answer: given a timeline without F1, give F1
+//     F2's instant, right after F2. That instant lies in F1's interval,
+//     keeps instants non-decreasing, and the state there is the one F2
+//     was legal in, at the same instant. The converse is 1.
 //
-//  3. Before searching the whole key, try to build its linearization from
-//     rest's by placing each failed acquire (see witness): success proves
-//     the key valid. Only if that fails does porcupine search the whole key
-//     (with 2 applied). Under heavy load, when latencies of tens of ms make
-//     dozens of ops overlap every hand-over, this is what keeps a valid hot
-//     key from running into the timeout.
-func checkKey(ctx context.Context, m leaseModel, pm porcupine.Model, key string, lops []*lockOp,
-	notes []porcupine.Annotation, outDir string, visualizeAll, noReduce bool) (Verdict, *Violation, int) {
-	if noReduce {
-		switch porcupine.CheckOperationsTimeout(pm, toPorcupine(lops), time.Until(deadlineOf(ctx))) {
-		case porcupine.Ok:
-			return Valid, nil, 0
-		case porcupine.Illegal:
-			return Invalid, violation(ctx, m, pm, key, lops, notes, outDir), 0
-		}
-		return Unknown, nil, 0
+//  3. Prove the rest of the key valid with a witness (witness.go): the
+//     failed acquires placed into a timeline of the other ops. Failed
+//     acquires that do not fit are added to the ops porcupine searches,
+//     and the witness is tried again on its new timeline; after a few
+//     rounds every remaining failed acquire is added, which is porcupine
+//     on the whole key (with 2 applied). Under heavy load, when dozens of
+//     ops overlap every hand-over, this is what keeps a valid hot key from
+//     running into the timeout.
+//
+// Before the witness, expiredFail refutes a key whose lock outlived every
+// lease in O(n log n), which spares porcupine an exhaustive search.
+func (c *keyCheck) check(key string, lops []*lockOp) (Verdict, *Violation, int) {
+	if c.skip == skipAll {
+		return c.porcupineAll(key, lops, 0)
 	}
 	var rest, fails []*lockOp
 	for _, lo := range lops {
@@ -59,60 +67,101 @@ func checkKey(ctx context.Context, m leaseModel, pm porcupine.Model, key string,
 			rest = append(rest, lo)
 		}
 	}
-	if len(fails) > 0 && len(rest) > 0 {
-		r, lin := linearization(ctx, pm, rest)
-		switch r {
-		case porcupine.Illegal:
-			return Invalid, violation(ctx, m, pm, key, rest, notes, outDir), len(fails)
-		case porcupine.Unknown:
-			return Unknown, nil, 0
-		}
-		// 3. A witness: the failed acquires fit into rest's linearization.
-		// (Small histories skip it: their visualization needs porcupine's
-		// own pass over the whole key.)
-		if !visualizeAll && lin != nil && witness(m, rest, lin, fails) {
-			return Valid, nil, len(fails)
-		}
+	// outside: the failed acquires porcupine has not searched yet.
+	outside := fails
+	if c.skip&skipDominated == 0 {
+		outside = dropDominatedFails(fails)
 	}
-	if f, eMax := expiredFail(m, lops); f != nil {
-		v := &Violation{Key: key}
-		if len(lops) <= SmallHistory {
-			v = violation(ctx, m, pm, key, lops, notes, outDir) // for its visualization
-		}
-		v.Message = fmt.Sprintf("%s: p%d acquire fail at %s though every lease that could hold the key had expired by %s (tolerance %v): the key outlived its TTL (stuck lock, or Redis's clock lags ours)",
-			key, f.process, history.Seconds(f.orig), history.Seconds(eMax), time.Duration(m.eps))
-		if eMax < 0 {
-			v.Message = fmt.Sprintf("%s: p%d acquire fail at %s though no lease had been granted that could hold the key: a definite failure with no holder",
-				key, f.process, history.Seconds(f.orig))
-		}
-		v.Ops, v.Window = []int64{f.index}, [2]int64{max(eMax, 0), f.orig}
-		return Invalid, v, 0
+	dropped := len(fails) - len(outside)
+	included := rest
+	rounds := 3
+	if c.skip&skipWitness != 0 {
+		rounds = 1 // porcupine on the rest, then on the whole key
 	}
-	reduced := dropDominatedFails(lops)
-	pops := toPorcupine(reduced)
-	switch porcupine.CheckOperationsTimeout(pm, pops, time.Until(deadlineOf(ctx))) {
+	for round := 0; ; round++ {
+		if round == rounds {
+			return c.porcupineAll(key, append(included, outside...), dropped)
+		}
+		r, lin := linearization(c.ctx, c.pm, included)
+		switch {
+		case r == porcupine.Illegal:
+			return Invalid, c.violation(key, included), dropped
+		case r != porcupine.Ok || lin == nil:
+			return Unknown, nil, dropped
+		case len(outside) == 0:
+			c.visualizeValid(key, lops)
+			return Valid, nil, dropped
+		case round == 0 && c.skip&skipExpiredFail == 0:
+			if v := c.expiredFail(key, lops); v != nil {
+				return Invalid, v, dropped
+			}
+		}
+		path, ok := c.m.replay(included, lin)
+		if !ok || c.skip&skipWitness != 0 {
+			return c.porcupineAll(key, append(included, outside...), dropped)
+		}
+		misfits := c.m.place(path, outside)
+		if len(misfits) == 0 {
+			c.visualizeValid(key, lops)
+			return Valid, nil, dropped
+		}
+		included = append(slices.Clip(included), misfits...)
+		outside = without(outside, misfits)
+	}
+}
+
+// without returns ops minus those in drop, which is a subsequence of ops.
+func without(ops, drop []*lockOp) []*lockOp {
+	out := make([]*lockOp, 0, len(ops)-len(drop))
+	for _, o := range ops {
+		if len(drop) > 0 && drop[0] == o {
+			drop = drop[1:]
+			continue
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// porcupineAll decides lops with porcupine alone.
+func (c *keyCheck) porcupineAll(key string, lops []*lockOp, dropped int) (Verdict, *Violation, int) {
+	timeout, ok := remaining(c.ctx)
+	if !ok {
+		return Unknown, nil, dropped
+	}
+	switch porcupine.CheckOperationsTimeout(c.pm, toPorcupine(lops), timeout) {
 	case porcupine.Ok:
-		if visualizeAll {
-			_, info := porcupine.CheckOperationsVerbose(pm, pops, time.Until(deadlineOf(ctx)))
-			_, _ = visualize(pm, info, notes, outDir, key)
-		}
-		return Valid, nil, len(lops) - len(reduced)
+		c.visualizeValid(key, lops)
+		return Valid, nil, dropped
 	case porcupine.Illegal:
-		return Invalid, violation(ctx, m, pm, key, reduced, notes, outDir), len(lops) - len(reduced)
+		return Invalid, c.violation(key, lops), dropped
 	}
-	return Unknown, nil, len(lops) - len(reduced)
+	return Unknown, nil, dropped
+}
+
+// visualizeValid writes a valid key's visualization when every key gets
+// one (small histories).
+func (c *keyCheck) visualizeValid(key string, lops []*lockOp) {
+	if !c.visualizeAll {
+		return
+	}
+	if timeout, ok := remaining(c.ctx); ok {
+		if r, info := porcupine.CheckOperationsVerbose(c.pm, toPorcupine(lops), timeout); r == porcupine.Ok {
+			_, _ = visualize(c.pm, info, c.notes, c.outDir, key)
+		}
+	}
 }
 
 // violation explains an illegal key: a second, verbose pass yields the
 // partial linearizations, from which explain finds the failure point.
-func violation(ctx context.Context, m leaseModel, pm porcupine.Model, key string, lops []*lockOp,
-	notes []porcupine.Annotation, outDir string) *Violation {
+func (c *keyCheck) violation(key string, lops []*lockOp) *Violation {
 	v := &Violation{Key: key}
-	r, info := porcupine.CheckOperationsVerbose(pm, toPorcupine(lops), max(time.Until(deadlineOf(ctx)), time.Second))
+	timeout, _ := remaining(c.ctx)
+	r, info := porcupine.CheckOperationsVerbose(c.pm, toPorcupine(lops), max(timeout, time.Second))
 	if r == porcupine.Illegal {
-		explain(m, lops, info, v)
-		if outDir != "" {
-			if f, err := visualize(pm, info, notes, outDir, key); err == nil {
+		explain(c.m, lops, info, v)
+		if c.outDir != "" {
+			if f, err := visualize(c.pm, info, c.notes, c.outDir, key); err == nil {
 				v.File = f
 			}
 		}
@@ -123,37 +172,94 @@ func violation(ctx context.Context, m leaseModel, pm porcupine.Model, key string
 	return v
 }
 
+// expiredFail refutes a key with a failed acquire that no timeline admits:
+// one called more than eps after the latest expiry of every lease that
+// could take effect before it.
+func (c *keyCheck) expiredFail(key string, lops []*lockOp) *Violation {
+	f, eMax := expiredFail(c.m, lops)
+	if f == nil {
+		return nil
+	}
+	v := &Violation{Key: key}
+	if len(lops) <= SmallHistory {
+		v = c.violation(key, lops) // for its visualization
+	}
+	v.Message = fmt.Sprintf("%s: p%d acquire fail at %s though every lease that could hold the key had expired by %s (tolerance %v): the key outlived its TTL (stuck lock, or Redis's clock lags ours)",
+		key, f.process, history.Seconds(f.orig), history.Seconds(eMax), time.Duration(c.m.eps))
+	if eMax <= -inf {
+		v.Message = fmt.Sprintf("%s: p%d acquire fail at %s though no lease had been granted that could hold the key: a definite failure with no holder",
+			key, f.process, history.Seconds(f.orig))
+	}
+	v.Ops, v.Window = []int64{f.index}, [2]int64{max(eMax, 0), f.orig}
+	return v
+}
+
+// expiredFail finds a failed acquire called more than eps after every
+// lease's latest expiry. A failed acquire at instant t needs a holder whose
+// expiry E has t <= E + eps, set by ops that took effect before t, so
+// called no later than the failed acquire's return; reach bounds E over
+// exactly those ops, in any order they may have taken effect. If even that
+// bound plus eps is before the call, no timeline admits it: sound, and
+// O(n log n).
+func expiredFail(m leaseModel, lops []*lockOp) (*lockOp, int64) {
+	var leases, fails []*lockOp
+	for _, lo := range lops {
+		switch {
+		case lo.f == history.Acquire && lo.typ == history.Fail:
+			fails = append(fails, lo)
+		case (lo.f == history.Acquire || lo.f == history.Extend) && lo.typ != history.Fail:
+			leases = append(leases, lo)
+		}
+	}
+	slices.SortFunc(leases, func(a, b *lockOp) int { return cmpInt(a.call, b.call) })
+	slices.SortFunc(fails, func(a, b *lockOp) int { return cmpInt(a.ret, b.ret) })
+	r := newReach()
+	k := 0
+	for _, f := range fails {
+		for ; k < len(leases) && leases[k].call <= f.ret; k++ {
+			l := leases[k]
+			r.see(l.token, l.f == history.Extend && l.add, l.ret, l.ttl)
+		}
+		if f.call > addBound(r.max, m.eps) {
+			return f, r.max
+		}
+	}
+	return nil, 0
+}
+
 // dropDominatedFails removes every failed acquire whose interval contains
 // another failed acquire's interval (reduction 2 above). Of identical
 // intervals one is kept. O(n log n).
-func dropDominatedFails(lops []*lockOp) []*lockOp {
-	var fails []int
-	for i, lo := range lops {
-		if lo.f == history.Acquire && lo.typ == history.Fail {
-			fails = append(fails, i)
-		}
-	}
+func dropDominatedFails(fails []*lockOp) []*lockOp {
+	order := slices.Clone(fails)
 	// Latest call first; among equal calls, earliest return first. Then a
 	// fail is dominated iff some fail seen before it returned no later.
-	slices.SortFunc(fails, func(a, b int) int {
-		if c := cmpInt(lops[b].call, lops[a].call); c != 0 {
+	slices.SortFunc(order, func(a, b *lockOp) int {
+		if c := cmpInt(b.call, a.call); c != 0 {
 			return c
 		}
-		return cmpInt(lops[a].ret, lops[b].ret)
+		return cmpInt(a.ret, b.ret)
 	})
-	drop := make([]bool, len(lops))
+	drop := map[*lockOp]bool{}
 	minRet := int64(1<<63 - 1)
-	for _, i := range fails {
-		if lops[i].ret >= minRet {
-			drop[i] = true
+	for _, f := range order {
+		if f.ret >= minRet {
+			drop[f] = true
 		}
-		minRet = min(minRet, lops[i].ret)
+		minRet = min(minRet, f.ret)
 	}
-	out := make([]*lockOp, 0, len(lops))
-	for i, lo := range lops {
-		if !drop[i] {
-			out = append(out, lo)
+	out := make([]*lockOp, 0, len(fails)-len(drop))
+	for _, f := range fails {
+		if !drop[f] {
+			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// remaining is the time left before ctx's deadline; ok is false when none
+// is (porcupine reads a timeout of 0 or less as "no timeout").
+func remaining(ctx context.Context) (time.Duration, bool) {
+	d := time.Until(deadlineOf(ctx))
+	return d, d > 0
 }

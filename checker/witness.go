@@ -3,96 +3,240 @@ package checker
 import (
 	"context"
 	"slices"
-	"time"
 
 	"github.com/anishathalye/porcupine"
 	"github.com/lockcheck/lockcheck/history"
 )
 
-// witness tries to prove a key valid without searching over its failed
-// acquires. rest is the key's ops without them, and lin a complete
-// linearization of rest (indexes into rest). Each failed acquire is placed
-// into lin at the earliest gap that respects real time (after every op that
-// returned before it was called, before every op called after it returned)
-// and where the model admits it (held, eMax + eps >= call). If every one
-// finds a gap, the result is a linearization of the whole key: the key is
-// valid, proven by construction. Placing each at its earliest legal gap
-// also keeps failed acquires in real-time order among themselves: if F1
-// returned before F2 was called, F2's gap is legal for F1 and within F1's
-// bounds, so F1's earliest gap is no later (and within one gap they go in
-// call order). If some failed acquire finds no gap, nothing is proven and
-// the caller falls back to porcupine.
-//
-// Info ops make the state at a gap a set; choosing per failed acquire
-// among sets could mix incompatible branches, so keys with info ops are not
-// handled here.
-func witness(m leaseModel, rest []*lockOp, lin []int, fails []*lockOp) bool {
-	if len(lin) != len(rest) {
-		return false
+// A witness proves a key valid by construction: a timeline (an order, and
+// an instant for every op that took effect) that satisfies every rule of
+// the model. It is built from a linearization porcupine found for part of
+// the key's ops (all but some failed acquires): replay picks, for each
+// info op, whether it took effect, and instants picks concrete instants
+// within the constraints. A failed acquire changes no state and is legal
+// at any instant of its interval at which the key is held and not
+// certainly gone, so, with the other instants fixed, it fits iff such an
+// instant lies between two consecutive instants of the timeline (its own
+// instant then keeps the order non-decreasing, and real-time order
+// follows from instants lying within intervals). place returns the failed
+// acquires that do not fit this timeline; none means the whole key is
+// valid. One that does not fit may fit another timeline, so the caller
+// then searches again with it included: a witness only ever proves
+// validity, never refutes.
+
+// pathStep is one op of a replayed linearization.
+type pathStep struct {
+	op   *lockOp
+	took bool       // the op took effect (always, unless info)
+	st   leaseState // the state after it
+}
+
+// replay runs ops in the order lin through the model, as porcupine's
+// powerset construction does, remembering where each state came from, and
+// returns one complete path. ok is false if lin is not a linearization.
+func (m leaseModel) replay(ops []*lockOp, lin []int) (path []pathStep, ok bool) {
+	type node struct {
+		st     leaseState
+		parent int
+		took   bool
 	}
-	for _, lo := range rest {
-		if lo.typ == history.Info {
-			return false
+	layers := make([][]node, len(lin)+1)
+	layers[0] = []node{{st: initialState(), parent: -1}}
+	for i, id := range lin {
+		op := ops[id]
+		var next []node
+		add := func(st leaseState, parent int, took bool) {
+			for _, n := range next {
+				if n.st == st {
+					return
+				}
+			}
+			next = append(next, node{st, parent, took})
 		}
-	}
-	// states[g] is the state in gap g: after the first g ops of lin.
-	states := make([]leaseState, len(lin)+1)
-	for g, id := range lin {
-		next := m.step(states[g], rest[id])
-		if len(next) != 1 {
-			return false // not a linearization after all; do not guess
-		}
-		states[g+1] = next[0]
-	}
-	// Real-time bounds via sorted views of lin: pos[i] is rest[i]'s place.
-	pos := make([]int, len(rest))
-	for g, id := range lin {
-		pos[id] = g
-	}
-	byRet := make([]int, len(rest))
-	byCall := make([]int, len(rest))
-	for i := range rest {
-		byRet[i], byCall[i] = i, i
-	}
-	slices.SortFunc(byRet, func(a, b int) int { return cmpInt(rest[a].ret, rest[b].ret) })
-	slices.SortFunc(byCall, func(a, b int) int { return cmpInt(rest[a].call, rest[b].call) })
-	// maxPos[k]: latest place among the k ops returning first.
-	maxPos := make([]int, len(rest)+1)
-	maxPos[0] = -1
-	for k, i := range byRet {
-		maxPos[k+1] = max(maxPos[k], pos[i])
-	}
-	// minPos[k]: earliest place among ops byCall[k:].
-	minPos := make([]int, len(rest)+1)
-	minPos[len(rest)] = len(lin)
-	for k := len(rest) - 1; k >= 0; k-- {
-		minPos[k] = min(minPos[k+1], pos[byCall[k]])
-	}
-	for _, f := range fails {
-		// Ops returning strictly before f's call must precede it.
-		k, _ := slices.BinarySearchFunc(byRet, f.call, func(i int, t int64) int { return cmpInt(rest[i].ret, t) })
-		lo := maxPos[k] + 1
-		// Ops called strictly after f's return must follow it.
-		j, _ := slices.BinarySearchFunc(byCall, f.ret+1, func(i int, t int64) int { return cmpInt(rest[i].call, t) })
-		hi := minPos[j]
-		placed := false
-		for g := lo; g <= hi; g++ {
-			if _, ok := m.failStep(states[g], f); ok {
-				placed = true
-				break
+		for p, n := range layers[i] {
+			if op.typ == history.Info {
+				add(n.st, p, false)
+			}
+			if st, ok := m.apply(n.st, op, op.typ != history.Fail); ok {
+				add(st, p, true)
 			}
 		}
-		if !placed {
-			return false
+		if len(next) == 0 {
+			return nil, false
+		}
+		layers[i+1] = next
+	}
+	path = make([]pathStep, len(lin))
+	cur := 0
+	for i := len(lin); i > 0; i-- {
+		n := layers[i][cur]
+		path[i-1] = pathStep{op: ops[lin[i-1]], took: n.took, st: n.st}
+		cur = n.parent
+	}
+	return path, true
+}
+
+// instants picks a concrete timeline for path: the instant of each op that
+// took effect (t[i]) and the instant that set the lease held after each
+// step (s[i+1]; s[0] is the initial state's). It goes backwards: the state
+// after the last op is an exact projection of every constraint, so values
+// chosen in it extend to the state before, and so on down (a closed DBM
+// lets variables be fixed one at a time within the bounds that the fixed
+// ones imply). Within those bounds it takes the earliest instant for an
+// acquire and for the instant that set a lease, the latest for the rest,
+// so that leases look held as long as they may: that is where failed
+// acquires fit.
+func (m leaseModel) instants(path []pathStep) (t, s []int64) {
+	n := len(path)
+	t, s = make([]int64, n), make([]int64, n+1)
+	// last[k] is the last step before k that took effect: the op whose
+	// instant is l in the state after k steps.
+	last := make([]int, n+1)
+	last[0] = -1
+	for k := 0; k < n; k++ {
+		last[k+1] = last[k]
+		if path[k].took {
+			last[k+1] = k
 		}
 	}
-	return true
+	stateAt := func(k int) leaseState {
+		if k == 0 {
+			return initialState()
+		}
+		return path[k-1].st
+	}
+	// Start from the state after the last op.
+	var x [4][4]int64
+	embed(&x, stateAt(n))
+	var v timeVals
+	if lt := last[n]; lt >= 0 {
+		v.fix(&x, vLast, path[lt].op)
+	}
+	if stateAt(n).held() {
+		v.fix(&x, vSet, nil)
+	}
+	s[n] = v.val[vSet]
+	for k := n; k > 0; k-- {
+		ps, prev := path[k-1], stateAt(k-1)
+		if !ps.took {
+			s[k-1] = s[k]
+			continue
+		}
+		t[k-1] = v.val[vLast]
+		x = m.extend(prev, ps.op)
+		out, _ := m.constrain(&x, prev, ps.op, ps.op.typ != history.Fail)
+		// Fix t, and s when the lease goes on; the rest is chosen anew.
+		kept := prev.held() && (out == keeps || out == adds)
+		old := v
+		v = timeVals{}
+		v.set(&x, vNow, old.val[vLast])
+		if kept {
+			v.set(&x, vSet, s[k])
+		}
+		closeDBM(&x)
+		if prev.held() && !kept {
+			v.fix(&x, vSet, nil)
+		}
+		if lt := last[k-1]; lt >= 0 {
+			v.fix(&x, vLast, path[lt].op)
+		}
+		s[k-1] = v.val[vSet]
+	}
+	return t, s
+}
+
+// timeVals are concrete values of a matrix's variables (the origin is 0).
+type timeVals struct {
+	val   [4]int64
+	fixed [4]bool
+}
+
+// set fixes variable i of x at value a, as constraints.
+func (v *timeVals) set(x *[4][4]int64, i int, a int64) {
+	x[i][vZero], x[vZero][i] = a, -a
+	v.val[i], v.fixed[i] = a, true
+}
+
+// fix chooses variable i within the bounds the fixed variables imply: the
+// earliest for an acquire or a lease's setter (op nil), the latest for
+// any other op.
+func (v *timeVals) fix(x *[4][4]int64, i int, op *lockOp) {
+	lo, hi := -x[vZero][i], x[i][vZero]
+	for j := 1; j < 4; j++ {
+		if v.fixed[j] {
+			lo = max(lo, v.val[j]-x[j][i])
+			hi = min(hi, addBound(v.val[j], x[i][j]))
+		}
+	}
+	a := lo
+	if op != nil && op.f != history.Acquire || a <= -inf {
+		a = hi
+	}
+	v.set(x, i, a)
+}
+
+// embed copies s's matrix into x, with t unused.
+func embed(x *[4][4]int64, s leaseState) {
+	for i := 0; i < 4; i++ {
+		for j := 0; j < 4; j++ {
+			switch {
+			case i == j:
+				x[i][j] = 0
+			case i == vNow || j == vNow:
+				x[i][j] = inf
+			default:
+				x[i][j] = s.b[i][j]
+			}
+		}
+	}
+}
+
+// place returns the failed acquires of fails that fit nowhere in path's
+// timeline.
+func (m leaseModel) place(path []pathStep, fails []*lockOp) []*lockOp {
+	t, s := m.instants(path)
+	// held[k] is a span of instants in which the key is held and not
+	// certainly gone: from one op's instant to the next op's, cut at
+	// expiry + eps. Spans are ordered, and so are their ends.
+	type span struct{ from, to int64 }
+	next := make([]int64, len(path)) // the instant of the next op that took effect
+	after := inf
+	for k := len(path) - 1; k >= 0; k-- {
+		next[k] = after
+		if path[k].took {
+			after = t[k]
+		}
+	}
+	var held []span
+	for k, ps := range path {
+		if !ps.took || !ps.st.held() {
+			continue
+		}
+		if to := min(next[k], addBound(s[k+1]+ps.st.d, m.eps)); to >= t[k] {
+			held = append(held, span{t[k], to})
+		}
+	}
+	var out []*lockOp
+	for _, f := range fails {
+		i, _ := slices.BinarySearchFunc(held, f.call, func(sp span, c int64) int { return cmpInt(sp.to, c) })
+		if i == len(held) || held[i].from > f.ret {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // linearization returns a complete linearization of lops found by
 // porcupine, or nil if it did not finish or found none.
 func linearization(ctx context.Context, pm porcupine.Model, lops []*lockOp) (porcupine.CheckResult, []int) {
-	r, info := porcupine.CheckOperationsVerbose(pm, toPorcupine(lops), time.Until(deadlineOf(ctx)))
+	if len(lops) == 0 {
+		return porcupine.Ok, []int{}
+	}
+	timeout, ok := remaining(ctx)
+	if !ok {
+		return porcupine.Unknown, nil
+	}
+	r, info := porcupine.CheckOperationsVerbose(pm, toPorcupine(lops), timeout)
 	if r != porcupine.Ok {
 		return r, nil
 	}
@@ -102,42 +246,4 @@ func linearization(ctx context.Context, pm porcupine.Model, lops []*lockOp) (por
 		}
 	}
 	return r, nil
-}
-
-// expiredFail finds a failed acquire that no linearization admits: one
-// called more than eps after the latest expiry of every lease that could
-// be linearized before it. The state at a failed acquire's point comes from
-// an op linearized earlier, so called no later than the failed acquire's
-// return, and its eMax is that op's return (plus horizon for info) plus its
-// TTL. If even the largest such eMax + eps is before the call, the key is
-// invalid: sound, O(n log n), and it spares porcupine an exhaustive search
-// on hot keys whose lock outlived its TTL.
-func expiredFail(m leaseModel, lops []*lockOp) (*lockOp, int64) {
-	var leases, fails []*lockOp
-	for _, lo := range lops {
-		switch {
-		case lo.f == history.Acquire && lo.typ == history.Fail:
-			fails = append(fails, lo)
-		case (lo.f == history.Acquire || lo.f == history.Extend) && lo.typ != history.Fail:
-			leases = append(leases, lo)
-		}
-	}
-	slices.SortFunc(leases, func(a, b *lockOp) int { return cmpInt(a.call, b.call) })
-	slices.SortFunc(fails, func(a, b *lockOp) int { return cmpInt(a.ret, b.ret) })
-	reach := make([]int64, len(leases))
-	rs := reaches{}
-	for i, l := range leases {
-		reach[i] = rs.next(l.token, l.add, l.ret, l.ttl)
-	}
-	eMax := int64(-1 << 62)
-	k := 0
-	for _, f := range fails {
-		for ; k < len(leases) && leases[k].call <= f.ret; k++ {
-			eMax = max(eMax, reach[k])
-		}
-		if f.call > eMax+m.eps {
-			return f, eMax
-		}
-	}
-	return nil, 0
 }

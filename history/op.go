@@ -37,6 +37,15 @@ const (
 // lease had left, rather than replacing it.
 const ExtendAdd = "add"
 
+// Bounds on a history's numbers, so that no sum the checkers form (a
+// return plus a horizon plus a TTL, and a few of those) overflows int64.
+const (
+	// MaxTime is the latest call or return: 2^55 ns, over a year.
+	MaxTime = int64(1) << 55
+	// MaxTTLms is the longest TTL, in ms.
+	MaxTTLms = int64(1) << 31
+)
+
 // NemesisProcess is the process id of nemesis operations.
 const NemesisProcess = -1
 

@@ -1,0 +1,465 @@
+package checker
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// The oracle decides one key by the timeline semantics of
+// ../shared/DESIGN.md directly, sharing no code with the model: every
+// choice of which info ops took effect, every order of the ops that did
+// (only pruned by real time: an op that returned before another was called
+// took effect before it), and for each, the rules written out as
+// difference constraints over all the instants at once, solved from
+// scratch by Floyd-Warshall. Exponential, so for small histories only.
+
+type oracleCons struct {
+	i, j int   // variables: 0 is the origin, 1+k op k's instant
+	c    int64 // x_i - x_j <= c
+}
+
+// oracle reports whether some timeline explains ops (one key).
+func oracle(ops []*lockOp, eps int64) bool {
+	var infos []int
+	for i, o := range ops {
+		if o.typ == history.Info {
+			infos = append(infos, i)
+		}
+	}
+	for mask := 0; mask < 1<<len(infos); mask++ {
+		took := make([]bool, len(ops))
+		for i, o := range ops {
+			took[i] = o.typ != history.Info
+		}
+		n := 0
+		for b, i := range infos {
+			took[i] = mask&(1<<b) != 0
+		}
+		for _, t := range took {
+			if t {
+				n++
+			}
+		}
+		o := orc{ops: ops, took: took, eps: eps, used: make([]bool, len(ops)), n: n}
+		if o.dfs(0, "", -1, 0, -1, nil) {
+			return true
+		}
+	}
+	return false
+}
+
+type orc struct {
+	ops  []*lockOp
+	took []bool
+	used []bool
+	eps  int64
+	n    int
+}
+
+// dfs extends an order of depth ops; holder, setter (the op whose instant
+// set the lease) and d (E = instant of setter + d) are the lease, last the
+// previous op in the order.
+func (o *orc) dfs(depth int, holder string, setter int, d int64, last int, cons []oracleCons) bool {
+	if depth == o.n {
+		return true
+	}
+	for i, op := range o.ops {
+		if o.used[i] || !o.took[i] {
+			continue
+		}
+		// An op that took effect and returned before op was called must
+		// come first.
+		early := false
+		for j, p := range o.ops {
+			if j != i && !o.used[j] && o.took[j] && p.ret < op.call {
+				early = true
+			}
+		}
+		if early {
+			continue
+		}
+		t := i + 1
+		c := append(slices.Clip(cons), oracleCons{t, 0, op.ret}, oracleCons{0, t, -op.call})
+		if last >= 0 {
+			c = append(c, oracleCons{last + 1, t, 0}) // instants non-decreasing
+		}
+		s := setter + 1
+		nh, ns, nd := holder, setter, d
+		mayBeGone := oracleCons{s, t, o.eps - d} // t >= E - eps
+		mayBeHeld := oracleCons{t, s, d + o.eps} // t <= E + eps
+		ok := op.typ != history.Fail             // info ops that took effect did so as ok
+		mine := holder != "" && holder == op.token
+		legal := true
+		switch {
+		case op.f == history.Acquire && ok:
+			if holder != "" {
+				c = append(c, mayBeGone)
+			}
+			nh, ns, nd = op.token, i, op.ttl
+		case op.f == history.Acquire:
+			legal = holder != ""
+			c = append(c, mayBeHeld)
+		case ok:
+			legal = mine
+			c = append(c, mayBeHeld)
+			switch {
+			case op.f == history.Release:
+				nh = ""
+			case op.add:
+				nd = d + op.ttl
+			default:
+				ns, nd = i, op.ttl
+			}
+		case mine: // release or extend fail of the holder
+			c = append(c, mayBeGone)
+			nh = ""
+		}
+		if !legal || !feasible(len(o.ops)+1, c) {
+			continue
+		}
+		o.used[i] = true
+		if o.dfs(depth+1, nh, ns, nd, i, c) {
+			return true
+		}
+		o.used[i] = false
+	}
+	return false
+}
+
+// feasible solves the constraints from scratch: Floyd-Warshall over every
+// variable, infeasible iff a negative cycle.
+func feasible(n int, cons []oracleCons) bool {
+	const none = int64(1) << 62
+	d := make([][]int64, n)
+	for i := range d {
+		d[i] = make([]int64, n)
+		for j := range d[i] {
+			if i != j {
+				d[i][j] = none
+			}
+		}
+	}
+	for _, c := range cons {
+		d[c.i][c.j] = min(d[c.i][c.j], c.c)
+	}
+	for k := 0; k < n; k++ {
+		for i := 0; i < n; i++ {
+			if d[i][k] == none {
+				continue
+			}
+			for j := 0; j < n; j++ {
+				if d[k][j] != none && d[i][k]+d[k][j] < d[i][j] {
+					d[i][j] = d[i][k] + d[k][j]
+				}
+			}
+			if d[i][i] < 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// oracleHistory is one key's history in milliseconds, with the checker
+// settings it is judged under.
+type oracleHistory struct {
+	ops          []history.Op
+	eps, horizon time.Duration
+	label        string // how it was made
+}
+
+func (h oracleHistory) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (eps %v, horizon %v):\n", h.label, h.eps, h.horizon)
+	for _, op := range h.ops {
+		fmt.Fprintf(&b, "  #%d p%d %s %s %s ttl=%dms mode=%q [%dms, %dms]\n", op.Index, op.Process, op.F, op.Type, op.Token,
+			op.TTLms, op.Mode, op.Call/1e6, op.Return/1e6)
+	}
+	return b.String()
+}
+
+// oracleSays decides h with the oracle.
+func (h oracleHistory) oracleSays() Verdict {
+	var ptrs []*history.Op
+	for i := range h.ops {
+		if h.ops[i].F != history.Write {
+			ptrs = append(ptrs, &h.ops[i])
+		}
+	}
+	if oracle(toLockOps(ptrs, int64(h.horizon)), int64(h.eps)) {
+		return Valid
+	}
+	return Invalid
+}
+
+// checkerModes are the ways the checker must agree with the oracle: every
+// reduction on, each one off, and none at all.
+var checkerModes = []struct {
+	name string
+	skip reductions
+}{
+	{"all reductions", 0},
+	{"no dominated-drop", skipDominated},
+	{"no expiredFail", skipExpiredFail},
+	{"no witness", skipWitness},
+	{"porcupine alone", skipAll},
+}
+
+// agree checks h with the checker in every mode and with the oracle, and
+// returns the oracle's verdict.
+func agree(t testing.TB, h oracleHistory) Verdict {
+	want := h.oracleSays()
+	for _, mode := range checkerModes {
+		r := Linearizable(context.Background(), h.ops, Options{ClockTolerance: exactly(h.eps), InfoHorizon: exactly(h.horizon),
+			Timeout: time.Minute, skip: mode.skip})
+		if r.Verdict != want {
+			t.Fatalf("%s: checker says %s, oracle says %s; violations %+v\n%s", mode.name, r.Verdict, want, r.Violations, h)
+		}
+	}
+	return want
+}
+
+// exactly is d as an option: None for zero.
+func exactly(d time.Duration) time.Duration {
+	if d == 0 {
+		return None
+	}
+	return d
+}
+
+// simKey simulates a correct lease lock on one key: clients loop acquire,
+// maybe extend (additive or replacing), release, each op taking effect at
+// an instant inside its interval, its outcome decided there by a lease
+// whose true expiry is within eps of the model's E. Some replies are lost:
+// the op is recorded as info, whether or not it took effect. Up to n ops.
+func simKey(r *rand.Rand, n int) oracleHistory {
+	const ms = int64(time.Millisecond)
+	h := oracleHistory{eps: time.Duration(r.Int64N(4)) * time.Millisecond,
+		horizon: time.Duration(r.Int64N(30)) * time.Millisecond, label: "simulated correct lock"}
+	type client struct {
+		call, inst, ret int64  // its next op: it takes effect at inst
+		lease           string // the lease it believes it holds
+	}
+	cs := make([]client, 1+r.IntN(3))
+	next := func(cl *client, from int64) {
+		cl.call = from + r.Int64N(8)
+		cl.inst = cl.call + r.Int64N(4)
+		cl.ret = cl.inst + r.Int64N(4)
+	}
+	for c := range cs {
+		next(&cs[c], 0)
+	}
+	var holder string
+	var expiry int64 // true expiry, in ms
+	tok := 0
+	for len(h.ops) < n {
+		c := 0 // ops take effect in the order of their instants
+		for i := range cs {
+			if cs[i].inst < cs[c].inst {
+				c = i
+			}
+		}
+		cl := &cs[c]
+		inst := cl.inst
+		op := history.Op{Process: c, Key: "k", Call: cl.call * ms, Return: cl.ret * ms}
+		if holder != "" && inst >= expiry {
+			holder = "" // expired
+		}
+		ttl := 5 + r.Int64N(25)
+		jitter := r.Int64N(2*int64(h.eps/time.Millisecond)+1) - int64(h.eps/time.Millisecond)
+		switch {
+		case cl.lease == "":
+			tok++
+			op.F, op.TTLms, op.Token = history.Acquire, ttl, fmt.Sprintf("t%d", tok)
+			if holder == "" {
+				holder, expiry, cl.lease = op.Token, inst+ttl+jitter, op.Token
+				op.Type = history.OK
+			} else {
+				op.Type = history.Fail
+			}
+		case r.IntN(3) == 0:
+			op.F, op.TTLms, op.Token = history.Extend, ttl, cl.lease
+			add := r.IntN(2) == 0
+			if add {
+				op.Mode = history.ExtendAdd
+			}
+			if holder == cl.lease {
+				op.Type = history.OK
+				if add {
+					expiry += ttl
+				} else {
+					expiry = inst + ttl + jitter
+				}
+			} else {
+				op.Type, cl.lease = history.Fail, ""
+			}
+		default:
+			op.F, op.Token = history.Release, cl.lease
+			op.Type = history.Fail
+			if holder == cl.lease {
+				op.Type, holder = history.OK, ""
+			}
+			cl.lease = ""
+		}
+		if r.IntN(6) == 0 { // the reply is lost; the client gives up at ret
+			if op.Type == history.Fail && op.F != history.Acquire || op.F == history.Acquire && op.Type == history.OK {
+				cl.lease = "" // it does not know it holds it
+			}
+			if op.F == history.Acquire && op.Type == history.Fail {
+				op.Token = fmt.Sprintf("t%d", tok) // a lost acquire still had its token
+			}
+			op.Type = history.Info
+		}
+		next(cl, cl.ret)
+		op.Index = int64(len(h.ops))
+		h.ops = append(h.ops, op)
+	}
+	slices.SortStableFunc(h.ops, func(a, b history.Op) int { return cmpInt(a.Return, b.Return) })
+	for i := range h.ops {
+		h.ops[i].Index = int64(i)
+	}
+	return h
+}
+
+// mutate changes h in one or two ways a broken lock, or a broken history,
+// would: a lease stretched or cut, an op moved, made slow or info, tokens
+// swapped, an outcome flipped, an extend's mode flipped.
+func mutate(r *rand.Rand, h oracleHistory) oracleHistory {
+	const ms = int64(time.Millisecond)
+	h.ops = slices.Clone(h.ops)
+	var what []string
+	for k := 0; k < 1+r.IntN(2); k++ {
+		i := r.IntN(len(h.ops))
+		op := &h.ops[i]
+		switch r.IntN(8) {
+		case 0:
+			if op.TTLms > 0 {
+				op.TTLms = max(1, op.TTLms*int64(1+r.IntN(3))/int64(1+r.IntN(3)))
+				what = append(what, fmt.Sprintf("#%d ttl %dms", i, op.TTLms))
+			}
+		case 1:
+			d := (r.Int64N(41) - 20) * ms
+			op.Call, op.Return = max(0, op.Call+d), max(0, op.Return+d)
+			what = append(what, fmt.Sprintf("#%d moved %dms", i, d/ms))
+		case 2:
+			op.Call = max(0, op.Call-r.Int64N(20)*ms)
+			op.Return += r.Int64N(20) * ms
+			what = append(what, fmt.Sprintf("#%d slow", i))
+		case 3:
+			op.Type = history.Info
+			what = append(what, fmt.Sprintf("#%d info", i))
+		case 4:
+			j := r.IntN(len(h.ops))
+			if op.Token != "" && h.ops[j].Token != "" {
+				op.Token, h.ops[j].Token = h.ops[j].Token, op.Token
+				what = append(what, fmt.Sprintf("#%d and #%d tokens swapped", i, j))
+			}
+		case 5:
+			switch op.Type {
+			case history.OK:
+				op.Type = history.Fail
+			case history.Fail:
+				op.Type = history.OK
+			}
+			what = append(what, fmt.Sprintf("#%d outcome %s", i, op.Type))
+		case 6:
+			if op.F == history.Extend {
+				op.Mode = map[string]string{"": history.ExtendAdd, history.ExtendAdd: ""}[op.Mode]
+				what = append(what, fmt.Sprintf("#%d mode %q", i, op.Mode))
+			}
+		case 7:
+			if op.F == history.Acquire && op.Type == history.Fail {
+				op.Type, op.Token = history.OK, "thief"
+				what = append(what, fmt.Sprintf("#%d stolen", i))
+			}
+		}
+	}
+	h.label = "mutated: " + strings.Join(what, ", ")
+	slices.SortStableFunc(h.ops, func(a, b history.Op) int { return cmpInt(a.Return, b.Return) })
+	for i := range h.ops {
+		h.ops[i].Index = int64(i)
+	}
+	return h
+}
+
+var oracleCases = flag.Int("oracle.cases", 5000, "seeded histories TestLinearizable_AgreesWithOracle compares")
+
+// TestLinearizable_AgreesWithOracle compares the checker, with every
+// reduction, with each turned off and with none, against the oracle on
+// seeded random histories (a simulated correct lock, and mutations of
+// it), and fails on the first disagreement, printing the history. A
+// correct lock's histories must all be valid, and the mutations must give
+// both verdicts often, or the comparison would prove little.
+func TestLinearizable_AgreesWithOracle(t *testing.T) {
+	n := *oracleCases
+	if testing.Short() {
+		n = 500
+	}
+	verdicts := map[Verdict]int{}
+	for seed := 0; seed < n; seed++ {
+		r := rand.New(rand.NewPCG(uint64(seed), 13))
+		h := simKey(r, 2+r.IntN(7))
+		if v := agree(t, h); v != Valid {
+			t.Fatalf("seed %d: the simulated correct lock is %s by the oracle:\n%s", seed, v, h)
+		}
+		verdicts[agree(t, mutate(r, h))]++
+	}
+	t.Logf("%d histories, %d mutations: %d valid, %d invalid", n, n, verdicts[Valid], verdicts[Invalid])
+	if verdicts[Valid] < n/10 || verdicts[Invalid] < n/10 {
+		t.Errorf("mutations gave %d valid and %d invalid of %d: too one-sided to prove anything", verdicts[Valid], verdicts[Invalid], n)
+	}
+}
+
+// FuzzLinearizable_AgreesWithOracle decodes up to 8 ops from the input and
+// compares the checker with the oracle.
+func FuzzLinearizable_AgreesWithOracle(f *testing.F) {
+	f.Add([]byte{3, 0, 0, 1, 0, 5, 10, 1, 1, 2, 3, 4, 10, 2, 0, 1, 9, 1, 0})
+	f.Add([]byte{5, 0, 2, 3, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		h, ok := decodeOracleHistory(data)
+		if !ok {
+			return
+		}
+		agree(t, h)
+	})
+}
+
+// decodeOracleHistory reads eps, horizon and up to 8 ops of 6 bytes each.
+func decodeOracleHistory(data []byte) (oracleHistory, bool) {
+	const ms = int64(time.Millisecond)
+	if len(data) < 3+6 {
+		return oracleHistory{}, false
+	}
+	h := oracleHistory{eps: time.Duration(data[0]%5) * time.Millisecond,
+		horizon: time.Duration(data[1]%40) * time.Millisecond, label: "fuzzed"}
+	data = data[2:]
+	for len(data) >= 6 && len(h.ops) < 8 {
+		b := data[:6]
+		data = data[6:]
+		op := history.Op{Index: int64(len(h.ops)), Process: int(b[0] % 3), Key: "k",
+			Token: fmt.Sprintf("t%d", b[1]%4), Call: int64(b[2]%60) * ms}
+		op.Return = op.Call + int64(b[3]%12)*ms
+		op.F = []history.Func{history.Acquire, history.Acquire, history.Release, history.Extend}[b[0]/3%4]
+		op.Type = []history.Type{history.OK, history.Fail, history.Info}[b[1]/4%3]
+		if op.F != history.Release {
+			op.TTLms = 1 + int64(b[4]%30)
+		}
+		if op.F == history.Extend && b[5]%2 == 1 {
+			op.Mode = history.ExtendAdd
+		}
+		h.ops = append(h.ops, op)
+	}
+	slices.SortStableFunc(h.ops, func(a, b history.Op) int { return cmpInt(a.Return, b.Return) })
+	for i := range h.ops {
+		h.ops[i].Index = int64(i)
+	}
+	return h, true
+}
