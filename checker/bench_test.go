@@ -3,6 +3,7 @@ package checker
 import (
 	"bytes"
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -75,6 +76,27 @@ func BenchmarkLinearizable_100k_HotKey(b *testing.B) {
 func BenchmarkLinearizable_100k_HotKey_NoReduction(b *testing.B) {
 	ops := genHistory(2, 1, 50, 100_000, time.Second)
 	benchCheck(b, ops, lin(Options{skip: skipAll, Timeout: 60 * time.Second}))
+}
+
+// withInfo turns every 20th op into info, as lost replies do: a correct
+// lock's history stays valid (each such op did take effect, or not).
+func withInfo(ops []history.Op) []history.Op {
+	for i := range ops {
+		if i%20 == 7 && ops[i].F != history.Write {
+			ops[i].Type = history.Info
+			if ops[i].Token == "" {
+				ops[i].Token = "lost-" + strconv.Itoa(i)
+			}
+		}
+	}
+	return ops
+}
+
+// BenchmarkLinearizable_100k_HotKey_5pctInfo: the hot key with 5% of its
+// ops indeterminate, under the default horizon and timeout.
+func BenchmarkLinearizable_100k_HotKey_5pctInfo(b *testing.B) {
+	ops := withInfo(genHistory(2, 1, 50, 100_000, time.Second))
+	benchCheck(b, ops, lin(Options{}))
 }
 
 // hotKeyWithTheft is the hot key with one failed acquire, halfway

@@ -1,8 +1,11 @@
 package checker
 
 import (
+	"cmp"
 	"fmt"
 	"hash/maphash"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -294,23 +297,96 @@ func seconds(ns int64) string {
 	return history.Seconds(ns)
 }
 
+// stateSet is the model's state for porcupine: every state the ops so far
+// can have led to (porcupine's powerset construction for a
+// nondeterministic model, written out so that sets compare in linear
+// time). Members are sorted by hash, and none is subsumed by another: a
+// state whose holder and d equal another's and whose bounds are all no
+// looser admits no timeline the other does not (a step only adds
+// constraints), so dropping it changes no verdict.
+type stateSet []hashedState
+
+type hashedState struct {
+	h uint64
+	s leaseState
+}
+
+// within reports whether every timeline a admits, b admits too.
+func (a *leaseState) within(b *leaseState) bool {
+	if a.holder != b.holder || a.d != b.d {
+		return false
+	}
+	for i := 0; i < 3; i++ {
+		for j := 0; j < 3; j++ {
+			if a.b[i][j] > b.b[i][j] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// add inserts s unless a member admits all it does, and drops the members
+// s admits all of.
+func (set stateSet) add(s leaseState) stateSet {
+	for i := range set {
+		if s.within(&set[i].s) {
+			return set
+		}
+	}
+	out := set[:0]
+	for _, x := range set {
+		if !x.s.within(&s) {
+			out = append(out, x)
+		}
+	}
+	hs := hashedState{s.hash(), s}
+	i, _ := slices.BinarySearchFunc(out, hs.h, func(x hashedState, h uint64) int { return cmp.Compare(x.h, h) })
+	return slices.Insert(out, i, hs)
+}
+
+func (set stateSet) equal(o stateSet) bool {
+	if len(set) != len(o) {
+		return false
+	}
+	for i := range set {
+		if set[i].h != o[i].h || set[i].s != o[i].s {
+			return false
+		}
+	}
+	return true
+}
+
 // porcupine wraps the model for porcupine, once, with typed inputs.
 func (m leaseModel) porcupine() porcupine.Model {
-	nm := porcupine.NondeterministicModel{
-		Init: func() []any { return []any{initialState()} },
-		Step: func(state, input, _ any) []any {
-			next := m.step(state.(leaseState), input.(*lockOp))
-			out := make([]any, len(next))
-			for i := range next {
-				out[i] = next[i]
+	return porcupine.Model{
+		Init: func() any { return stateSet{}.add(initialState()) },
+		Step: func(state, input, _ any) (bool, any) {
+			var next stateSet
+			for _, x := range state.(stateSet) {
+				for _, n := range m.step(x.s, input.(*lockOp)) {
+					next = next.add(n)
+				}
 			}
-			return out
+			return len(next) > 0, next
 		},
-		Hash:              func(state any) uint64 { return state.(leaseState).hash() },
+		Equal: func(a, b any) bool { return a.(stateSet).equal(b.(stateSet)) },
+		Hash: func(state any) uint64 {
+			var h uint64
+			for _, x := range state.(stateSet) {
+				h = (h ^ x.h) * 0x9e3779b97f4a7c15
+			}
+			return h
+		},
 		DescribeOperation: func(input, _ any) string { return describeOpShort(input.(*lockOp)) },
-		DescribeState:     func(state any) string { return state.(leaseState).String() },
+		DescribeState: func(state any) string {
+			var parts []string
+			for _, x := range state.(stateSet) {
+				parts = append(parts, x.s.String())
+			}
+			return strings.Join(parts, " or ")
+		},
 	}
-	return nm.ToModel()
 }
 
 func describeOpShort(op *lockOp) string {

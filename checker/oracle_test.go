@@ -317,6 +317,10 @@ func simKey(r *rand.Rand, n int) oracleHistory {
 				op.Token = fmt.Sprintf("t%d", tok) // a lost acquire still had its token
 			}
 			op.Type = history.Info
+			if r.IntN(2) == 0 { // it gave up before Redis applied it, within the horizon
+				hz := int64(h.horizon / time.Millisecond)
+				op.Return = max(cl.call, inst-r.Int64N(hz+1)) * ms
+			}
 		}
 		next(cl, cl.ret)
 		op.Index = int64(len(h.ops))

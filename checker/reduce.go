@@ -67,47 +67,102 @@ func (c *keyCheck) check(key string, lops []*lockOp) (Verdict, *Violation, int) 
 			rest = append(rest, lo)
 		}
 	}
-	// outside: the failed acquires porcupine has not searched yet.
+	// outside: the failed acquires porcupine does not search.
 	outside := fails
 	if c.skip&skipDominated == 0 {
 		outside = dropDominatedFails(fails)
 	}
 	dropped := len(fails) - len(outside)
-	included := rest
-	rounds := 3
-	if c.skip&skipWitness != 0 {
-		rounds = 1 // porcupine on the rest, then on the whole key
-	}
-	for round := 0; ; round++ {
-		if round == rounds {
-			return c.porcupineAll(key, append(included, outside...), dropped)
-		}
-		r, lin := linearization(c.ctx, c.pm, included)
-		switch {
-		case r == porcupine.Illegal:
-			return Invalid, c.violation(key, included), dropped
-		case r != porcupine.Ok || lin == nil:
-			return Unknown, nil, dropped
-		case len(outside) == 0:
-			c.visualizeValid(key, lops)
-			return Valid, nil, dropped
-		case round == 0 && c.skip&skipExpiredFail == 0:
-			if v := c.expiredFail(key, lops); v != nil {
-				return Invalid, v, dropped
+	if c.skip&skipWitness == 0 {
+		if tight, ok := tighten(rest); ok {
+			if v, viol, decided := c.witness(key, lops, tight, outside, true); decided {
+				return v, viol, dropped
 			}
 		}
+	}
+	verdict, v := c.search(key, lops, rest, outside)
+	return verdict, v, dropped
+}
+
+// tighten returns rest with every info op confined to its recorded
+// interval (it took effect by its return, or never), if rest has any. A
+// timeline of the confined ops is one of the real ones, so it proves
+// validity; it refutes nothing. It spares porcupine the search over where,
+// up to the horizon, each of many info ops took effect: on a hot key, one
+// placed too early dooms the ops after it, and porcupine then backtracks
+// through every order of the info ops in between.
+func tighten(rest []*lockOp) ([]*lockOp, bool) {
+	var out []*lockOp
+	for i, lo := range rest {
+		if lo.typ != history.Info || lo.ret == lo.orig {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(rest)
+		}
+		t := *lo
+		t.ret = t.orig
+		out[i] = &t
+	}
+	return out, out != nil
+}
+
+// search decides the key: porcupine on included (the rest of the ops),
+// then the witness, then porcupine on more of the failed acquires.
+func (c *keyCheck) search(key string, lops, included, outside []*lockOp) (Verdict, *Violation) {
+	r, lin := linearization(c.ctx, c.pm, included)
+	switch {
+	case r == porcupine.Illegal:
+		return Invalid, c.violation(key, included)
+	case r != porcupine.Ok || lin == nil:
+		return Unknown, nil
+	case len(outside) == 0:
+		c.visualizeValid(key, lops)
+		return Valid, nil
+	case c.skip&skipExpiredFail == 0:
+		if v := c.expiredFail(key, lops); v != nil {
+			return Invalid, v
+		}
+	}
+	if c.skip&skipWitness == 0 {
+		if v, viol, decided := c.witness(key, lops, included, outside, false); decided {
+			return v, viol
+		}
+	}
+	v, viol, _ := c.porcupineAll(key, append(included, outside...), 0)
+	return v, viol
+}
+
+// witness tries to prove the key valid: the failed acquires outside
+// placed into a timeline of included, and those that do not fit searched
+// by porcupine with included, for a few rounds. decided is false when it
+// proved nothing (the caller searches on). tight marks included as
+// confined info ops, where porcupine's "illegal" proves nothing either.
+func (c *keyCheck) witness(key string, lops, included, outside []*lockOp, tight bool) (Verdict, *Violation, bool) {
+	const rounds = 3
+	for round := 0; round < rounds; round++ {
+		r, lin := linearization(c.ctx, c.pm, included)
+		switch {
+		case r == porcupine.Illegal && !tight:
+			return Invalid, c.violation(key, included), true
+		case r != porcupine.Ok && r != porcupine.Illegal:
+			return Unknown, nil, true
+		case r == porcupine.Illegal || lin == nil:
+			return "", nil, false
+		}
 		path, ok := c.m.replay(included, lin)
-		if !ok || c.skip&skipWitness != 0 {
-			return c.porcupineAll(key, append(included, outside...), dropped)
+		if !ok {
+			return "", nil, false
 		}
 		misfits := c.m.place(path, outside)
 		if len(misfits) == 0 {
 			c.visualizeValid(key, lops)
-			return Valid, nil, dropped
+			return Valid, nil, true
 		}
 		included = append(slices.Clip(included), misfits...)
 		outside = without(outside, misfits)
 	}
+	return "", nil, false
 }
 
 // without returns ops minus those in drop, which is a subsequence of ops.

@@ -46,8 +46,12 @@ func (m leaseModel) replay(ops []*lockOp, lin []int) (path []pathStep, ok bool) 
 		op := ops[id]
 		var next []node
 		add := func(st leaseState, parent int, took bool) {
-			for _, n := range next {
-				if n.st == st {
+			for i := range next {
+				switch {
+				case st.within(&next[i].st):
+					return
+				case next[i].st.within(&st):
+					next[i] = node{st, parent, took}
 					return
 				}
 			}
