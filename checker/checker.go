@@ -34,6 +34,14 @@ const (
 // value means the default, as everywhere in lockcheck's options.
 const None time.Duration = -1
 
+// Exactly is d as an option that means d, zero included.
+func Exactly(d time.Duration) time.Duration {
+	if d == 0 {
+		return None
+	}
+	return d
+}
+
 // MaxDuration bounds ClockTolerance and InfoHorizon, so that no sum of
 // history times and them can overflow.
 const MaxDuration = time.Duration(history.MaxTime)
@@ -82,6 +90,10 @@ func (o Options) Validate() error {
 	}
 	return nil
 }
+
+// Resolved is o with defaults filled in and None read as zero: the values
+// the checkers use.
+func (o Options) Resolved() Options { return o.withDefaults() }
 
 func (o Options) withDefaults() Options {
 	resolve := func(v, def time.Duration) time.Duration {

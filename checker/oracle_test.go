@@ -218,21 +218,13 @@ var checkerModes = []struct {
 func agree(t testing.TB, h oracleHistory) Verdict {
 	want := h.oracleSays()
 	for _, mode := range checkerModes {
-		r := Linearizable(context.Background(), h.ops, Options{ClockTolerance: exactly(h.eps), InfoHorizon: exactly(h.horizon),
+		r := Linearizable(context.Background(), h.ops, Options{ClockTolerance: Exactly(h.eps), InfoHorizon: Exactly(h.horizon),
 			Timeout: time.Minute, skip: mode.skip})
 		if r.Verdict != want {
 			t.Fatalf("%s: checker says %s, oracle says %s; violations %+v\n%s", mode.name, r.Verdict, want, r.Violations, h)
 		}
 	}
 	return want
-}
-
-// exactly is d as an option: None for zero.
-func exactly(d time.Duration) time.Duration {
-	if d == 0 {
-		return None
-	}
-	return d
 }
 
 // simKey simulates a correct lease lock on one key: clients loop acquire,

@@ -2,6 +2,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -79,34 +80,39 @@ type Cluster struct {
 	downErr  error
 }
 
-// Up starts the topology in cfg and waits until every node answers PING.
-// On error everything started so far is stopped.
-func Up(ctx context.Context, cfg Config) (*Cluster, error) {
-	if cfg.Topology == "" {
-		cfg.Topology = Single
-	}
-	if cfg.Backend == "" {
-		cfg.Backend = Local
-	}
-	if cfg.Backend != Local && cfg.Backend != Docker {
-		return nil, fmt.Errorf("backend %q is not supported (use local or docker)", cfg.Backend)
-	}
-	if cfg.Topology != Single && cfg.Topology != Sentinel && cfg.Topology != Redlock {
-		return nil, fmt.Errorf("topology %q is not supported (use single, sentinel or redlock)", cfg.Topology)
-	}
+// WithDefaults returns cfg with its defaults filled in, or what is wrong
+// with it, before anything starts.
+func (cfg Config) WithDefaults() (Config, error) {
+	cfg.Topology = cmp.Or(cfg.Topology, Single)
+	cfg.Backend = cmp.Or(cfg.Backend, Local)
 	if cfg.Nodes == 0 {
 		cfg.Nodes = DefaultRedlockNodes
 	}
-	if cfg.Topology == Redlock && (cfg.Nodes < 1 || cfg.Nodes > 15) {
-		return nil, fmt.Errorf("--nodes %d: want 1 to 15 masters (Redlock uses an odd number, 5 by default)", cfg.Nodes)
+	switch {
+	case cfg.Backend != Local && cfg.Backend != Docker:
+		return cfg, fmt.Errorf("--backend %q is not supported (use local or docker)", cfg.Backend)
+	case cfg.Topology != Single && cfg.Topology != Sentinel && cfg.Topology != Redlock:
+		return cfg, fmt.Errorf("--topology %q is not supported (use single, sentinel or redlock)", cfg.Topology)
+	case cfg.Topology == Redlock && (cfg.Nodes < 1 || cfg.Nodes > 15):
+		return cfg, fmt.Errorf("--nodes %d: want 1 to 15 masters (Redlock uses an odd number, 5 by default)", cfg.Nodes)
+	case cfg.ReplicationLag < 0:
+		return cfg, fmt.Errorf("--repl-lag %v: want 0 or more", cfg.ReplicationLag)
+	}
+	_, err := persistenceArgs(cfg.Persistence)
+	return cfg, err
+}
+
+// Up starts the topology in cfg and waits until every node answers PING.
+// On error everything started so far is stopped.
+func Up(ctx context.Context, cfg Config) (*Cluster, error) {
+	cfg, err := cfg.WithDefaults()
+	if err != nil {
+		return nil, err
 	}
 	if cfg.LogDir == "" {
 		return nil, errors.New("cluster: no log dir")
 	}
-	persist, err := persistenceArgs(cfg.Persistence)
-	if err != nil {
-		return nil, err
-	}
+	persist, _ := persistenceArgs(cfg.Persistence)
 	var server, version string
 	if cfg.Backend == Local {
 		if server, err = findServer(cfg.RedisServer); err != nil {

@@ -26,6 +26,9 @@ func CheckDir(ctx context.Context, path string, opt checker.Options) (checker.Re
 
 // checkDir is CheckDir that also returns the history and run.json.
 func checkDir(ctx context.Context, path string, opt checker.Options) (checker.Report, ResultsFile, []history.Op, RunInfo, error) {
+	if err := opt.Validate(); err != nil {
+		return checker.Report{}, ResultsFile{}, nil, RunInfo{}, configErr(err)
+	}
 	dir, hpath := path, filepath.Join(path, "history.jsonl")
 	if st, err := os.Stat(path); err != nil {
 		return checker.Report{}, ResultsFile{}, nil, RunInfo{}, configErr(fmt.Errorf("%s: no such run dir or history file", path))
@@ -37,17 +40,21 @@ func checkDir(ctx context.Context, path string, opt checker.Options) (checker.Re
 		if err := json.Unmarshal(b, &info); err != nil {
 			return checker.Report{}, ResultsFile{}, nil, RunInfo{}, configErr(fmt.Errorf("%s: %v", filepath.Join(dir, "run.json"), err))
 		}
-		if opt.InfoHorizon == 0 {
-			opt.InfoHorizon, _ = time.ParseDuration(info.InfoHorizon)
-		}
-		if opt.ClockTolerance == 0 {
-			opt.ClockTolerance, _ = time.ParseDuration(info.ClockTolerance)
+		// The run's settings, where the caller set none (0 in run.json
+		// means 0).
+		for _, f := range []struct {
+			opt *time.Duration
+			ran string
+		}{{&opt.InfoHorizon, info.InfoHorizon}, {&opt.ClockTolerance, info.ClockTolerance}} {
+			if d, err := time.ParseDuration(f.ran); err == nil && *f.opt == 0 {
+				*f.opt = checker.Exactly(d)
+			}
 		}
 	}
 	ops, err := history.ReadFile(hpath)
 	if err != nil {
 		var le *history.LineError
-		if errors.As(err, &le) || errors.Is(err, os.ErrNotExist) {
+		if errors.As(err, &le) || errors.Is(err, os.ErrNotExist) || errors.Is(err, history.ErrEmpty) {
 			return checker.Report{}, ResultsFile{}, nil, RunInfo{}, configErr(err)
 		}
 		return checker.Report{}, ResultsFile{}, nil, RunInfo{}, err
@@ -59,6 +66,42 @@ func checkDir(ctx context.Context, path string, opt checker.Options) (checker.Re
 	rf := ResultsFile{Verdict: rep.Verdict, Lock: info.Lock, Ops: int64(len(ops)), Checkers: rep.Checkers,
 		Faults: checker.FaultWindows(ops)}
 	return rep, rf, ops, info, nil
+}
+
+// Check re-checks a run dir or a history file, as CheckDir, and writes
+// results.json and the visualizations into out, a directory of its own
+// (made if missing). out "" is a check-<timestamp>/ inside the run dir,
+// or in the current directory for a history file outside one (lockcheck
+// never writes beside a file that is not its own). It returns out.
+func Check(ctx context.Context, path, out string, opt checker.Options) (checker.Report, string, error) {
+	if out == "" {
+		parent := "."
+		if dir, ok := runDirOf(path); ok {
+			parent = dir
+		}
+		out = filepath.Join(parent, "check-"+time.Now().Format("20060102T150405"))
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return checker.Report{}, out, configErr(fmt.Errorf("--out: %w", err))
+	}
+	opt.OutDir = out
+	rep, rf, err := CheckDir(ctx, path, opt)
+	if err != nil {
+		_ = os.Remove(out) // only if still empty
+		return rep, out, err
+	}
+	return rep, out, writeJSON(filepath.Join(out, "results.json"), rf)
+}
+
+// runDirOf returns the run dir path is, or holds its history: a dir with
+// a run.json.
+func runDirOf(path string) (string, bool) {
+	dir := path
+	if st, err := os.Stat(path); err == nil && !st.IsDir() {
+		dir = filepath.Dir(path)
+	}
+	_, err := os.Stat(filepath.Join(dir, "run.json"))
+	return dir, err == nil
 }
 
 // Report redoes stages 3 and 4 on a run dir without Redis: check the

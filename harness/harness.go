@@ -143,6 +143,74 @@ type ResultsFile struct {
 	Checkers    []checker.Result      `json:"checkers"`
 }
 
+// plan is a run's configuration, checked and with its defaults filled in.
+type plan struct {
+	cfg      Config
+	workload workload.Config
+	nemesis  nemesis.Config
+	factory  lockimpl.Factory
+	lockName string
+	// redisVersion is the local redis-server's; the docker backend needs
+	// none here (its version comes from the nodes once they run).
+	redisVersion string
+}
+
+// Validate says what is wrong with cfg, if anything, without starting
+// anything: what Run would refuse with ErrConfig before it starts Redis.
+func Validate(cfg Config) error {
+	if _, err := prepare(cfg); err != nil {
+		return configErr(err)
+	}
+	return nil
+}
+
+// prepare checks every part of cfg before anything starts, and fills in
+// the defaults: one place that every caller of Run passes through.
+func prepare(cfg Config) (plan, error) {
+	p := plan{cfg: cfg}
+	var err error
+	if p.workload, err = cfg.Workload.WithDefaults(); err != nil {
+		return p, err
+	}
+	var topology string
+	if p.factory, p.lockName, topology, err = cfg.factory(); err != nil {
+		return p, err
+	}
+	if topology != "" {
+		if cfg.Cluster.Topology != "" && cfg.Cluster.Topology != topology {
+			return p, fmt.Errorf("lock %s needs --topology %s, not %s", p.lockName, topology, cfg.Cluster.Topology)
+		}
+		p.cfg.Cluster.Topology = topology
+	}
+	if p.cfg.Cluster, err = p.cfg.Cluster.WithDefaults(); err != nil {
+		return p, err
+	}
+	if p.nemesis, err = cfg.Nemesis.WithDefaults(); err != nil {
+		return p, err
+	}
+	if err := p.nemesis.Fits(p.cfg.Cluster.Topology); err != nil {
+		return p, err
+	}
+	if p.nemesis.Seed == 0 {
+		p.nemesis.Seed = p.workload.Seed
+	}
+	if cfg.RestartDelay < 0 {
+		return p, errors.New("--restart-delay must not be negative")
+	}
+	if err := cfg.Check.Validate(); err != nil {
+		return p, err
+	}
+	if cfg.Check.InfoHorizon == 0 {
+		p.cfg.Check.InfoHorizon = infoHorizon(p.workload, p.nemesis, cfg.RestartDelay)
+	}
+	if p.cfg.Cluster.Backend == cluster.Local && cfg.Running == nil {
+		if p.redisVersion, err = cluster.ServerVersion(cfg.Cluster.RedisServer); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
 func configErr(err error) error { return fmt.Errorf("%w: %w", ErrConfig, err) }
 
 // Run performs one run. It returns an error wrapping ErrConfig for user
@@ -150,47 +218,12 @@ func configErr(err error) error { return fmt.Errorf("%w: %w", ErrConfig, err) }
 // (error, panic in a Locker, ctx cancelled), Redis is stopped and what was
 // recorded is written, checked and kept.
 func Run(ctx context.Context, cfg Config) (res *Result, err error) {
-	wcfg, err := cfg.Workload.WithDefaults()
+	p, err := prepare(cfg)
 	if err != nil {
 		return nil, configErr(err)
 	}
-	factory, lockName, topology, err := cfg.factory()
-	if err != nil {
-		return nil, configErr(err)
-	}
-	if topology != "" {
-		if cfg.Cluster.Topology != "" && cfg.Cluster.Topology != topology {
-			return nil, configErr(fmt.Errorf("lock %s needs --topology %s, not %s", lockName, topology, cfg.Cluster.Topology))
-		}
-		cfg.Cluster.Topology = topology
-	}
-	ncfg, err := cfg.Nemesis.WithDefaults()
-	if err != nil {
-		return nil, configErr(err)
-	}
-	if ncfg.Seed == 0 {
-		ncfg.Seed = wcfg.Seed
-	}
-	if cfg.RestartDelay < 0 {
-		return nil, configErr(errors.New("--restart-delay must not be negative"))
-	}
-	if cfg.Check.InfoHorizon == 0 {
-		cfg.Check.InfoHorizon = infoHorizon(wcfg, ncfg, cfg.RestartDelay)
-	}
-	if cfg.Check.ClockTolerance == 0 {
-		cfg.Check.ClockTolerance = checker.DefaultClockTolerance
-	}
-	// The docker backend needs no redis-server here: its version comes
-	// from the nodes once they run.
-	redisVersion := ""
-	if cfg.Cluster.Backend != cluster.Docker {
-		if redisVersion, err = cluster.ServerVersion(cfg.Cluster.RedisServer); err != nil {
-			if errors.Is(err, cluster.ErrNotInstalled) {
-				return nil, configErr(err)
-			}
-			return nil, err
-		}
-	}
+	cfg, wcfg, ncfg, factory, lockName := p.cfg, p.workload, p.nemesis, p.factory, p.lockName
+	redisVersion := p.redisVersion
 	dir, err := newRunDir(cfg.OutDir, cmp.Or(cfg.Name, lockName))
 	if err != nil {
 		return nil, err
@@ -230,7 +263,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	info := RunInfo{Lockcheck: Version, Lock: lockName, LockVersion: cfg.LockVersion, Redis: redisVersion,
 		Topology: cmp.Or(ccfg.Topology, cluster.Single), Backend: cmp.Or(ccfg.Backend, cluster.Local),
 		Args: cfg.Args, Seed: wcfg.Seed, Started: clock.Start().UTC(), Workload: toJSON(wcfg),
-		ClockTolerance: cfg.Check.ClockTolerance.String(), InfoHorizon: cfg.Check.InfoHorizon.String()}
+		ClockTolerance: cfg.Check.Resolved().ClockTolerance.String(), InfoHorizon: cfg.Check.Resolved().InfoHorizon.String()}
 	if len(ncfg.Faults) > 0 {
 		info.Nemesis = nemesisJSON{Faults: ncfg.Faults, Interval: ncfg.Interval.String(), Duration: ncfg.Duration.String(),
 			RestartDelay: cfg.RestartDelay.String(), Persistence: cmp.Or(ccfg.Persistence, "none")}

@@ -14,7 +14,7 @@ func sampleOps() []Op {
 		{Process: 3, F: Acquire, Type: OK, Key: "lock:1", Token: "ab12", TTLms: 1000, Call: 10, Return: 20},
 		{Process: 3, F: Write, Type: OK, Key: "lock:1", Token: "ab12", Fence: 7, Call: 21, Return: 40},
 		{Process: 3, F: Extend, Type: OK, Key: "lock:1", Token: "ab12", TTLms: 500, Mode: ExtendAdd, Call: 41, Return: 45},
-		{Process: 4, F: Acquire, Type: Info, Key: `<script>"k"\</script>`, TTLms: 5, Call: 1, Return: 99, Error: "i/o timeout\n\t√"},
+		{Process: 4, F: Acquire, Type: Info, Key: `<script>"k"\</script>`, Token: "lost-1", TTLms: 5, Call: 1, Return: 99, Error: "i/o timeout\n\t√"},
 		{Process: NemesisProcess, F: Nemesis, Type: Info, Call: 5, Return: 5, Value: &NemesisValue{Fault: "pause-redis", Phase: "start", Targets: []string{"n1"}}},
 	}
 }
@@ -93,7 +93,18 @@ func TestWriter_ConcurrentIndexesDense(t *testing.T) {
 }
 
 func TestRead_BadInput(t *testing.T) {
-	good := `{"index":0,"process":1,"f":"acquire","type":"ok","key":"k","ttl_ms":5,"call":1,"return":2}`
+	good := `{"index":0,"process":1,"f":"acquire","type":"ok","key":"k","token":"a","ttl_ms":5,"call":1,"return":2}`
+	second := strings.Replace(good, `"index":0`, `"index":1`, 1)
+	without := func(field string) string {
+		i := strings.Index(good, `"`+field+`":`)
+		j := i + strings.IndexAny(good[i:], ",}")
+		if good[j] == ',' {
+			j++
+		} else {
+			i-- // the last field: drop the comma before it
+		}
+		return good[:i] + good[j:]
+	}
 	tests := []struct {
 		name, input string
 		line        int
@@ -103,11 +114,29 @@ func TestRead_BadInput(t *testing.T) {
 		{"index gap", good + "\n" + strings.Replace(good, `"index":0`, `"index":5`, 1), 2, "index 5, want 1"},
 		{"unknown f", strings.Replace(good, "acquire", "grab", 1), 1, `unknown f "grab"`},
 		{"unknown type", strings.Replace(good, `"ok"`, `"maybe"`, 1), 1, `unknown type "maybe"`},
-		{"return before call", strings.Replace(good, `"return":2`, `"return":0`, 1), 1, "before call"},
+		{"return before call", strings.Replace(good, `"return":2`, `"return":0`, 1), 1, "want 0 <= call <= return"},
+		{"negative call", strings.Replace(good, `"call":1`, `"call":-5`, 1), 1, "want 0 <= call <= return"},
+		{"time past the largest", strings.Replace(good, `"return":2`, `"return":9223372036854775807`, 1), 1, "want 0 <= call <= return"},
 		{"no key", strings.Replace(good, `"key":"k",`, "", 1), 1, "no key"},
 		{"no ttl", strings.Replace(good, `"ttl_ms":5,`, "", 1), 1, "no ttl_ms"},
+		{"ttl zero", strings.Replace(good, `"ttl_ms":5`, `"ttl_ms":0`, 1), 1, "ttl_ms 0: want 1 to"},
+		{"ttl too long", strings.Replace(good, `"ttl_ms":5`, `"ttl_ms":2147483649`, 1), 1, "ttl_ms 2147483649: want 1 to"},
+		{"no token on ok acquire", without("token"), 1, "acquire ok op has no token"},
+		{"no token on info release", strings.NewReplacer(`"acquire"`, `"release"`, `"ok"`, `"info"`).Replace(without("token")), 1, "release info op has no token"},
 		{"mode on acquire", strings.Replace(good, `"ttl_ms":5,`, `"ttl_ms":5,"mode":"add",`, 1), 1, `mode "add" on acquire op`},
-		{"blank line inside", good + "\n\n" + strings.Replace(good, `"index":0`, `"index":1`, 1), 2, "empty line"},
+		{"blank line inside", good + "\n\n" + second, 2, "empty line"},
+		{"no call", without("call"), 1, `missing field "call"`},
+		{"no return", without("return"), 1, `missing field "return"`},
+		{"no index", without("index"), 1, `missing field "index"`},
+		{"no process", without("process"), 1, `missing field "process"`},
+		{"no type", without("type"), 1, `missing field "type"`},
+		{"no f", without("f"), 1, `missing field "f"`},
+		{"duplicate field", strings.Replace(good, `"call":1`, `"call":1,"call":0`, 1), 1, "duplicate"},
+		{"upper-case field", strings.Replace(good, `"call"`, `"Call"`, 1), 1, "not a history op"},
+		{"unknown field", strings.Replace(good, `"call"`, `"cal":3,"call"`, 1), 1, "unknown"},
+		{"not utf-8", strings.Replace(good, `"k"`, "\"k\xff\"", 1), 1, "not UTF-8"},
+		{"string for a number", strings.Replace(good, `"call":1`, `"call":"1"`, 1), 1, "not a history op"},
+		{"nemesis without value", `{"index":0,"process":-1,"f":"nemesis","type":"info","call":1,"return":1}`, 1, "nemesis op without a value"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -120,6 +149,14 @@ func TestRead_BadInput(t *testing.T) {
 				t.Errorf("got %q at line %d, want %q at line %d", le.Error(), le.Line, tt.want, tt.line)
 			}
 		})
+	}
+}
+
+func TestRead_EmptyIsAnError(t *testing.T) {
+	for _, in := range []string{"", "\n", "\n\n  \n"} {
+		if _, err := Read(strings.NewReader(in)); !errors.Is(err, ErrEmpty) {
+			t.Errorf("Read(%q): got %v, want ErrEmpty", in, err)
+		}
 	}
 }
 

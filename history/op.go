@@ -6,6 +6,7 @@
 package history
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
@@ -80,7 +81,8 @@ type NemesisValue struct {
 // TTL returns the op's TTL as a duration.
 func (o *Op) TTL() time.Duration { return time.Duration(o.TTLms) * time.Millisecond }
 
-// validate checks the invariants a reader relies on.
+// validate checks the invariants a reader relies on (../shared/DESIGN.md
+// "The history").
 func (o *Op) validate() error {
 	switch o.F {
 	case Acquire, Release, Extend, Write:
@@ -88,23 +90,25 @@ func (o *Op) validate() error {
 			return fmt.Errorf("%s op has no key", o.F)
 		}
 	case Nemesis:
-	case "":
-		return fmt.Errorf(`missing field "f"`)
+		if o.Value == nil || o.Value.Fault == "" || (o.Value.Phase != "start" && o.Value.Phase != "stop") {
+			return errors.New(`nemesis op without a value {"fault": ..., "phase": "start" or "stop"}`)
+		}
 	default:
 		return fmt.Errorf("unknown f %q (want acquire, release, extend, write or nemesis)", o.F)
 	}
 	switch o.Type {
 	case OK, Fail, Info:
-	case "":
-		return fmt.Errorf(`missing field "type"`)
 	default:
 		return fmt.Errorf("unknown type %q (want ok, fail or info)", o.Type)
 	}
-	if o.Return < o.Call {
-		return fmt.Errorf("return %d is before call %d", o.Return, o.Call)
+	if o.Call < 0 || o.Return < o.Call || o.Return > MaxTime {
+		return fmt.Errorf("call %d, return %d: want 0 <= call <= return <= %d (ns since the run started)", o.Call, o.Return, MaxTime)
 	}
 	if (o.F == Acquire || o.F == Extend) && o.TTLms <= 0 {
 		return fmt.Errorf("%s op has no ttl_ms", o.F)
+	}
+	if o.F != Write && o.F != Nemesis && o.Type != Fail && o.Token == "" {
+		return fmt.Errorf("%s %s op has no token (every ok or info acquire, release and extend names its lease)", o.F, o.Type)
 	}
 	if o.Mode != "" && (o.F != Extend || o.Mode != ExtendAdd) {
 		return fmt.Errorf("mode %q on %s op (only extend ops take a mode, and only %q)", o.Mode, o.F, ExtendAdd)

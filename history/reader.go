@@ -3,13 +3,16 @@ package history
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
 	"sync"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // A LineError is bad input at one line of a history.
@@ -28,6 +31,10 @@ func (e *LineError) Error() string {
 }
 
 func (e *LineError) Unwrap() error { return e.Err }
+
+// ErrEmpty is a history with no op at all: nothing to judge, so never
+// "valid".
+var ErrEmpty = errors.New("history has no ops: a run that recorded nothing cannot be checked")
 
 // maxLine bounds one history line; a longer one is reported, not buffered.
 const maxLine = 1 << 20
@@ -60,6 +67,9 @@ func Read(r io.Reader) ([]Op, error) {
 	for len(lines) > 0 && len(bytes.TrimSpace(lines[len(lines)-1])) == 0 {
 		lines = lines[:len(lines)-1]
 	}
+	if len(lines) == 0 {
+		return nil, ErrEmpty
+	}
 	ops := make([]Op, len(lines))
 	errs := make([]error, len(lines))
 	workers := runtime.GOMAXPROCS(0)
@@ -90,15 +100,62 @@ func Read(r io.Reader) ([]Op, error) {
 	return ops, nil
 }
 
+// wireOp is a line as read: required fields are pointers, so that a
+// missing one is told apart from a zero.
+type wireOp struct {
+	Index   *int64        `json:"index"`
+	Process *int          `json:"process"`
+	F       *Func         `json:"f"`
+	Type    *Type         `json:"type"`
+	Key     string        `json:"key"`
+	Token   string        `json:"token"`
+	Fence   int64         `json:"fence"`
+	TTLms   *int64        `json:"ttl_ms"`
+	Mode    string        `json:"mode"`
+	Call    *int64        `json:"call"`
+	Return  *int64        `json:"return"`
+	Error   string        `json:"error"`
+	Value   *NemesisValue `json:"value"`
+}
+
+// strict is how a line is decoded: the history is a contract, and a line
+// misread silently can turn a violation into "valid". encoding/json/v2
+// semantics (github.com/go-json-experiment/json, its mirror until Go
+// 1.27): field names match exactly, each at most once, strings are valid
+// UTF-8; and here no field lockcheck does not know.
+var strict = json.JoinOptions(json.RejectUnknownMembers(true), jsontext.AllowDuplicateNames(false),
+	jsontext.AllowInvalidUTF8(false), json.MatchCaseInsensitiveNames(false))
+
 func decodeLine(line []byte, op *Op, want int64) error {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return errors.New("empty line")
 	}
-	if err := json.Unmarshal(line, op); err != nil {
+	if !utf8.Valid(line) {
+		return errors.New("not UTF-8")
+	}
+	var w wireOp
+	if err := json.Unmarshal(line, &w, strict); err != nil {
 		return fmt.Errorf("not a history op: %v", err)
 	}
-	if op.Index != want {
-		return fmt.Errorf("index %d, want %d (indexes are dense and start at 0)", op.Index, want)
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"index", w.Index != nil}, {"process", w.Process != nil}, {"f", w.F != nil}, {"type", w.Type != nil},
+		{"call", w.Call != nil}, {"return", w.Return != nil}} {
+		if !f.set {
+			return fmt.Errorf("missing field %q (every op has index, process, f, type, call and return)", f.name)
+		}
+	}
+	if *w.Index != want {
+		return fmt.Errorf("index %d, want %d (indexes are dense and start at 0)", *w.Index, want)
+	}
+	*op = Op{Index: *w.Index, Process: *w.Process, F: *w.F, Type: *w.Type, Key: w.Key, Token: w.Token, Fence: w.Fence,
+		Mode: w.Mode, Call: *w.Call, Return: *w.Return, Error: w.Error, Value: w.Value}
+	if w.TTLms != nil {
+		op.TTLms = *w.TTLms
+		if op.TTLms < 1 || op.TTLms > MaxTTLms {
+			return fmt.Errorf("ttl_ms %d: want 1 to %d", op.TTLms, MaxTTLms)
+		}
 	}
 	return op.validate()
 }
@@ -111,6 +168,9 @@ func ReadFile(path string) ([]Op, error) {
 	}
 	defer f.Close()
 	ops, err := Read(f)
+	if errors.Is(err, ErrEmpty) {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	var le *LineError
 	if errors.As(err, &le) {
 		le.Path = path

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -75,7 +76,9 @@ type Kind struct {
 	// Clock: the fault shifts nodes' clocks (the nodes run under the
 	// clock shim).
 	Clock bool
-	new   func(Env) (Fault, error)
+	// Topologies, if set, are the only topologies the fault can act on.
+	Topologies []string
+	new        func(Env) (Fault, error)
 }
 
 // Kinds returns every fault, by name.
@@ -89,9 +92,9 @@ func Kinds() []Kind {
 			new: func(e Env) (Fault, error) { return &crashClient{env: e}, nil }},
 		{Name: "pause-redis", Description: "SIGSTOP a Redis node, SIGCONT at the end of the window", Redis: true,
 			new: func(e Env) (Fault, error) { return &pauseRedis{env: e}, nil }},
-		{Name: "failover", Description: "kill the master (topology sentinel); Sentinel promotes a replica; the old master restarts as a replica", Redis: true,
+		{Name: "failover", Topologies: []string{cluster.Sentinel}, Description: "kill the master (topology sentinel); Sentinel promotes a replica; the old master restarts as a replica", Redis: true,
 			new: func(e Env) (Fault, error) { return &failover{env: e}, nil }},
-		{Name: "partition", Description: "cut the master off from its replicas and sentinels while clients still reach it (topology sentinel): split brain", Redis: true,
+		{Name: "partition", Topologies: []string{cluster.Sentinel}, Description: "cut the master off from its replicas and sentinels while clients still reach it (topology sentinel): split brain", Redis: true,
 			new: func(e Env) (Fault, error) { return &partition{env: e}, nil }},
 		{Name: "latency", ClientProxies: true, Description: "delay the master's replies to clients by TTL/2 (toxiproxy latency toxic)", Redis: true,
 			new: func(e Env) (Fault, error) { return &latency{env: e}, nil }},
@@ -99,7 +102,7 @@ func Kinds() []Kind {
 			new: func(e Env) (Fault, error) { return &clockFault{env: e}, nil }},
 		{Name: "clock-jump", Clock: true, Redis: true, Description: "jump a Redis node's wall clock forward by 2x the TTL: its keys expire at once",
 			new: func(e Env) (Fault, error) { return &clockFault{env: e, forwardOnly: true}, nil }},
-		{Name: "clock-quorum", Clock: true, Redis: true, Description: "Kleppmann's Redlock scenario (topology redlock): a minority of the masters down, so leases reach a bare majority; half-way through, the minority returns empty and one node of that majority jumps its clock past the TTL",
+		{Name: "clock-quorum", Topologies: []string{cluster.Redlock}, Clock: true, Redis: true, Description: "Kleppmann's Redlock scenario (topology redlock): a minority of the masters down, so leases reach a bare majority; half-way through, the minority returns empty and one node of that majority jumps its clock past the TTL",
 			new: func(e Env) (Fault, error) { return &clockQuorum{env: e}, nil }},
 		{Name: "kill-redis", Description: "SIGKILL a Redis node and restart it after --restart-delay (data kept only with --persistence aof-*)", Redis: true,
 			new: func(e Env) (Fault, error) { return &killRedis{env: e}, nil }},
@@ -118,6 +121,21 @@ func Lookup(name string) (Kind, error) {
 		names = append(names, k.Name)
 	}
 	return Kind{}, fmt.Errorf("unknown fault %q (known: %s; see lockcheck list)", name, strings.Join(names, ", "))
+}
+
+// Fits says why the faults cannot act on topology, if one cannot: a fault
+// that cannot act would leave a run "valid" that never had its fault.
+func (c Config) Fits(topology string) error {
+	for _, f := range c.Faults {
+		k, err := Lookup(f)
+		if err != nil {
+			return err
+		}
+		if len(k.Topologies) > 0 && !slices.Contains(k.Topologies, topology) {
+			return fmt.Errorf("--nemesis %s needs --topology %s (this run: %s)", f, strings.Join(k.Topologies, " or "), topology)
+		}
+	}
+	return nil
 }
 
 // Needs reports which machinery the faults need: the clients' crash hook,

@@ -182,10 +182,14 @@ func (r *Runner) acquire(ctx context.Context, c *client, key string) (lockimpl.L
 		}
 		op := history.Op{Process: c.id, F: history.Acquire, Type: lockimpl.Outcome(err), Key: key,
 			TTLms: r.cfg.TTL.Milliseconds(), Call: call, Return: ret}
+		op.Token, op.Fence = lease.Token, lease.Fence
 		if err != nil {
 			op.Error = err.Error()
-		} else {
-			op.Token, op.Fence = lease.Token, lease.Fence
+			if op.Type == history.Info && op.Token == "" {
+				// It may have taken effect under a token the lock did not
+				// return: a lease of its own that no one releases.
+				op.Token = "unknown-" + lockimpl.NewToken()
+			}
 		}
 		r.record(op)
 		r.badLock(err)

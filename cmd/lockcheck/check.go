@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ func checkCmd(ctx context.Context, args []string) (int, error) {
 	fs.DurationVar(&opt.ClockTolerance, "clock-tolerance", 0, "clock tolerance eps of the lease model (default: the run's, else 25ms)")
 	fs.DurationVar(&opt.InfoHorizon, "info-horizon", 0, "how long after it returned an indeterminate op may take effect (default: the run's, else 10s)")
 	fs.DurationVar(&opt.Timeout, "check-timeout", checker.DefaultTimeout, "bound on the linearizability check; keys not done are unknown")
+	out := fs.String("out", "", "directory for results.json and the visualizations (default: check-<timestamp>/ in the run dir, or in the current directory for a history file outside a run dir)")
 	fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: lockcheck check [flags] PATH   (PATH: a run dir or a history.jsonl)")
 		fs.PrintDefaults()
@@ -28,16 +30,16 @@ func checkCmd(ctx context.Context, args []string) (int, error) {
 	if fs.NArg() != 1 {
 		return exitUsage, usageError{fmt.Errorf("check takes one PATH (a run dir or a history.jsonl), got %d", fs.NArg())}
 	}
-	path := fs.Arg(0)
-	rep, _, err := harness.CheckDir(ctx, path, opt)
+	exactly(fs, "clock-tolerance", &opt.ClockTolerance)
+	exactly(fs, "info-horizon", &opt.InfoHorizon)
+	rep, dir, err := harness.Check(ctx, fs.Arg(0), *out, opt)
 	if err != nil {
-		return exitUsage, err
-	}
-	dir := path
-	if st, err := os.Stat(path); err == nil && !st.IsDir() {
-		dir = filepath.Dir(path)
+		if errors.Is(err, harness.ErrConfig) {
+			return exitUsage, err
+		}
+		return exitFailed, err
 	}
 	printChecks(os.Stdout, rep, dir)
-	fmt.Printf("verdict: %s\n", rep.Verdict)
+	fmt.Printf("verdict: %s\nresults: %s\n", rep.Verdict, filepath.Join(dir, "results.json"))
 	return exitFor(rep.Verdict), nil
 }

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	flag "github.com/spf13/pflag"
@@ -16,6 +18,7 @@ import (
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/history"
 )
 
 // Exit statuses, as in DESIGN.md.
@@ -141,8 +144,9 @@ func exitFor(v checker.Verdict) int {
 	return exitUnknown
 }
 
-// parse parses a command's flags. done is set when the command must return
-// at once: with exitValid after --help, or exitUsage and the error.
+// parse parses a command's flags and checks their values against
+// flagFloor. done is set when the command must return at once: with
+// exitValid after --help, or exitUsage and the error.
 func parse(fs *flag.FlagSet, args []string) (done bool, code int, err error) {
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -150,5 +154,75 @@ func parse(fs *flag.FlagSet, args []string) (done bool, code int, err error) {
 		}
 		return true, exitUsage, usageError{err}
 	}
+	if err := checkFloors(fs); err != nil {
+		return true, exitUsage, usageError{err}
+	}
 	return false, 0, nil
+}
+
+// flagFloor is the least value of every numeric flag of every command, by
+// name: a count or a TTL of 0 would otherwise run with a default while the
+// header prints 0, and a gate that passes on a misread configuration is
+// worse than none. Flags where 0 has a meaning of its own (no bound, no
+// pause, no tolerance) take 0.
+var flagFloor = map[string]int64{
+	"clients": 1, "keys": 1, "nodes": 1, "attempts": 1,
+	"ttl": int64(time.Millisecond), "op-timeout": 1, "check-timeout": 1, "nemesis-interval": 1, "nemesis-duration": 1,
+	"duration": 0, "ops": 0, "hold": 0, "think": 0, "margin": 0, "extend-every": 0, "repl-lag": 0,
+	"restart-delay": 0, "warmup": 0, "clock-tolerance": 0, "info-horizon": 0,
+}
+
+// flagCeiling bounds the flags that the checker adds to history times.
+var flagCeiling = map[string]int64{
+	"clock-tolerance": int64(checker.MaxDuration), "info-horizon": int64(checker.MaxDuration),
+	"ttl": history.MaxTTLms * int64(time.Millisecond),
+}
+
+func checkFloors(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		floor, ok := flagFloor[f.Name]
+		if !ok || err != nil {
+			return
+		}
+		var vals []int64
+		switch f.Value.Type() {
+		case "duration":
+			d, _ := fs.GetDuration(f.Name)
+			vals = []int64{int64(d)}
+		case "int", "int64":
+			n, _ := strconv.ParseInt(f.Value.String(), 10, 64)
+			vals = []int64{n}
+		case "intSlice":
+			ns, _ := fs.GetIntSlice(f.Name)
+			for _, n := range ns {
+				vals = append(vals, int64(n))
+			}
+		}
+		for _, v := range vals {
+			show := strconv.FormatInt(v, 10)
+			if f.Value.Type() == "duration" {
+				show = time.Duration(v).String()
+			}
+			switch ceiling, capped := flagCeiling[f.Name]; {
+			case v < floor && floor == 0:
+				err = fmt.Errorf("--%s %s: want 0 or more", f.Name, show)
+			case v < floor && f.Value.Type() == "duration":
+				err = fmt.Errorf("--%s %s: want at least %v", f.Name, show, time.Duration(floor))
+			case v < floor:
+				err = fmt.Errorf("--%s %s: want at least %d", f.Name, show, floor)
+			case capped && v > ceiling:
+				err = fmt.Errorf("--%s %s: want at most %v", f.Name, show, time.Duration(ceiling))
+			}
+		}
+	})
+	return err
+}
+
+// exactly makes a duration flag that was given as 0 mean 0 to the
+// checker (whose zero means its default).
+func exactly(fs *flag.FlagSet, name string, d *time.Duration) {
+	if fs.Changed(name) {
+		*d = checker.Exactly(*d)
+	}
 }

@@ -39,10 +39,19 @@ func TestCLI_UsageErrors(t *testing.T) {
 	bin := lockcheck(t)
 	dir := t.TempDir()
 	corrupt := filepath.Join(dir, "history.jsonl")
-	good := `{"index":0,"process":1,"f":"acquire","type":"ok","key":"k","ttl_ms":5,"call":1,"return":2}`
+	good := `{"index":0,"process":1,"f":"acquire","type":"ok","key":"k","token":"a","ttl_ms":5,"call":1,"return":2}`
 	if err := os.WriteFile(corrupt, []byte(good+"\n{\"index\":1,\"process\":\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Histories that break one rule of the strict reader each.
+	history := func(name, line string) string {
+		p := filepath.Join(dir, name+".jsonl")
+		if err := os.WriteFile(p, []byte(line), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	bad := func(name, old, new string) string { return history(name, strings.Replace(good, old, new, 1)+"\n") }
 	spec, err := os.ReadFile("../../examples/specs/setnx.toml")
 	if err != nil {
 		t.Fatal(err)
@@ -57,6 +66,7 @@ func TestCLI_UsageErrors(t *testing.T) {
 		want string
 	}{
 		{"corrupt history", []string{"check", corrupt}, "history.jsonl line 2: not a history op"},
+		{"lock process exits", []string{"run", "--lock-cmd", "true", "--duration", "2s", "-q", "--out", dir}, `lock process "true" exited`},
 		{"missing path", []string{"check", filepath.Join(dir, "nope")}, "no such run dir or history file"},
 		{"unknown flag", []string{"run", "--clientz", "5"}, "unknown flag: --clientz"},
 		{"unknown lock", []string{"run", "--lock", "nope"}, `unknown lock "nope"`},
@@ -68,6 +78,28 @@ func TestCLI_UsageErrors(t *testing.T) {
 		{"crash-client with lock-cmd", []string{"run", "--lock-cmd", "cat", "--nemesis", "crash-client"}, "--nemesis crash-client acts inside lockcheck's own Redis client"},
 		{"extend-every too long", []string{"run", "--extend-every", "2s", "--ttl", "1s"}, "--extend-every 2s: want more than 0 and less than the TTL"},
 		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
+		// The strict reader: each a line number and exit 2, never a verdict.
+		{"empty history", []string{"check", history("empty", "")}, "history has no ops"},
+		{"no call", []string{"check", bad("nocall", `"call":1,`, "")}, `line 1: missing field "call"`},
+		{"no return", []string{"check", bad("noreturn", `,"return":2`, "")}, `line 1: missing field "return"`},
+		{"negative time", []string{"check", bad("negative", `"call":1`, `"call":-1`)}, "line 1: call -1, return 2: want 0 <= call <= return"},
+		{"no token", []string{"check", bad("notoken", `"token":"a",`, "")}, "line 1: acquire ok op has no token"},
+		{"not utf-8", []string{"check", bad("latin1", `"k"`, "\"k\xe9\"")}, "line 1: not UTF-8"},
+		{"duplicate field", []string{"check", bad("dup", `"call":1`, `"call":1,"call":1`)}, "line 1: not a history op"},
+		{"upper-case field", []string{"check", bad("upper", `"token"`, `"Token"`)}, "line 1: not a history op"},
+		{"time too large", []string{"check", bad("huge", `"return":2`, `"return":9223372036854775000`)}, "line 1: call 1, return 9223372036854775000"},
+		// Flags: checked before anything starts.
+		{"negative horizon", []string{"run", "--info-horizon", "-1s"}, "--info-horizon -1s: want 0 or more"},
+		{"negative tolerance", []string{"check", "--clock-tolerance", "-1ms", corrupt}, "--clock-tolerance -1ms: want 0 or more"},
+		{"unparsable horizon", []string{"check", "--info-horizon", "soon", corrupt}, `invalid argument "soon" for "--info-horizon"`},
+		{"zero clients", []string{"run", "--clients", "0"}, "--clients 0: want at least 1"},
+		{"zero keys", []string{"run", "--keys", "0"}, "--keys 0: want at least 1"},
+		{"zero ttl", []string{"run", "--ttl", "0"}, "--ttl 0s: want at least 1ms"},
+		{"bench zero clients", []string{"bench", "--clients", "50,0"}, "--clients 0: want at least 1"},
+		{"unknown topology", []string{"run", "--topology", "ring"}, `--topology "ring" is not supported`},
+		{"unknown backend", []string{"run", "--backend", "k8s"}, `--backend "k8s" is not supported`},
+		{"fault needs sentinel", []string{"run", "--nemesis", "failover"}, "--nemesis failover needs --topology sentinel (this run: single)"},
+		{"fault needs redlock", []string{"run", "--nemesis", "clock-quorum", "--topology", "sentinel"}, "--nemesis clock-quorum needs --topology redlock (this run: sentinel)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,6 +109,12 @@ func TestCLI_UsageErrors(t *testing.T) {
 			}
 			if !strings.Contains(out, tt.want) {
 				t.Errorf("output %q does not say %q", out, tt.want)
+			}
+			if strings.Contains(out, "verdict") {
+				t.Errorf("a usage error gave a verdict:\n%s", out)
+			}
+			if lines := strings.Count(strings.TrimSpace(out), "\n") + 1; lines != 1 && tt.args[1] != "--lock-cmd" {
+				t.Errorf("%d lines, want one:\n%s", lines, out)
 			}
 		})
 	}
@@ -103,6 +141,26 @@ func TestCLI_RunThenCheck(t *testing.T) {
 		check, ccode := runBin(t, bin, "check", filepath.Join(out, "latest"))
 		if ccode != code {
 			t.Errorf("check %s: exit %d, run exited %d\n%s", tc.lock, ccode, code, check)
+		}
+		// Every file the check's summary names exists, in a check dir of
+		// its own inside the run dir.
+		named := 0
+		for _, line := range strings.Split(check, "\n") {
+			line = strings.TrimSpace(line)
+			for _, prefix := range []string{"see ", "results: "} {
+				if p, ok := strings.CutPrefix(line, prefix); ok {
+					named++
+					if _, err := os.Stat(p); err != nil {
+						t.Errorf("check %s names %s: %v", tc.lock, p, err)
+					}
+					if !strings.Contains(p, filepath.Join(out, "latest", "check-")) {
+						t.Errorf("check %s wrote %s, want it under %s", tc.lock, p, filepath.Join(out, "latest", "check-*"))
+					}
+				}
+			}
+		}
+		if named == 0 || tc.code == exitInvalid && named < 2 {
+			t.Errorf("check %s named %d files (want results.json, and a visualization when invalid):\n%s", tc.lock, named, check)
 		}
 	}
 }

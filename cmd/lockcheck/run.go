@@ -90,6 +90,8 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	if fs.NArg() > 0 {
 		return exitUsage, usageError{fmt.Errorf("run takes no arguments, got %q", fs.Args())}
 	}
+	exactly(fs, "clock-tolerance", &o.check.ClockTolerance)
+	exactly(fs, "info-horizon", &o.check.InfoHorizon)
 	sweepLeftovers()
 	if o.w.Seed == 0 {
 		o.w.Seed = time.Now().UnixNano()
@@ -110,16 +112,24 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	if err := o.ownLock(fs, &cfg); err != nil {
 		return exitUsage, err
 	}
+	if err := harness.Validate(cfg); err != nil {
+		return exitUsage, err
+	}
 	fmt.Fprintf(os.Stderr, "lockcheck run: %s, %d clients, %d keys, ttl %v, seed %d\n",
 		cfg.Lock, o.w.Clients, o.w.Keys, o.w.TTL, o.w.Seed)
 	res, err := harness.Run(ctx, cfg)
+	if errors.Is(err, harness.ErrConfig) {
+		// A misbehaving lock or a bad setting: no verdict, whatever the
+		// checkers made of what was recorded.
+		if res != nil && res.Dir != "" {
+			fmt.Fprintf(os.Stderr, "lockcheck: what was recorded is in %s\n", res.Dir)
+		}
+		return exitUsage, err
+	}
 	if res != nil && res.Report.Verdict != "" {
 		printSummary(os.Stdout, res)
 	}
 	if err != nil {
-		if errors.Is(err, harness.ErrConfig) {
-			return exitUsage, err
-		}
 		return exitFailed, err
 	}
 	return exitFor(res.Verdict), nil
