@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anishathalye/porcupine"
 	"github.com/lockcheck/lockcheck/history"
 )
 
@@ -458,4 +459,45 @@ func decodeOracleHistory(data []byte) (oracleHistory, bool) {
 		h.ops[i].Index = int64(i)
 	}
 	return h, true
+}
+
+// TestInstants_AreATimeline: the concrete instants picked for porcupine's
+// linearization of a key (without its failed acquires) satisfy every rule
+// with numbers, on simulated histories and their mutations, so witnesses
+// do not fall back for want of a timeline.
+func TestInstants_AreATimeline(t *testing.T) {
+	checked := 0
+	for seed := 0; seed < 2000; seed++ {
+		r := rand.New(rand.NewPCG(uint64(seed), 29))
+		h := simKey(r, 2+r.IntN(7))
+		if seed%2 == 1 {
+			h = mutate(r, h)
+		}
+		var ptrs []*history.Op
+		for i := range h.ops {
+			if !(h.ops[i].F == history.Acquire && h.ops[i].Type == history.Fail) {
+				ptrs = append(ptrs, &h.ops[i])
+			}
+		}
+		lops := toLockOps(ptrs, int64(h.horizon))
+		m := leaseModel{eps: int64(h.eps)}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		res, lin := linearization(ctx, m.porcupine(), lops)
+		cancel()
+		if res != porcupine.Ok || lin == nil {
+			continue
+		}
+		path, ok := m.replay(lops, lin)
+		if !ok {
+			t.Fatalf("seed %d: porcupine's linearization does not replay:\n%s", seed, h)
+		}
+		ti, s := m.instants(path)
+		if !m.concrete(path, ti, s) {
+			t.Fatalf("seed %d: instants %v (lease set at %v) are not a timeline of %v:\n%s", seed, ti, s, lin, h)
+		}
+		checked++
+	}
+	if checked < 1000 {
+		t.Errorf("only %d of 2000 histories had a linearization to check", checked)
+	}
 }

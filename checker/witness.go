@@ -199,6 +199,9 @@ func embed(x *[4][4]int64, s leaseState) {
 // timeline.
 func (m leaseModel) place(path []pathStep, fails []*lockOp) []*lockOp {
 	t, s := m.instants(path)
+	if !m.concrete(path, t, s) {
+		return fails // not a timeline after all: prove nothing
+	}
 	// held[k] is a span of instants in which the key is held and not
 	// certainly gone: from one op's instant to the next op's, cut at
 	// expiry + eps. Spans are ordered, and so are their ends.
@@ -228,6 +231,58 @@ func (m leaseModel) place(path []pathStep, fails []*lockOp) []*lockOp {
 		}
 	}
 	return out
+}
+
+// concrete re-checks a timeline with numbers, as the semantics states it:
+// each instant inside its op's interval and none before the one before
+// it, each op legal at its instant, and the expiry the model's state
+// implies equal to the one the numbers give. place trusts a timeline only
+// if it passes, so a witness never rests on the DBM arithmetic alone.
+func (m leaseModel) concrete(path []pathStep, t, s []int64) bool {
+	holder, e, last := "", int64(0), int64(-inf)
+	for k, ps := range path {
+		if !ps.took {
+			continue
+		}
+		op, at := ps.op, t[k]
+		if at < op.call || at > op.ret || at < last {
+			return false
+		}
+		last = at
+		mine := holder != "" && holder == op.token
+		switch ok := op.typ != history.Fail; {
+		case op.f == history.Acquire && ok:
+			if holder != "" && at < e-m.eps {
+				return false
+			}
+			holder, e = op.token, at+op.ttl
+		case op.f == history.Acquire:
+			if holder == "" || at > e+m.eps {
+				return false
+			}
+		case ok:
+			if !mine || at > e+m.eps {
+				return false
+			}
+			switch {
+			case op.f == history.Release:
+				holder = ""
+			case op.add:
+				e += op.ttl
+			default:
+				e = at + op.ttl
+			}
+		case mine:
+			if at < e-m.eps {
+				return false
+			}
+			holder = ""
+		}
+		if holder != ps.st.holder || holder != "" && e != s[k+1]+ps.st.d {
+			return false
+		}
+	}
+	return true
 }
 
 // linearization returns a complete linearization of lops found by
