@@ -222,106 +222,152 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	if err != nil {
 		return nil, configErr(err)
 	}
-	cfg, wcfg, ncfg, factory, lockName := p.cfg, p.workload, p.nemesis, p.factory, p.lockName
-	redisVersion := p.redisVersion
-	dir, err := newRunDir(cfg.OutDir, cmp.Or(cfg.Name, lockName))
-	if err != nil {
-		return nil, err
+	r := &run{plan: p}
+	if err := r.start(ctx); err != nil {
+		return r.res, err
 	}
-	res = &Result{Dir: dir, Redis: redisVersion, Workload: wcfg}
+	// Redis goes down whatever happens below, panics included.
+	defer func() {
+		if derr := r.stop(); derr != nil && err == nil {
+			err = derr
+		}
+	}()
+	if err := r.open(); err != nil {
+		return r.res, err
+	}
+	locker, err := r.lock()
+	if err != nil {
+		r.closeHistory()
+		return r.res, err
+	}
+	runErr := r.drive(ctx, locker)
+	// Check even a run that failed: what was recorded is still evidence.
+	return r.res, errors.Join(runErr, r.judge(ctx))
+}
 
-	ccfg := cfg.Cluster
+// run is one run going through its stages.
+type run struct {
+	plan
+	res    *Result
+	cl     *cluster.Cluster
+	ownsCl bool // started here, so stopped here
+	clock  *history.Clock
+	info   RunInfo
+	hf     *os.File
+	hw     *history.Writer
+	runner *workload.Runner
+}
+
+// start makes the run dir and starts Redis (unless the caller runs it).
+func (r *run) start(ctx context.Context) error {
+	dir, err := newRunDir(r.cfg.OutDir, cmp.Or(r.cfg.Name, r.lockName))
+	if err != nil {
+		return err
+	}
+	r.res = &Result{Dir: dir, Redis: r.redisVersion, Workload: r.workload}
+	ccfg := &r.cfg.Cluster
 	ccfg.LogDir = dir
-	crashHook, clientProxies, clockShim := ncfg.Needs()
+	_, clientProxies, clockShim := r.nemesis.Needs()
 	ccfg.ClientProxies = ccfg.ClientProxies || clientProxies
 	ccfg.ClockShim = ccfg.ClockShim || clockShim
 	if ccfg.MaxClients == 0 {
-		ccfg.MaxClients = wcfg.Clients*2 + 128
+		ccfg.MaxClients = r.workload.Clients*2 + 128
 	}
-	cl := cfg.Running
-	if cl == nil {
-		cl, err = cluster.Up(ctx, ccfg)
-		if err != nil {
+	if r.cl = r.cfg.Running; r.cl == nil {
+		if r.cl, err = cluster.Up(ctx, *ccfg); err != nil {
 			if errors.Is(err, cluster.ErrNotInstalled) {
-				return res, configErr(err)
+				return configErr(err)
 			}
-			return res, fmt.Errorf("start redis: %w", err)
+			return fmt.Errorf("start redis: %w", err)
 		}
-		// Redis goes down whatever happens below, panics included.
-		defer func() {
-			if derr := cl.Down(); derr != nil && err == nil {
-				err = derr
-			}
-		}()
+		r.ownsCl = true
 	}
+	if r.res.Redis == "" && len(r.cl.Nodes) > 0 {
+		r.res.Redis = r.cl.Nodes[0].Version
+	}
+	return nil
+}
 
-	if redisVersion == "" && len(cl.Nodes) > 0 {
-		redisVersion = cl.Nodes[0].Version
-		res.Redis = redisVersion
+// stop stops the Redis that start started.
+func (r *run) stop() error {
+	if !r.ownsCl {
+		return nil
 	}
-	clock := history.NewClock()
-	info := RunInfo{Lockcheck: Version, Lock: lockName, LockVersion: cfg.LockVersion, Redis: redisVersion,
-		Topology: cmp.Or(ccfg.Topology, cluster.Single), Backend: cmp.Or(ccfg.Backend, cluster.Local),
-		Args: cfg.Args, Seed: wcfg.Seed, Started: clock.Start().UTC(), Workload: toJSON(wcfg),
-		ClockTolerance: cfg.Check.Resolved().ClockTolerance.String(), InfoHorizon: cfg.Check.Resolved().InfoHorizon.String()}
-	if len(ncfg.Faults) > 0 {
-		info.Nemesis = nemesisJSON{Faults: ncfg.Faults, Interval: ncfg.Interval.String(), Duration: ncfg.Duration.String(),
+	return r.cl.Down()
+}
+
+// open writes run.json and opens the history.
+func (r *run) open() error {
+	r.clock = history.NewClock()
+	cfg, ccfg, w, n := r.cfg, r.cfg.Cluster, r.workload, r.nemesis
+	r.info = RunInfo{Lockcheck: Version, Lock: r.lockName, LockVersion: cfg.LockVersion, Redis: r.res.Redis,
+		Topology: ccfg.Topology, Backend: ccfg.Backend, Args: cfg.Args, Seed: w.Seed, Started: r.clock.Start().UTC(),
+		Workload: toJSON(w), ClockTolerance: cfg.Check.Resolved().ClockTolerance.String(),
+		InfoHorizon: cfg.Check.Resolved().InfoHorizon.String()}
+	if len(n.Faults) > 0 {
+		r.info.Nemesis = nemesisJSON{Faults: n.Faults, Interval: n.Interval.String(), Duration: n.Duration.String(),
 			RestartDelay: cfg.RestartDelay.String(), Persistence: cmp.Or(ccfg.Persistence, "none")}
 	}
-	for _, n := range append(append([]*cluster.Node{}, cl.Nodes...), cl.Sentinels...) {
-		rel, _ := filepath.Rel(dir, n.LogPath)
-		info.Nodes = append(info.Nodes, nodeJSON{Name: n.Name, Addr: n.Addr, Log: rel})
+	for _, node := range append(append([]*cluster.Node{}, r.cl.Nodes...), r.cl.Sentinels...) {
+		rel, _ := filepath.Rel(r.res.Dir, node.LogPath)
+		r.info.Nodes = append(r.info.Nodes, nodeJSON{Name: node.Name, Addr: node.Addr, Log: rel})
 	}
-	if err := writeJSON(filepath.Join(dir, "run.json"), info); err != nil {
-		return res, err
+	if err := writeJSON(filepath.Join(r.res.Dir, "run.json"), r.info); err != nil {
+		return err
 	}
-
-	hf, err := os.Create(filepath.Join(dir, "history.jsonl"))
+	hf, err := os.Create(filepath.Join(r.res.Dir, "history.jsonl"))
 	if err != nil {
-		return res, err
+		return err
 	}
-	hw := history.NewWriter(hf, 0)
-	record := func(op history.Op) { _, _ = hw.Write(op) }
+	r.hf, r.hw = hf, history.NewWriter(hf, 0)
+	return nil
+}
 
-	env := lockimpl.Env{Addrs: cl.Addrs(), Password: cl.Password, PoolSize: wcfg.Clients + 16, OpTimeout: wcfg.OpTimeout,
-		Now: clock.Now, Record: record, DialAddr: cl.DialAddr}
-	// The runner is made after the locker, but the crash hook consults it
-	// only once clients run.
-	var runner *workload.Runner
-	if crashHook {
-		// Commands a lock sends while it is built (SCRIPT LOAD) come
-		// before the runner: no client has crashed yet.
-		env.Hooks = []redis.Hook{lockimpl.CrashHook(func(id int) bool { return runner != nil && runner.Crashed(id) },
+func (r *run) record(op history.Op) { _, _ = r.hw.Write(op) }
+
+// lock builds the Locker under test, with the hooks the faults need.
+func (r *run) lock() (lockimpl.Locker, error) {
+	cl, w := r.cl, r.workload
+	env := lockimpl.Env{Addrs: cl.Addrs(), Password: cl.Password, PoolSize: w.Clients + 16, OpTimeout: w.OpTimeout,
+		Now: r.clock.Now, Record: r.record, DialAddr: cl.DialAddr}
+	if crashHook, _, _ := r.nemesis.Needs(); crashHook {
+		// The runner is made after the locker; commands a lock sends while
+		// it is built (SCRIPT LOAD) come before it: no client has crashed.
+		env.Hooks = []redis.Hook{lockimpl.CrashHook(func(id int) bool { return r.runner != nil && r.runner.Crashed(id) },
 			func(id int) {
-				if runner != nil {
-					runner.Succeeded(id)
+				if r.runner != nil {
+					r.runner.Succeeded(id)
 				}
 			})}
 	}
 	if len(cl.Sentinels) > 0 {
 		env.Sentinels, env.MasterName = cl.SentinelAddrs(), cluster.MasterName
 	}
-	locker, err := factory(env)
+	locker, err := r.factory(env)
 	if err != nil {
-		hw.Close()
-		hf.Close()
-		err = fmt.Errorf("lock %s: %w", lockName, err)
+		err = fmt.Errorf("lock %s: %w", r.lockName, err)
 		if errors.Is(err, lockimpl.ErrBadLock) {
 			err = configErr(err)
 		}
-		return res, err
+		return nil, err
 	}
-	if wcfg.ExtendEvery > 0 {
-		locker = lockimpl.NewWatchdog(locker, wcfg.ExtendEvery, env)
+	if w.ExtendEvery > 0 {
+		locker = lockimpl.NewWatchdog(locker, w.ExtendEvery, env)
 	}
-	runner = workload.New(wcfg, locker, clock.Now, record)
+	return locker, nil
+}
+
+// drive runs the clients and the nemesis until the run ends, heals every
+// fault, and closes the history.
+func (r *run) drive(ctx context.Context, locker lockimpl.Locker) error {
+	r.runner = workload.New(r.workload, locker, r.clock.Now, r.record)
 	nctx, stopNemesis := context.WithCancel(ctx)
 	nemesisDone := make(chan error, 1)
 	go func() {
-		nemesisDone <- nemesis.Run(nctx, ncfg, nemesis.Env{Cluster: cl, Clients: runner, TTL: wcfg.TTL, Window: ncfg.Duration,
-			RestartDelay: cfg.RestartDelay}, record, clock.Now)
+		nemesisDone <- nemesis.Run(nctx, r.nemesis, nemesis.Env{Cluster: r.cl, Clients: r.runner, TTL: r.workload.TTL,
+			Window: r.nemesis.Duration, RestartDelay: r.cfg.RestartDelay}, r.record, r.clock.Now)
 	}()
-	runErr := runWithProgress(ctx, runner, cfg.Progress, clock)
+	runErr := runWithProgress(ctx, r.runner, r.cfg.Progress, r.clock)
 	if errors.Is(runErr, lockimpl.ErrBadLock) {
 		runErr = configErr(runErr)
 	}
@@ -330,39 +376,45 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	if nerr := <-nemesisDone; nerr != nil {
 		runErr = errors.Join(runErr, nerr)
 	}
-	res.Elapsed = time.Duration(clock.Now())
-	res.Interrupted = ctx.Err() != nil
+	r.res.Elapsed = time.Duration(r.clock.Now())
+	r.res.Interrupted = ctx.Err() != nil
 	closeLocker(locker)
 	// Everything the clients recorded is on disk before anything else.
-	if werr := hw.Close(); werr != nil {
-		runErr = errors.Join(runErr, fmt.Errorf("write history: %w", werr))
-	}
-	if cerr := hf.Close(); cerr != nil {
-		runErr = errors.Join(runErr, fmt.Errorf("write history: %w", cerr))
-	}
-	res.Summary = runner.Counters().Snapshot()
-	res.Ops = res.Summary.Total()
-	_ = updateLatest(cfg.OutDir, dir)
+	runErr = errors.Join(runErr, r.closeHistory())
+	r.res.Summary = r.runner.Counters().Snapshot()
+	r.res.Ops = r.res.Summary.Total()
+	_ = updateLatest(r.cfg.OutDir, r.res.Dir)
+	return runErr
+}
 
-	// Check even a run that failed: what was recorded is still evidence.
-	rep, rf, ops, _, cerr := checkDir(context.WithoutCancel(ctx), dir, cfg.Check)
-	if cerr != nil {
-		return res, errors.Join(runErr, cerr)
+func (r *run) closeHistory() error {
+	var err error
+	if werr := r.hw.Close(); werr != nil {
+		err = fmt.Errorf("write history: %w", werr)
 	}
-	res.Report = rep
-	res.Verdict = rep.Verdict
-	res.Faults = rf.Faults
+	if cerr := r.hf.Close(); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("write history: %w", cerr))
+	}
+	return err
+}
+
+// judge checks the history and writes results.json and the report.
+func (r *run) judge(ctx context.Context) error {
+	res, dir := r.res, r.res.Dir
+	rep, rf, ops, _, err := checkDir(context.WithoutCancel(ctx), dir, r.cfg.Check)
+	if err != nil {
+		return err
+	}
+	res.Report, res.Verdict, res.Faults = rep, rep.Verdict, rf.Faults
 	rf.Summary, rf.Elapsed, rf.Interrupted = res.Summary, res.Elapsed.Round(time.Millisecond).String(), res.Interrupted
 	if res.Elapsed > 0 {
 		rf.OpsPerSec = float64(rf.Ops) / res.Elapsed.Seconds()
 	}
-	if werr := writeJSON(filepath.Join(dir, "results.json"), rf); werr != nil {
-		runErr = errors.Join(runErr, werr)
+	err = writeJSON(filepath.Join(dir, "results.json"), rf)
+	if rerr := writeReport(dir, ops, rep, r.info, res.Summary.CutShort); rerr != nil {
+		err = errors.Join(err, fmt.Errorf("report: %w", rerr))
 	}
-	if werr := writeReport(dir, ops, rep, info, res.Summary.CutShort); werr != nil {
-		runErr = errors.Join(runErr, fmt.Errorf("report: %w", werr))
-	}
-	return res, runErr
+	return err
 }
 
 // infoHorizon is how long after it returned an indeterminate op may still
