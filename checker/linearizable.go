@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -196,10 +197,32 @@ func explain(m leaseModel, lops []*lockOp, info porcupine.LinearizationInfo, v *
 			longest = l
 		}
 	}
-	// Replay the prefix, remembering which op last set each state.
+	states, done := replayPrefix(m, lops, longest)
+	culprit := stuckOp(m, lops, states, done)
+	if culprit < 0 {
+		return
+	}
+	byToken := map[string]*lockOp{}
+	for _, lo := range lops {
+		if lo.f == history.Acquire && lo.typ != history.Fail {
+			if _, ok := byToken[lo.token]; !ok {
+				byToken[lo.token] = lo
+			}
+		}
+	}
+	v.Message = fmt.Sprintf("%s: %s", v.Key, m.reason(states[0], lops[culprit], byToken))
+	if len(states) > 1 {
+		v.Message += fmt.Sprintf(" (and in each of the %d other states the history allows)", len(states)-1)
+	}
+	describeWindow(lops, longest, done, culprit, byToken[states[0].holder], v)
+}
+
+// replayPrefix returns the states a linearized prefix can end in, and
+// which ops it holds.
+func replayPrefix(m leaseModel, lops []*lockOp, prefix []int) ([]leaseState, []bool) {
 	states := []leaseState{initialState()}
 	done := make([]bool, len(lops))
-	for _, id := range longest {
+	for _, id := range prefix {
 		var next []leaseState
 		for _, s := range states {
 			for _, n := range m.step(s, lops[id]) {
@@ -211,8 +234,13 @@ func explain(m leaseModel, lops []*lockOp, info porcupine.LinearizationInfo, v *
 		states = next
 		done[id] = true
 	}
-	// The ops that could go next are those called before the earliest
-	// return among the rest; the culprit is one that no state admits.
+	return states, done
+}
+
+// stuckOp is the op that could go next after the prefix but that no state
+// admits: of the ops called before the earliest return among the rest,
+// the one that returned first. -1 if none.
+func stuckOp(m leaseModel, lops []*lockOp, states []leaseState, done []bool) int {
 	minRet := int64(1<<63 - 1)
 	for i, lo := range lops {
 		if !done[i] && lo.ret < minRet {
@@ -235,24 +263,13 @@ func explain(m leaseModel, lops []*lockOp, info porcupine.LinearizationInfo, v *
 			culprit = i
 		}
 	}
-	if culprit < 0 {
-		return
-	}
+	return culprit
+}
+
+// describeWindow puts into v the last few linearized ops, the culprit,
+// the ops concurrent with it and the holder's acquire, in call order.
+func describeWindow(lops []*lockOp, longest []int, done []bool, culprit int, holder *lockOp, v *Violation) {
 	c := lops[culprit]
-	byToken := map[string]*lockOp{}
-	for _, lo := range lops {
-		if lo.f == history.Acquire && lo.typ != history.Fail {
-			if _, ok := byToken[lo.token]; !ok {
-				byToken[lo.token] = lo
-			}
-		}
-	}
-	v.Message = fmt.Sprintf("%s: %s", v.Key, m.reason(states[0], c, byToken))
-	if len(states) > 1 {
-		v.Message += fmt.Sprintf(" (and in each of the %d other states the history allows)", len(states)-1)
-	}
-	// The window: the last few linearized ops, the culprit, and the ops
-	// concurrent with it.
 	window := map[int]bool{culprit: true}
 	for j := max(0, len(longest)-4); j < len(longest); j++ {
 		window[longest[j]] = true
@@ -262,12 +279,8 @@ func explain(m leaseModel, lops []*lockOp, info porcupine.LinearizationInfo, v *
 			window[i] = true
 		}
 	}
-	if h := byToken[states[0].holder]; h != nil {
-		for i, lo := range lops {
-			if lo == h {
-				window[i] = true
-			}
-		}
+	if i := slices.Index(lops, holder); i >= 0 {
+		window[i] = true
 	}
 	ids := make([]int, 0, len(window))
 	for id := range window {

@@ -16,79 +16,13 @@ import (
 func Liveness(ops []history.Op, opt Options) Result {
 	opt = opt.withDefaults()
 	res := Result{Name: "liveness", Verdict: Valid, Figures: map[string]int64{}}
-	slack := int64(opt.ClockTolerance + opt.InfoHorizon)
 	keys, groups := byKey(ops, func(op *history.Op) bool { return op.F == history.Acquire || op.F == history.Extend })
 	var stuckOps int64
 	var longest time.Duration
 	for _, key := range keys {
-		kops := groups[key]
-		// A failed acquire is weighed at its return: any lease whose
-		// acquire was called before then may be what it ran into, even if
-		// that acquire was called after the failed one. Leases count from
-		// their call; at equal times leases go first.
-		at := func(op *history.Op) int64 {
-			if op.Type == history.Fail && op.F == history.Acquire {
-				return op.Return
-			}
-			return op.Call
-		}
-		slices.SortStableFunc(kops, func(a, b *history.Op) int {
-			if c := cmpInt(at(a), at(b)); c != 0 {
-				return c
-			}
-			return cmpBool(a.Type == history.Fail, b.Type == history.Fail)
-		})
-		rs := newReach()
-		var lastEnd int64 = -1 // latest expiry of any lease so far
-		var last *history.Op   // the op that set lastEnd
-		var first, worst *history.Op
-		var n int64
-		report := func() {
-			if first == nil {
-				return
-			}
-			gap := time.Duration(worst.Call - lastEnd)
-			longest = max(longest, gap)
-			holder := "no lease at all"
-			if last != nil {
-				holder = fmt.Sprintf("the last lease that could hold it (p%d %s %s, lease %s, ttl %v) expired by %s",
-					last.Process, last.F, last.Type, short(last.Token), last.TTL(), history.Seconds(lastEnd))
-			}
-			res.add(Violation{Key: key,
-				Message: fmt.Sprintf("stuck lock on %s: %d acquire(s) failed from %s to %s, though %s; unacquirable for %v past it",
-					key, n, history.Seconds(first.Call), history.Seconds(worst.Call), holder, gap.Round(time.Millisecond)),
-				Ops:    []int64{first.Index, worst.Index},
-				Window: [2]int64{max(lastEnd, 0), worst.Return}})
-			first, worst, n = nil, nil, 0
-		}
-		for _, op := range kops {
-			switch {
-			case op.Type == history.Fail && op.F == history.Acquire:
-				if op.Call > lastEnd+slack {
-					if first == nil {
-						first = op
-					}
-					worst = op
-					n++
-					stuckOps++
-				}
-			case op.Type != history.Fail:
-				// Any acquire or extend that may have happened can hold
-				// the key until its return plus its TTL.
-				if op.F == history.Acquire && op.Type == history.OK {
-					report()
-				}
-				ret := op.Return
-				if op.Type == history.Info {
-					ret += int64(opt.InfoHorizon)
-				}
-				end := rs.see(op.Token, op.F == history.Extend && op.Mode == history.ExtendAdd, ret, int64(op.TTL()))
-				if end > lastEnd {
-					lastEnd, last = end, op
-				}
-			}
-		}
-		report()
+		n, l := stuckOn(key, groups[key], opt, res.add)
+		stuckOps += n
+		longest = max(longest, l)
 	}
 	res.Figures["stuck_acquires"] = stuckOps
 	res.Figures["longest_stuck_ms"] = longest.Milliseconds()
@@ -96,6 +30,82 @@ func Liveness(ops []history.Op, opt Options) Result {
 		res.Verdict = Invalid
 	}
 	return res
+}
+
+// stuckOn scans one key's acquires and extends for runs of failed
+// acquires past every lease's reach, reports each run to add, and returns
+// how many acquires were stuck and the longest time past the reach.
+func stuckOn(key string, kops []*history.Op, opt Options, add func(Violation)) (int64, time.Duration) {
+	slack := int64(opt.ClockTolerance + opt.InfoHorizon)
+	// A failed acquire is weighed at its return: any lease whose acquire
+	// was called before then may be what it ran into, even if that acquire
+	// was called after the failed one. Leases count from their call; at
+	// equal times leases go first.
+	at := func(op *history.Op) int64 {
+		if op.Type == history.Fail && op.F == history.Acquire {
+			return op.Return
+		}
+		return op.Call
+	}
+	slices.SortStableFunc(kops, func(a, b *history.Op) int {
+		if c := cmpInt(at(a), at(b)); c != 0 {
+			return c
+		}
+		return cmpBool(a.Type == history.Fail, b.Type == history.Fail)
+	})
+	rs := newReach()
+	var lastEnd int64 = -1 // latest expiry of any lease so far
+	var last *history.Op   // the op that set lastEnd
+	var first, worst *history.Op
+	var n, stuck int64
+	var longest time.Duration
+	report := func() {
+		if first == nil {
+			return
+		}
+		gap := time.Duration(worst.Call - lastEnd)
+		longest = max(longest, gap)
+		holder := "no lease at all"
+		if last != nil {
+			holder = fmt.Sprintf("the last lease that could hold it (p%d %s %s, lease %s, ttl %v) expired by %s",
+				last.Process, last.F, last.Type, short(last.Token), last.TTL(), history.Seconds(lastEnd))
+		}
+		add(Violation{Key: key,
+			Message: fmt.Sprintf("stuck lock on %s: %d acquire(s) failed from %s to %s, though %s; unacquirable for %v past it",
+				key, n, history.Seconds(first.Call), history.Seconds(worst.Call), holder, gap.Round(time.Millisecond)),
+			Ops:    []int64{first.Index, worst.Index},
+			Window: [2]int64{max(lastEnd, 0), worst.Return}})
+		first, worst, n = nil, nil, 0
+	}
+	for _, op := range kops {
+		switch {
+		case op.Type == history.Fail && op.F == history.Acquire:
+			if op.Call > lastEnd+slack {
+				if first == nil {
+					first = op
+				}
+				worst = op
+				n++
+				stuck++
+			}
+		case op.Type != history.Fail:
+			// Any acquire or extend that may have happened can hold the
+			// key until its return (plus horizon, for info) plus its TTL.
+			if op.F == history.Acquire && op.Type == history.OK {
+				report()
+			}
+			ret := op.Return
+			if op.Type == history.Info {
+				ret += int64(opt.InfoHorizon)
+			}
+			end := rs.see(op.Token, op.F == history.Extend && op.Mode == history.ExtendAdd, ret, int64(op.TTL()))
+			if end > lastEnd {
+				lastEnd, last = end, op
+			}
+		}
+	}
+	report()
+	return stuck, longest
 }
 
 func cmpBool(a, b bool) int {
