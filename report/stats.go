@@ -65,6 +65,27 @@ func us(ns int64) int64 { return min(max(ns/1000, 1), maxLatencyUs) }
 // Compute derives Stats from a history in one pass over it (plus sorting
 // per-client counts).
 func Compute(ops []history.Op) *Stats {
+	s := newStats(ops)
+	perSeries := map[string][]*hdrhistogram.Histogram{} // per series, per bucket
+	for _, se := range Series {
+		perSeries[se.Name] = make([]*hdrhistogram.Histogram, len(s.OK))
+	}
+	c := contention{perClient: map[int]int64{}, firstAttempt: map[int]int64{}, acquiredAt: map[string]int64{}}
+	for i := range ops {
+		op := &ops[i]
+		if op.F == history.Nemesis {
+			continue
+		}
+		s.timeOp(op, perSeries)
+		c.see(s, op)
+	}
+	s.finish(perSeries, c.perClient)
+	return s
+}
+
+// newStats sizes s for the history: its duration and about 100 buckets
+// of time, at least 100ms each.
+func newStats(ops []history.Op) *Stats {
 	s := &Stats{Ops: len(ops), Latency: map[string]*hdrhistogram.Histogram{}, P99: map[string][]float64{},
 		Wait: newHist(), Hold: newHist(), Faults: checker.FaultWindows(ops)}
 	for _, se := range Series {
@@ -75,79 +96,85 @@ func Compute(ops []history.Op) *Stats {
 		end = max(end, ops[i].Return)
 	}
 	s.Duration = time.Duration(end)
-	// About 100 buckets, at least 100ms each.
 	s.Bucket = max(100*time.Millisecond, (s.Duration / 100).Round(100*time.Millisecond))
 	nb := int(int64(s.Duration)/int64(s.Bucket)) + 1
 	s.OK, s.Fail, s.Info = make([]float64, nb), make([]float64, nb), make([]float64, nb)
-	bucketHist := map[string][]*hdrhistogram.Histogram{}
+	return s
+}
+
+// timeOp counts op in its bucket and records its latency in its series.
+func (s *Stats) timeOp(op *history.Op, perSeries map[string][]*hdrhistogram.Histogram) {
+	b := int(op.Return / int64(s.Bucket))
+	switch op.Type {
+	case history.OK:
+		s.OK[b]++
+	case history.Fail:
+		s.Fail[b]++
+	default:
+		s.Info[b]++
+	}
+	lat := us(op.Return - op.Call)
 	for _, se := range Series {
-		bucketHist[se.Name] = make([]*hdrhistogram.Histogram, nb)
+		if op.F == se.F && (se.T == "" || op.Type == se.T) {
+			_ = s.Latency[se.Name].RecordValue(lat)
+			h := perSeries[se.Name][b]
+			if h == nil {
+				h = newHist()
+				perSeries[se.Name][b] = h
+			}
+			_ = h.RecordValue(lat)
+		}
 	}
-	perClient := map[int]int64{}
-	firstAttempt := map[int]int64{}  // process -> call of the first attempt of its current streak
-	acquiredAt := map[string]int64{} // token -> acquire return
-	for i := range ops {
-		op := &ops[i]
-		if op.F == history.Nemesis {
-			continue
+}
+
+// contention follows each client's attempts and each lease's hold.
+type contention struct {
+	perClient    map[int]int64    // acquisitions per process
+	firstAttempt map[int]int64    // process -> call of the first attempt of its current streak
+	acquiredAt   map[string]int64 // token -> acquire return
+}
+
+func (c *contention) see(s *Stats, op *history.Op) {
+	switch op.F {
+	case history.Acquire:
+		s.AcquireAttempts++
+		s.TTL = max(s.TTL, op.TTL())
+		if _, ok := c.firstAttempt[op.Process]; !ok {
+			c.firstAttempt[op.Process] = op.Call
 		}
-		b := int(op.Return / int64(s.Bucket))
-		switch op.Type {
-		case history.OK:
-			s.OK[b]++
-		case history.Fail:
-			s.Fail[b]++
-		default:
-			s.Info[b]++
+		if op.Type == history.OK {
+			s.Acquisitions++
+			c.perClient[op.Process]++
+			_ = s.Wait.RecordValue(us(op.Return - c.firstAttempt[op.Process]))
+			delete(c.firstAttempt, op.Process)
+			c.acquiredAt[op.Token] = op.Return
 		}
-		lat := us(op.Return - op.Call)
-		for _, se := range Series {
-			if op.F == se.F && (se.T == "" || op.Type == se.T) {
-				_ = s.Latency[se.Name].RecordValue(lat)
-				h := bucketHist[se.Name][b]
-				if h == nil {
-					h = newHist()
-					bucketHist[se.Name][b] = h
-				}
-				_ = h.RecordValue(lat)
+	case history.Write, history.Release:
+		delete(c.firstAttempt, op.Process)
+		if op.F == history.Release {
+			if t, ok := c.acquiredAt[op.Token]; ok {
+				_ = s.Hold.RecordValue(us(op.Call - t))
+				delete(c.acquiredAt, op.Token)
 			}
-		}
-		switch op.F {
-		case history.Acquire:
-			s.AcquireAttempts++
-			s.TTL = max(s.TTL, op.TTL())
-			if _, ok := firstAttempt[op.Process]; !ok {
-				firstAttempt[op.Process] = op.Call
-			}
-			if op.Type == history.OK {
-				s.Acquisitions++
-				perClient[op.Process]++
-				_ = s.Wait.RecordValue(us(op.Return - firstAttempt[op.Process]))
-				delete(firstAttempt, op.Process)
-				acquiredAt[op.Token] = op.Return
-			}
-		case history.Write, history.Release:
-			delete(firstAttempt, op.Process)
-			if op.F == history.Release {
-				if t, ok := acquiredAt[op.Token]; ok {
-					_ = s.Hold.RecordValue(us(op.Call - t))
-					delete(acquiredAt, op.Token)
-				}
-				if op.Type == history.Fail {
-					s.ReleaseGone++
-				}
+			if op.Type == history.Fail {
+				s.ReleaseGone++
 			}
 		}
 	}
+}
+
+// finish turns counts into rates and percentiles, and the contention
+// figures.
+func (s *Stats) finish(perSeries map[string][]*hdrhistogram.Histogram, perClient map[int]int64) {
 	secs := s.Bucket.Seconds()
-	for b := 0; b < nb; b++ {
+	for b := range s.OK {
 		s.OK[b] /= secs
 		s.Fail[b] /= secs
 		s.Info[b] /= secs
 	}
 	for _, se := range Series {
-		ys := make([]float64, nb)
-		for b, h := range bucketHist[se.Name] {
+		ys := make([]float64, len(s.OK))
+		for b, h := range perSeries[se.Name] {
 			ys[b] = math.NaN()
 			if h != nil {
 				ys[b] = float64(h.ValueAtQuantile(99)) / 1000
@@ -167,7 +194,6 @@ func Compute(ops []history.Op) *Stats {
 	if p99 := time.Duration(s.Hold.ValueAtQuantile(99)) * time.Microsecond; s.TTL > 0 && p99 > s.TTL {
 		s.SuggestedTTL = (p99 * 3 / 2).Round(time.Millisecond)
 	}
-	return s
 }
 
 // jain is Jain's fairness index of xs: 1 when all are equal, 1/n when one
