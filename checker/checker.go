@@ -162,12 +162,12 @@ func (r Report) Checker(name string) (Result, bool) {
 	return Result{}, false
 }
 
-// Compose returns valid only if every result is valid, invalid if any is
+// Compose returns valid only if every verdict is valid, invalid if any is
 // invalid, and unknown otherwise.
-func Compose(rs []Result) Verdict {
+func Compose(vs ...Verdict) Verdict {
 	v := Valid
-	for _, r := range rs {
-		switch r.Verdict {
+	for _, x := range vs {
+		switch x {
 		case Invalid:
 			return Invalid
 		case Valid:
@@ -178,24 +178,57 @@ func Compose(rs []Result) Verdict {
 	return v
 }
 
-// Check runs every checker over ops. ctx bounds the whole check.
-func Check(ctx context.Context, ops []history.Op, opt Options) Report {
-	opt = opt.withDefaults()
-	rs := []Result{
-		timed(func() Result { return Stats(ops) }),
-		timed(func() Result { return Mutex(ops) }),
-		timed(func() Result { return Fencing(ops) }),
-		timed(func() Result { return Linearizable(ctx, ops, opt) }),
-		timed(func() Result { return Liveness(ops, opt) }),
-	}
-	return Report{Verdict: Compose(rs), Checkers: rs}
+// A Checker decides one property of a history. To add one: a file with
+// it, and a line in Builtin.
+type Checker interface {
+	Name() string
+	Check(ctx context.Context, ops []history.Op, opt Options) Result
 }
 
-func timed(f func() Result) Result {
-	start := time.Now()
-	r := f()
-	r.Elapsed = time.Since(start).Round(time.Millisecond).String()
-	return r
+// Func makes a Checker of a function.
+func Func(name string, f func(ctx context.Context, ops []history.Op, opt Options) Result) Checker {
+	return funcChecker{name, f}
+}
+
+type funcChecker struct {
+	name string
+	f    func(ctx context.Context, ops []history.Op, opt Options) Result
+}
+
+func (c funcChecker) Name() string { return c.name }
+func (c funcChecker) Check(ctx context.Context, ops []history.Op, opt Options) Result {
+	return c.f(ctx, ops, opt)
+}
+
+// Builtin returns lockcheck's checkers, in the order they report.
+func Builtin() []Checker {
+	return []Checker{
+		Func("stats", func(_ context.Context, ops []history.Op, _ Options) Result { return Stats(ops) }),
+		Func("mutex", func(_ context.Context, ops []history.Op, _ Options) Result { return Mutex(ops) }),
+		Func("fencing", func(_ context.Context, ops []history.Op, _ Options) Result { return Fencing(ops) }),
+		Func("linearizable", Linearizable),
+		Func("liveness", func(_ context.Context, ops []history.Op, opt Options) Result { return Liveness(ops, opt) }),
+	}
+}
+
+// Check runs every checker of Builtin over ops. ctx bounds the whole check.
+func Check(ctx context.Context, ops []history.Op, opt Options) Report {
+	return CheckWith(ctx, Builtin(), ops, opt)
+}
+
+// CheckWith runs cs over ops, each timed, and composes their verdicts.
+func CheckWith(ctx context.Context, cs []Checker, ops []history.Op, opt Options) Report {
+	opt = opt.withDefaults()
+	rep := Report{Checkers: make([]Result, len(cs))}
+	vs := make([]Verdict, len(cs))
+	for i, c := range cs {
+		start := time.Now()
+		r := c.Check(ctx, ops, opt)
+		r.Name, r.Elapsed = c.Name(), time.Since(start).Round(time.Millisecond).String()
+		rep.Checkers[i], vs[i] = r, r.Verdict
+	}
+	rep.Verdict = Compose(vs...)
+	return rep
 }
 
 // byKey groups the lock and write ops of a history by key, each group in

@@ -1,7 +1,9 @@
 package checker
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/lockcheck/lockcheck/history"
 )
@@ -47,11 +49,7 @@ func TestCompose(t *testing.T) {
 		{[]Verdict{Unknown, Invalid}, Invalid},
 	}
 	for _, tt := range tests {
-		var rs []Result
-		for _, v := range tt.in {
-			rs = append(rs, Result{Verdict: v})
-		}
-		if got := Compose(rs); got != tt.want {
+		if got := Compose(tt.in...); got != tt.want {
 			t.Errorf("Compose(%v): got %s, want %s", tt.in, got, tt.want)
 		}
 	}
@@ -61,5 +59,23 @@ func TestStats_NoAcquireIsInvalid(t *testing.T) {
 	ops := []history.Op{{F: history.Acquire, Type: history.Fail, Key: "k", TTLms: 1}}
 	if r := Stats(ops); r.Verdict != Invalid {
 		t.Errorf("got %s, want invalid", r.Verdict)
+	}
+}
+
+// TestCheckWith_AddedChecker: a checker added beside the built-in ones is
+// run, named, timed and composed into the verdict.
+func TestCheckWith_AddedChecker(t *testing.T) {
+	ops := genHistory(3, 2, 3, 50, time.Second)
+	never := Func("never", func(context.Context, []history.Op, Options) Result { return Result{Verdict: Invalid} })
+	rep := CheckWith(context.Background(), append(Builtin(), never), ops, Options{})
+	got, ok := rep.Checker("never")
+	if !ok || got.Verdict != Invalid || got.Elapsed == "" {
+		t.Fatalf("added checker: got %+v (found %v), want it invalid and timed", got, ok)
+	}
+	if rep.Verdict != Invalid {
+		t.Errorf("report verdict %s, want invalid: an added checker's verdict counts", rep.Verdict)
+	}
+	if base := Check(context.Background(), ops, Options{}); base.Verdict != Valid || len(base.Checkers) != len(Builtin()) {
+		t.Errorf("built-in checkers alone: %s with %d checkers, want valid with %d", base.Verdict, len(base.Checkers), len(Builtin()))
 	}
 }

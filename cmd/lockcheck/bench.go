@@ -64,11 +64,11 @@ func benchCmd(ctx context.Context, args []string) (int, error) {
 	if err != nil {
 		return exitFailed, err
 	}
-	verdicts := make([]checker.Result, len(cells))
+	verdicts := make([]checker.Verdict, len(cells))
 	for i, c := range cells {
-		verdicts[i].Verdict = c.Verdict
+		verdicts[i] = c.Verdict
 	}
-	return exitFor(checker.Compose(verdicts)), nil
+	return exitFor(checker.Compose(verdicts...)), nil
 }
 
 func printBench(cells []harness.BenchCell) {
