@@ -12,8 +12,8 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 )
 
-// The lease model is defined by a timeline (../shared/DESIGN.md "The
-// lease-aware lock model"): every op that took effect did so at one
+// The lease model is defined by a timeline (README.md "The
+// checkers"): every op that took effect did so at one
 // instant t, call <= t <= return (return + horizon for info ops), instants
 // non-decreasing in linearization order, and a lease set at instant s
 // expires at E = s + d, d its TTL plus the TTLs additive extends added

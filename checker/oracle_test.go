@@ -15,7 +15,7 @@ import (
 )
 
 // The oracle decides one key by the timeline semantics of
-// ../shared/DESIGN.md directly, sharing no code with the model: every
+// README.md ("The checkers") directly, sharing no code with the model: every
 // choice of which info ops took effect, every order of the ops that did
 // (only pruned by real time: an op that returned before another was called
 // took effect before it), and for each, the rules written out as

@@ -2,7 +2,7 @@
 // reads and writes, and its JSON-lines codec.
 //
 // A history file holds one JSON object per line, one line per completed
-// operation; see ../shared/DESIGN.md "The history".
+// operation; README.md "Reading a run" gives its fields and rules.
 package history
 
 import (
@@ -81,8 +81,8 @@ type NemesisValue struct {
 // TTL returns the op's TTL as a duration.
 func (o *Op) TTL() time.Duration { return time.Duration(o.TTLms) * time.Millisecond }
 
-// validate checks the invariants a reader relies on (../shared/DESIGN.md
-// "The history").
+// validate checks the invariants a reader relies on (README.md
+// "Reading a run").
 func (o *Op) validate() error {
 	switch o.F {
 	case Acquire, Release, Extend, Write:

@@ -21,7 +21,7 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 )
 
-// Exit statuses, as in DESIGN.md.
+// Exit statuses, as the README lists them.
 const (
 	exitValid   = 0
 	exitInvalid = 1
