@@ -45,3 +45,7 @@ func (f *Fenced) Acquire(ctx context.Context, key string, ttl time.Duration) (Le
 	l.Fence = fence
 	return l, nil
 }
+
+// fencedEntry registers "fenced".
+var fencedEntry = Entry{Name: "fenced", Factory: NewFenced,
+	Description: "setnx whose acquire also INCRs a per-key fencing counter, in one Lua script; the resource rejects stale tokens"}

@@ -89,3 +89,7 @@ func (r *Redislock) Extend(ctx context.Context, l Lease, ttl time.Duration) (Lea
 
 // Close implements Closer.
 func (r *Redislock) Close() error { return r.c.Close() }
+
+// redislockEntry registers "redislock".
+var redislockEntry = Entry{Name: "redislock", Factory: NewRedislock,
+	Description: "github.com/bsm/redislock v0.9 as it is: Obtain (Lua SET NX PX), Refresh (compare-and-PEXPIRE), Release (compare-and-DEL)"}

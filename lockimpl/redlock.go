@@ -215,3 +215,7 @@ func (r *Redlock) Close() error {
 	}
 	return nil
 }
+
+// redlockEntry registers "redlock".
+var redlockEntry = Entry{Name: "redlock", Factory: NewRedlock, Topology: "redlock",
+	Description: "Redlock over N masters (topology redlock): SET NX PX on all in parallel, majority and validity = TTL - elapsed - drift; release and extend on all"}

@@ -134,3 +134,7 @@ func (r *Redsync) Close() error {
 	}
 	return nil
 }
+
+// redsyncEntry registers "redsync".
+var redsyncEntry = Entry{Name: "redsync", Factory: NewRedsync, Topology: "redlock",
+	Description: "github.com/go-redsync/redsync/v4 as it is (topology redlock): its Redlock, one try per acquire"}

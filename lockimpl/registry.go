@@ -66,23 +66,13 @@ func (r *Registry) Names() []string {
 	return ns
 }
 
-// Builtin returns a new registry with every lock of this package.
+// Builtin returns a new registry with every lock of this package. To add
+// one: a file with its Locker and its Entry, and its name in the list here.
 func Builtin() *Registry {
 	r := &Registry{}
-	r.Register(Entry{Name: "setnx", Factory: NewSetNX,
-		Description: "SET key token NX PX ttl; Lua compare-and-delete release, compare-and-PEXPIRE extend"})
-	r.Register(Entry{Name: "watchdog", Factory: newSetNXWatchdog,
-		Description: "setnx plus a background extend every TTL/3 until release; a failed extend marks the lease lost"})
-	r.Register(Entry{Name: "fenced", Factory: NewFenced,
-		Description: "setnx whose acquire also INCRs a per-key fencing counter, in one Lua script; the resource rejects stale tokens"})
-	r.Register(Entry{Name: "setnx-wait", Factory: NewSetNXWait,
-		Description: "setnx plus WAIT 1 after acquiring (sentinel topology): narrows, does not close, the failover window"})
-	r.Register(Entry{Name: "redislock", Factory: NewRedislock,
-		Description: "github.com/bsm/redislock v0.9 as it is: Obtain (Lua SET NX PX), Refresh (compare-and-PEXPIRE), Release (compare-and-DEL)"})
-	r.Register(Entry{Name: "redlock", Factory: NewRedlock, Topology: "redlock",
-		Description: "Redlock over N masters (topology redlock): SET NX PX on all in parallel, majority and validity = TTL - elapsed - drift; release and extend on all"})
-	r.Register(Entry{Name: "redsync", Factory: NewRedsync, Topology: "redlock",
-		Description: "github.com/go-redsync/redsync/v4 as it is (topology redlock): its Redlock, one try per acquire"})
+	for _, e := range []Entry{setnxEntry, watchdogEntry, fencedEntry, setnxWaitEntry, redislockEntry, redlockEntry, redsyncEntry} {
+		r.Register(e)
+	}
 	for _, b := range brokenLocks {
 		r.Register(b)
 	}

@@ -130,3 +130,7 @@ func runScript(ctx context.Context, c *redis.Client, sc *redis.Script, what, key
 	}
 	return nil
 }
+
+// setnxEntry registers "setnx".
+var setnxEntry = Entry{Name: "setnx", Factory: NewSetNX,
+	Description: "SET key token NX PX ttl; Lua compare-and-delete release, compare-and-PEXPIRE extend"}

@@ -57,3 +57,7 @@ func (s *SetNXWait) Acquire(ctx context.Context, key string, ttl time.Duration) 
 	}
 	return Lease{}, fmt.Errorf("acquire %s: %w", key, err)
 }
+
+// setnxWaitEntry registers "setnx-wait".
+var setnxWaitEntry = Entry{Name: "setnx-wait", Factory: NewSetNXWait,
+	Description: "setnx plus WAIT 1 after acquiring (sentinel topology): narrows, does not close, the failover window"}

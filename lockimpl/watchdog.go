@@ -187,3 +187,7 @@ func (w *Watchdog) Close() error {
 	}
 	return nil
 }
+
+// watchdogEntry registers "watchdog".
+var watchdogEntry = Entry{Name: "watchdog", Factory: newSetNXWatchdog,
+	Description: "setnx plus a background extend every TTL/3 until release; a failed extend marks the lease lost"}

@@ -45,3 +45,7 @@ func (f *failover) Stop(ctx context.Context) error {
 	}
 	return n.Restart(ctx, f.env.Cluster.Password)
 }
+
+// failoverKind is the "failover" fault.
+var failoverKind = Kind{Name: "failover", Topologies: []string{cluster.Sentinel}, Description: "kill the master (topology sentinel); Sentinel promotes a replica; the old master restarts as a replica", Redis: true,
+	new: func(e Env) (Fault, error) { return &failover{env: e}, nil }}

@@ -34,3 +34,7 @@ func (l *latency) Stop(context.Context) error {
 	}
 	return n.Client.RemoveToxics("latency")
 }
+
+// latencyKind is the "latency" fault.
+var latencyKind = Kind{Name: "latency", ClientProxies: true, Description: "delay the master's replies to clients by TTL/2 (toxiproxy latency toxic)", Redis: true,
+	new: func(e Env) (Fault, error) { return &latency{env: e}, nil }}

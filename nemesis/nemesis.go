@@ -81,31 +81,21 @@ type Kind struct {
 	new        func(Env) (Fault, error)
 }
 
-// Kinds returns every fault, by name.
-func Kinds() []Kind {
+// Builtin returns every fault, by name. To add one: a file with its
+// Fault and its Kind, and a line here.
+func Builtin() []Kind {
 	ks := []Kind{
-		{Name: "pause-client", Description: "a holder stops between its acquire and its write for 1.5x the TTL (a GC pause, watchdog included), then writes",
-			new: func(e Env) (Fault, error) { return &pauseClient{env: e}, nil }},
-		{Name: "pause-holder", Description: "a holder stops in the middle of its critical section for 1.5x the TTL (watchdog included); on waking it checks its lease before it touches the resource again, while its watchdog's overdue extend goes out",
-			new: func(e Env) (Fault, error) { return &pauseClient{env: e, inSection: true}, nil }},
-		{Name: "crash-client", CrashesClients: true, Description: "a client dies right before its first Redis command after one that succeeded (while it may hold a lock) and never releases",
-			new: func(e Env) (Fault, error) { return &crashClient{env: e}, nil }},
-		{Name: "pause-redis", Description: "SIGSTOP a Redis node, SIGCONT at the end of the window", Redis: true,
-			new: func(e Env) (Fault, error) { return &pauseRedis{env: e}, nil }},
-		{Name: "failover", Topologies: []string{cluster.Sentinel}, Description: "kill the master (topology sentinel); Sentinel promotes a replica; the old master restarts as a replica", Redis: true,
-			new: func(e Env) (Fault, error) { return &failover{env: e}, nil }},
-		{Name: "partition", Topologies: []string{cluster.Sentinel}, Description: "cut the master off from its replicas and sentinels while clients still reach it (topology sentinel): split brain", Redis: true,
-			new: func(e Env) (Fault, error) { return &partition{env: e}, nil }},
-		{Name: "latency", ClientProxies: true, Description: "delay the master's replies to clients by TTL/2 (toxiproxy latency toxic)", Redis: true,
-			new: func(e Env) (Fault, error) { return &latency{env: e}, nil }},
-		{Name: "clock", Clock: true, Redis: true, Description: "shift a Redis node's wall clock (its TTLs follow): a jump forward or back by 2x the TTL, or a drift at twice real speed, chosen by the seed",
-			new: func(e Env) (Fault, error) { return &clockFault{env: e}, nil }},
-		{Name: "clock-jump", Clock: true, Redis: true, Description: "jump a Redis node's wall clock forward by 2x the TTL: its keys expire at once",
-			new: func(e Env) (Fault, error) { return &clockFault{env: e, forwardOnly: true}, nil }},
-		{Name: "clock-quorum", Topologies: []string{cluster.Redlock}, Clock: true, Redis: true, Description: "Kleppmann's Redlock scenario (topology redlock): a minority of the masters down, so leases reach a bare majority; half-way through, the minority returns empty and one node of that majority jumps its clock past the TTL",
-			new: func(e Env) (Fault, error) { return &clockQuorum{env: e}, nil }},
-		{Name: "kill-redis", Description: "SIGKILL a Redis node and restart it after --restart-delay (data kept only with --persistence aof-*)", Redis: true,
-			new: func(e Env) (Fault, error) { return &killRedis{env: e}, nil }},
+		pauseClientKind,
+		pauseHolderKind,
+		crashClientKind,
+		pauseRedisKind,
+		failoverKind,
+		partitionKind,
+		latencyKind,
+		clockKind,
+		clockJumpKind,
+		clockQuorumKind,
+		killRedisKind,
 	}
 	sort.Slice(ks, func(i, j int) bool { return ks[i].Name < ks[j].Name })
 	return ks
@@ -114,7 +104,7 @@ func Kinds() []Kind {
 // Lookup returns the named fault kind.
 func Lookup(name string) (Kind, error) {
 	var names []string
-	for _, k := range Kinds() {
+	for _, k := range Builtin() {
 		if k.Name == name {
 			return k, nil
 		}

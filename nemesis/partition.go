@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+
+	"github.com/lockcheck/lockcheck/cluster"
 )
 
 // partition cuts the master off from its replicas and sentinels (a timeout
@@ -45,3 +47,7 @@ func (p *partition) Stop(context.Context) error {
 	}
 	return n.Peer.RemoveToxics(partitionToxics...)
 }
+
+// partitionKind is the "partition" fault.
+var partitionKind = Kind{Name: "partition", Topologies: []string{cluster.Sentinel}, Description: "cut the master off from its replicas and sentinels while clients still reach it (topology sentinel): split brain", Redis: true,
+	new: func(e Env) (Fault, error) { return &partition{env: e}, nil }}

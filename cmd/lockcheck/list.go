@@ -23,7 +23,7 @@ func listCmd(args []string) (int, error) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Name, kind, e.Description)
 	}
 	fmt.Fprintln(tw, "\nFAULT\t\tWHAT")
-	for _, k := range nemesis.Kinds() {
+	for _, k := range nemesis.Builtin() {
 		fmt.Fprintf(tw, "%s\t\t%s\n", k.Name, k.Description)
 	}
 	fmt.Fprintln(tw, "\nTOPOLOGY\tBACKEND\t")
