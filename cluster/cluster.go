@@ -28,15 +28,16 @@ const (
 // DefaultRedlockNodes is the node count of the redlock topology.
 const DefaultRedlockNodes = 5
 
-// Backends.
+// Backends: Local runs redis-server processes; Docker (docker.go) runs
+// the same topologies in containers.
 const (
 	Local = "local"
 )
 
 // Config says what to start.
 type Config struct {
-	Topology string // "single" (default)
-	Backend  string // "local" (default)
+	Topology string // "single" (default), "sentinel" or "redlock"
+	Backend  string // "local" (default) or "docker"
 	// MaxClients is Redis's maxclients; 0 means 10000 + 128.
 	MaxClients int
 	// LogDir receives nodes/<node>/redis.log; required.

@@ -135,7 +135,7 @@ func (c *Cluster) upDockerSentinel(ctx context.Context, cfg Config, base []strin
 		if err != nil {
 			return err
 		}
-		peer, err := c.proxies.newProxyAt(name+"-peer", net.JoinHostPort(gw, strconv.Itoa(pport)), net.JoinHostPort(n.ctr.ip(), "6379"))
+		peer, err := c.proxies.newProxyAt(name+"-peer", net.JoinHostPort(gw, strconv.Itoa(pport)), net.JoinHostPort(n.container().ip(), "6379"))
 		if err != nil {
 			return err
 		}
@@ -160,7 +160,7 @@ func (c *Cluster) upDockerSentinel(ctx context.Context, cfg Config, base []strin
 			return err
 		}
 		// Sentinels tell clients of each other by container address.
-		c.dialMap[net.JoinHostPort(s.ctr.ip(), "6379")] = s.Addr
+		c.dialMap[net.JoinHostPort(s.container().ip(), "6379")] = s.Addr
 	}
 	return c.waitSentinels(ctx)
 }
@@ -202,7 +202,7 @@ func (c *Cluster) runContainer(ctx context.Context, cfg Config, name string, arg
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	n := &Node{Name: name, LogPath: filepath.Join(logDir, "redis.log"), dir: dir, logDir: logDir}
+	n := &Node{Name: name, LogPath: filepath.Join(logDir, "redis.log"), dir: dir}
 	var mounts, env []string
 	if sentinelConf != "" {
 		_ = os.Chmod(dir, 0o777)
@@ -242,7 +242,7 @@ func (c *Cluster) runContainer(ctx context.Context, cfg Config, name string, arg
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	n.ctr = &container{env: d, id: res.Container.ID}
+	n.rt = &container{env: d, id: res.Container.ID}
 	n.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	track(n)
 	if err := c.adopt(ctx, n, password); err != nil {
@@ -276,6 +276,29 @@ func (ct *container) ip() string {
 	}
 	return ""
 }
+
+// container returns the node's container (docker backend), or nil.
+func (n *Node) container() *container {
+	ct, _ := n.rt.(*container)
+	return ct
+}
+
+func (ct *container) restart(ctx context.Context, ready func(context.Context) error) error {
+	// The same container: its port, and its data dir (so its AOF).
+	if ct.running() {
+		return errors.New("still running")
+	}
+	if err := ct.start(); err != nil {
+		return err
+	}
+	return ready(ctx)
+}
+
+func (ct *container) stop(logPath string) error { return ct.remove(logPath) }
+func (ct *container) abandon()                  { _ = ct.remove("") }
+
+// exited is nil: waiting on a container's exit is docker's business.
+func (ct *container) exited() <-chan struct{} { return nil }
 
 func (ct *container) pause() error  { return ct.env.pool.Client.PauseContainer(ct.id) }
 func (ct *container) resume() error { return ct.env.pool.Client.UnpauseContainer(ct.id) }

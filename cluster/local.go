@@ -11,38 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"sync"
-	"syscall"
-	"time"
-
-	"github.com/redis/go-redis/v9"
 )
-
-// Node is one redis-server process.
-type Node struct {
-	Name    string
-	Addr    string
-	Version string
-	LogPath string
-	// Peer is the proxy replicas and sentinels reach the node through
-	// (sentinel topology); Client the one clients do (latency fault).
-	Peer, Client *Proxy
-
-	mu      sync.Mutex // guards cmd and exited across kill/restart
-	cmd     *exec.Cmd
-	dir     string
-	exited  chan struct{}
-	stopErr error
-	once    sync.Once
-	server  string
-	args    []string
-	logDir  string
-	env     []string // extra environment (the clock shim)
-	// Clock shifts the node's wall clock (set when the run has a clock
-	// fault; nil otherwise).
-	Clock *Clock
-	// ctr is set when the node runs in a container (docker backend).
-	ctr *container
-}
 
 // live tracks every node this process started, so that Emergency can end
 // them when the process must exit at once (a second Ctrl-C).
@@ -57,11 +26,7 @@ func Emergency() {
 	live.Lock()
 	defer live.Unlock()
 	for n := range live.nodes {
-		if n.ctr != nil {
-			_ = n.ctr.remove("")
-		} else if cmd, _ := n.proc(); cmd != nil {
-			_ = cmd.Process.Kill()
-		}
+		n.rt.abandon()
 		_ = os.RemoveAll(n.dir)
 	}
 }
@@ -218,8 +183,8 @@ func spawn(server string, args []string, name, logDir, version, dir, shim string
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	n := &Node{Name: name, Version: version, LogPath: filepath.Join(logDir, "redis.log"), dir: dir,
-		server: server, args: args, logDir: logDir}
+	n := &Node{Name: name, Version: version, LogPath: filepath.Join(logDir, "redis.log"), dir: dir}
+	p := &process{server: server, args: args, dir: dir, logPath: n.LogPath}
 	if shim != "" {
 		clk, err := newClock(filepath.Join(dir, "clock"))
 		if err != nil {
@@ -227,118 +192,15 @@ func spawn(server string, args []string, name, logDir, version, dir, shim string
 			return nil, err
 		}
 		n.Clock = clk
-		n.env = []string{"LD_PRELOAD=" + shim, ClockShimEnv + "=" + filepath.Join(dir, "clock")}
+		p.env = []string{"LD_PRELOAD=" + shim, ClockShimEnv + "=" + filepath.Join(dir, "clock")}
 	}
-	if err := n.start(); err != nil {
+	n.rt = p
+	if err := p.start(); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	track(n)
 	return n, nil
-}
-
-// start runs the process (again, after a kill) with the same port and dir.
-func (n *Node) start() error {
-	logf, err := os.OpenFile(n.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	cmd := exec.Command(n.server, append(append([]string{}, n.args...), "--dir", n.dir)...)
-	cmd.Dir = n.dir
-	if n.env != nil {
-		cmd.Env = append(os.Environ(), n.env...)
-	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	// Setpgid: a terminal's Ctrl-C reaches lockcheck only, which then
-	// stops Redis itself after writing the history. Pdeathsig: if
-	// lockcheck dies hard, the kernel kills Redis with it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return fmt.Errorf("start %s: %w", n.server, err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		logf.Close()
-		close(exited)
-	}()
-	n.mu.Lock()
-	n.cmd, n.exited = cmd, exited
-	n.mu.Unlock()
-	return nil
-}
-
-func (n *Node) proc() (*exec.Cmd, chan struct{}) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.cmd, n.exited
-}
-
-// Pause stops the process (SIGSTOP): it keeps its sockets but answers nothing.
-func (n *Node) Pause() error {
-	if n.ctr != nil {
-		return n.ctr.pause()
-	}
-	cmd, _ := n.proc()
-	return cmd.Process.Signal(syscall.SIGSTOP)
-}
-
-// Resume continues a paused process (SIGCONT).
-func (n *Node) Resume() error {
-	if n.ctr != nil {
-		return n.ctr.resume()
-	}
-	cmd, _ := n.proc()
-	return cmd.Process.Signal(syscall.SIGCONT)
-}
-
-// Kill ends the process with SIGKILL and waits for it: no shutdown, no
-// final fsync.
-func (n *Node) Kill() error {
-	if n.ctr != nil {
-		return n.ctr.kill()
-	}
-	cmd, exited := n.proc()
-	_ = cmd.Process.Signal(syscall.SIGCONT)
-	if err := cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return err
-	}
-	<-exited
-	return nil
-}
-
-// Restart starts a killed node again on its port, with its data dir (and
-// so its AOF, if persistence is on), and waits until it answers PING.
-func (n *Node) Restart(ctx context.Context, password string) error {
-	if n.ctr != nil {
-		// The same container: its port, and its data dir (so its AOF).
-		if n.ctr.running() {
-			return fmt.Errorf("restart %s: still running", n.Name)
-		}
-		if err := n.ctr.start(); err != nil {
-			return fmt.Errorf("restart %s: %w", n.Name, err)
-		}
-		return n.waitReady(ctx, password)
-	}
-	if _, exited := n.proc(); !isClosed(exited) {
-		return fmt.Errorf("restart %s: still running", n.Name)
-	}
-	var err error
-	for attempt := 0; attempt < 20; attempt++ { // the port may linger briefly
-		if err = n.start(); err != nil {
-			return err
-		}
-		if err = n.waitReady(ctx, password); err == nil {
-			return nil
-		}
-		_ = n.Kill()
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("restart %s: %w", n.Name, err)
 }
 
 func isClosed(c chan struct{}) bool {
@@ -358,71 +220,3 @@ func freePort() (int, error) {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
-
-func (n *Node) waitReady(ctx context.Context, password string) error {
-	c := redis.NewClient(&redis.Options{Addr: n.Addr, Password: password, Protocol: 2,
-		DisableIdentity: true, MaxRetries: -1, DialTimeout: time.Second})
-	defer c.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		pctx, cancel := context.WithTimeout(ctx, time.Second)
-		err := c.Ping(pctx).Err()
-		cancel()
-		if err == nil {
-			return nil
-		}
-		_, exited := n.proc()
-		select {
-		case <-exited:
-			return errors.New("redis-server exited at start-up")
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("no PING reply in 10s: %v", err)
-		}
-	}
-}
-
-// stop ends the process (SIGTERM, then SIGKILL after 3s), waits for it and
-// removes its temp dir.
-func (n *Node) stop() error {
-	n.once.Do(func() {
-		if n.ctr != nil {
-			n.stopErr = errors.Join(n.ctr.remove(n.LogPath), os.RemoveAll(n.dir))
-			n.Clock.close()
-			live.Lock()
-			delete(live.nodes, n)
-			live.Unlock()
-			return
-		}
-		cmd, exited := n.proc()
-		_ = cmd.Process.Signal(syscall.SIGCONT) // a paused node cannot act on SIGTERM
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(3 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		n.Clock.close()
-		n.stopErr = os.RemoveAll(n.dir)
-		live.Lock()
-		delete(live.nodes, n)
-		live.Unlock()
-	})
-	return n.stopErr
-}
-
-// PID returns the node's process id.
-func (n *Node) PID() int {
-	if n.ctr != nil {
-		return n.ctr.pid()
-	}
-	cmd, _ := n.proc()
-	return cmd.Process.Pid
-}
-
-// Dir returns the node's temp dir (its working and data dir).
-func (n *Node) Dir() string { return n.dir }
