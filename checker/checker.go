@@ -86,16 +86,14 @@ func (o Options) Validate() error {
 		}
 	}
 	if o.Timeout < 0 {
-		return fmt.Errorf("check timeout %v: want more than 0", o.Timeout)
+		return fmt.Errorf("check timeout %v: want 0 (the default) or more", o.Timeout)
 	}
 	return nil
 }
 
 // Resolved is o with defaults filled in and None read as zero: the values
 // the checkers use.
-func (o Options) Resolved() Options { return o.withDefaults() }
-
-func (o Options) withDefaults() Options {
+func (o Options) Resolved() Options {
 	resolve := func(v, def time.Duration) time.Duration {
 		switch v {
 		case 0:
@@ -218,7 +216,7 @@ func Check(ctx context.Context, ops []history.Op, opt Options) Report {
 
 // CheckWith runs cs over ops, each timed, and composes their verdicts.
 func CheckWith(ctx context.Context, cs []Checker, ops []history.Op, opt Options) Report {
-	opt = opt.withDefaults()
+	opt = opt.Resolved()
 	rep := Report{Checkers: make([]Result, len(cs))}
 	vs := make([]Verdict, len(cs))
 	for i, c := range cs {

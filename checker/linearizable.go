@@ -26,7 +26,7 @@ const SmallHistory = 2000
 // correct lease (the lease-aware model). A key whose check does not finish
 // within opt.Timeout (or before ctx ends) is unknown, never valid.
 func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
-	opt = opt.withDefaults()
+	opt = opt.Resolved()
 	res := Result{Name: "linearizable", Verdict: Valid, Figures: map[string]int64{}}
 	keys, groups := byKey(ops, func(op *history.Op) bool {
 		return op.F == history.Acquire || op.F == history.Release || op.F == history.Extend

@@ -14,7 +14,7 @@ import (
 // it flags only locks that truly never let go; the linearizable checker
 // catches the finer cases.
 func Liveness(ops []history.Op, opt Options) Result {
-	opt = opt.withDefaults()
+	opt = opt.Resolved()
 	res := Result{Name: "liveness", Verdict: Valid, Figures: map[string]int64{}}
 	keys, groups := byKey(ops, func(op *history.Op) bool { return op.F == history.Acquire || op.F == history.Extend })
 	var stuckOps int64

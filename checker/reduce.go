@@ -26,35 +26,37 @@ type keyCheck struct {
 
 // check decides one key. Porcupine alone blows up on hot keys: with k
 // contenders retrying, it may have to try ~2^k orders of concurrent failed
-// acquires. Three reductions keep it tractable; each is exact (the oracle
+// acquires. These reductions keep it tractable; each is exact (the oracle
 // test in oracle_test.go compares the checker with and without them
 // against a brute-force enumeration of the timeline semantics):
 //
-//  1. Refute without failed acquires first. A failed acquire changes no
-//     state; removing it from a timeline leaves a timeline of the rest
-//     (its instant only sat between its neighbours'). Hence: rest not
-//     linearizable => whole not linearizable. Double holders and releases
-//     of someone else's lease are found here, on a history a fraction of
-//     the size.
+//  1. expiredFail refutes, in O(n log n), a key with a failed acquire
+//     called after every lease that could hold the key had expired (a
+//     stuck lock), sparing porcupine an exhaustive search.
 //
 //  2. Drop dominated failed acquires. If failed acquires F1 and F2 have
 //     F1.call <= F2.call and F2.return <= F1.return, F1 can be removed
 //     without changing the answer: given a timeline without F1, give F1
 //     F2's instant, right after F2. That instant lies in F1's interval,
 //     keeps instants non-decreasing, and the state there is the one F2
-//     was legal in, at the same instant. The converse is 1.
+//     was legal in, at the same instant. The converse is 3.
 //
-//  3. Prove the rest of the key valid with a witness (witness.go): the
-//     failed acquires placed into a timeline of the other ops. Failed
-//     acquires that do not fit are added to the ops porcupine searches,
-//     and the witness is tried again on its new timeline; after a few
-//     rounds every remaining failed acquire is added, which is porcupine
-//     on the whole key (with 2 applied). Under heavy load, when dozens of
-//     ops overlap every hand-over, this is what keeps a valid hot key from
-//     running into the timeout.
+//  3. Refute without failed acquires first. A failed acquire changes no
+//     state; removing it from a timeline leaves a timeline of the rest
+//     (its instant only sat between its neighbours'). Hence: rest not
+//     linearizable => whole not linearizable. Double holders and releases
+//     of someone else's lease are found here, on a history a fraction of
+//     the size.
 //
-// Before the witness, expiredFail refutes a key whose lock outlived every
-// lease in O(n log n), which spares porcupine an exhaustive search.
+//  4. Prove the key valid with a witness (witness.go): the failed acquires
+//     placed into a timeline of the other ops. Failed acquires that do not
+//     fit are added to the ops porcupine searches, and the witness is
+//     tried again on its new timeline; after a few rounds every remaining
+//     failed acquire is added, which is porcupine on the whole key (with 2
+//     applied). A first witness confines info ops to their recorded
+//     interval (tighten). Under heavy load, when dozens of ops overlap
+//     every hand-over, this is what keeps a valid hot key from running
+//     into the timeout.
 func (c *keyCheck) check(key string, lops []*lockOp) (Verdict, *Violation, int) {
 	if c.skip == skipAll {
 		return c.porcupineAll(key, lops, 0)
@@ -67,21 +69,26 @@ func (c *keyCheck) check(key string, lops []*lockOp) (Verdict, *Violation, int) 
 			rest = append(rest, lo)
 		}
 	}
+	if len(fails) > 0 && c.skip&skipExpiredFail == 0 {
+		if v := c.expiredFail(key, lops); v != nil {
+			return Invalid, v, 0
+		}
+	}
 	// outside: the failed acquires porcupine does not search.
 	outside := fails
 	if c.skip&skipDominated == 0 {
 		outside = dropDominatedFails(fails)
 	}
 	dropped := len(fails) - len(outside)
-	if c.skip&skipWitness == 0 {
-		if tight, ok := tighten(rest); ok {
-			if v, viol, decided := c.witness(key, lops, tight, outside, true); decided {
-				return v, viol, dropped
-			}
+	if tight, ok := tighten(rest); ok && c.skip&skipWitness == 0 {
+		if v, viol, decided := c.witness(key, lops, tight, outside, true); decided {
+			return v, viol, dropped
 		}
 	}
-	verdict, v := c.search(key, lops, rest, outside)
-	return verdict, v, dropped
+	if v, viol, decided := c.witness(key, lops, rest, outside, false); decided {
+		return v, viol, dropped
+	}
+	return c.porcupineAll(key, append(slices.Clip(rest), outside...), dropped)
 }
 
 // tighten returns rest with every info op confined to its recorded
@@ -107,39 +114,17 @@ func tighten(rest []*lockOp) ([]*lockOp, bool) {
 	return out, out != nil
 }
 
-// search decides the key: porcupine on included (the rest of the ops),
-// then the witness, then porcupine on more of the failed acquires.
-func (c *keyCheck) search(key string, lops, included, outside []*lockOp) (Verdict, *Violation) {
-	r, lin := linearization(c.ctx, c.pm, included)
-	switch {
-	case r == porcupine.Illegal:
-		return Invalid, c.violation(key, included)
-	case r != porcupine.Ok || lin == nil:
-		return Unknown, nil
-	case len(outside) == 0:
-		c.visualizeValid(key, lops)
-		return Valid, nil
-	case c.skip&skipExpiredFail == 0:
-		if v := c.expiredFail(key, lops); v != nil {
-			return Invalid, v
-		}
-	}
-	if c.skip&skipWitness == 0 {
-		if v, viol, decided := c.witness(key, lops, included, outside, false); decided {
-			return v, viol
-		}
-	}
-	v, viol, _ := c.porcupineAll(key, append(included, outside...), 0)
-	return v, viol
-}
-
-// witness tries to prove the key valid: the failed acquires outside
-// placed into a timeline of included, and those that do not fit searched
-// by porcupine with included, for a few rounds. decided is false when it
-// proved nothing (the caller searches on). tight marks included as
-// confined info ops, where porcupine's "illegal" proves nothing either.
+// witness searches included (the key's ops but the failed acquires
+// outside) with porcupine, then tries to place the failed acquires into
+// its timeline; those that do not fit are searched with included, for a
+// few rounds. decided is false when it proved nothing (the caller searches
+// on). tight marks included as confined info ops, where porcupine's
+// "illegal" proves nothing either.
 func (c *keyCheck) witness(key string, lops, included, outside []*lockOp, tight bool) (Verdict, *Violation, bool) {
-	const rounds = 3
+	rounds := 3
+	if c.skip&skipWitness != 0 {
+		rounds = 1 // porcupine on the rest only (reduction 3)
+	}
 	for round := 0; round < rounds; round++ {
 		r, lin := linearization(c.ctx, c.pm, included)
 		switch {
@@ -148,6 +133,11 @@ func (c *keyCheck) witness(key string, lops, included, outside []*lockOp, tight 
 		case r != porcupine.Ok && r != porcupine.Illegal:
 			return Unknown, nil, true
 		case r == porcupine.Illegal || lin == nil:
+			return "", nil, false
+		case len(outside) == 0:
+			c.visualizeValid(key, lops)
+			return Valid, nil, true
+		case c.skip&skipWitness != 0:
 			return "", nil, false
 		}
 		path, ok := c.m.replay(included, lin)
