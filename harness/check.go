@@ -81,13 +81,16 @@ func Check(ctx context.Context, path, out string, opt checker.Options) (checker.
 		}
 		out = filepath.Join(parent, "check-"+time.Now().Format("20060102T150405"))
 	}
+	_, statErr := os.Stat(out)
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return checker.Report{}, out, configErr(fmt.Errorf("--out: %w", err))
 	}
 	opt.OutDir = out
 	rep, rf, err := CheckDir(ctx, path, opt)
 	if err != nil {
-		_ = os.Remove(out) // only if still empty
+		if os.IsNotExist(statErr) {
+			_ = os.Remove(out) // ours, and still empty: nothing was checked
+		}
 		return rep, out, err
 	}
 	return rep, out, writeJSON(filepath.Join(out, "results.json"), rf)

@@ -239,3 +239,29 @@ func ctrlC(t *testing.T, backend string, started func(pid int) int, gone func(in
 	}
 	gone(redisPID)
 }
+
+// TestCLI_CheckFailureKeepsOutDir: a check that cannot read its history
+// removes the check dir it made, but never a directory the user gave.
+func TestCLI_CheckFailureKeepsOutDir(t *testing.T) {
+	bin := lockcheck(t)
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "history.jsonl")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mine := filepath.Join(dir, "mine")
+	if err := os.Mkdir(mine, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := runBin(t, bin, "check", "--out", mine, empty); code != exitUsage {
+		t.Fatalf("exit %d, want %d:\n%s", code, exitUsage, out)
+	}
+	if _, err := os.Stat(mine); err != nil {
+		t.Errorf("the user's --out dir is gone: %v", err)
+	}
+	made := filepath.Join(dir, "made")
+	runBin(t, bin, "check", "--out", made, empty)
+	if _, err := os.Stat(made); !os.IsNotExist(err) {
+		t.Errorf("a check dir made for a check that failed is still there (%v)", err)
+	}
+}
