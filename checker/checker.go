@@ -144,14 +144,14 @@ func (r *Result) add(v Violation) {
 	}
 }
 
-// Report is the outcome of every checker over one history.
-type Report struct {
+// Findings are what every checker found in one history.
+type Findings struct {
 	Verdict  Verdict  `json:"verdict"`
 	Checkers []Result `json:"checkers"`
 }
 
 // Checker returns the named checker's result, if present.
-func (r Report) Checker(name string) (Result, bool) {
+func (r Findings) Checker(name string) (Result, bool) {
 	for _, c := range r.Checkers {
 		if c.Name == name {
 			return c, true
@@ -210,14 +210,14 @@ func Builtin() []Checker {
 }
 
 // Check runs every checker of Builtin over ops. ctx bounds the whole check.
-func Check(ctx context.Context, ops []history.Op, opt Options) Report {
+func Check(ctx context.Context, ops []history.Op, opt Options) Findings {
 	return CheckWith(ctx, Builtin(), ops, opt)
 }
 
 // CheckWith runs cs over ops, each timed, and composes their verdicts.
-func CheckWith(ctx context.Context, cs []Checker, ops []history.Op, opt Options) Report {
+func CheckWith(ctx context.Context, cs []Checker, ops []history.Op, opt Options) Findings {
 	opt = opt.Resolved()
-	rep := Report{Checkers: make([]Result, len(cs))}
+	rep := Findings{Checkers: make([]Result, len(cs))}
 	vs := make([]Verdict, len(cs))
 	for i, c := range cs {
 		start := time.Now()

@@ -8,8 +8,12 @@ import (
 // when no acquire succeeded: a run that never held the lock proves nothing.
 func Stats(ops []history.Op) Result {
 	res := Result{Name: "stats", Verdict: Valid, Figures: map[string]int64{}}
-	for i := range ops {
-		res.Figures[string(ops[i].F)+"_"+string(ops[i].Type)]++
+	for f, m := range history.Count(ops) {
+		for t, n := range m {
+			if n > 0 {
+				res.Figures[string(f)+"_"+string(t)] = n
+			}
+		}
 	}
 	res.Figures["ops"] = int64(len(ops))
 	if res.Figures["acquire_ok"] == 0 {

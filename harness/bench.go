@@ -2,20 +2,15 @@ package harness
 
 import (
 	"context"
-	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/lockimpl"
@@ -46,31 +41,8 @@ type BenchConfig struct {
 	Progress         io.Writer
 }
 
-// BenchCell is one cell's figures. Rates are per second after the warm-up;
-// latencies in ms.
-type BenchCell struct {
-	Lock             string          `json:"lock"`
-	Clients          int             `json:"clients"`
-	Keys             int             `json:"keys"`
-	Acquisitions     float64         `json:"acquisitions_per_sec"`
-	CriticalSections float64         `json:"critical_sections_per_sec"`
-	AcquireP50       float64         `json:"acquire_p50_ms"`
-	AcquireP90       float64         `json:"acquire_p90_ms"`
-	AcquireP99       float64         `json:"acquire_p99_ms"`
-	AcquireP999      float64         `json:"acquire_p999_ms"`
-	AcquireMax       float64         `json:"acquire_max_ms"`
-	WaitP50          float64         `json:"wait_p50_ms"`
-	WaitP99          float64         `json:"wait_p99_ms"`
-	SuccessRatio     float64         `json:"success_ratio"`
-	Jain             float64         `json:"jain"`
-	Verdict          checker.Verdict `json:"verdict"`
-	BaselineSet      float64         `json:"baseline_set_per_sec,omitempty"`
-	BaselineRelease  float64         `json:"baseline_release_per_sec,omitempty"`
-	BaselinePairs    float64         `json:"baseline_pairs_per_sec,omitempty"`
-	Ratio            float64         `json:"ratio,omitempty"`
-	PeakRSSMB        float64         `json:"peak_rss_mb"`
-	Run              string          `json:"run"`
-}
+// BenchCell is one cell's figures (report.BenchRow: report writes them).
+type BenchCell = report.BenchRow
 
 // PeakRSS returns this process's peak resident set size, in bytes.
 func PeakRSS() int64 {
@@ -119,7 +91,7 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]BenchCell, string, error) {
 			}
 		}
 	}
-	if err := writeBench(dir, cells); err != nil {
+	if err := report.WriteBench(dir, cells); err != nil {
 		return cells, dir, err
 	}
 	return cells, dir, ctx.Err()
@@ -153,41 +125,9 @@ func benchCell(ctx context.Context, cfg BenchConfig, dir, lock string, clients, 
 	if err != nil {
 		return cell, err
 	}
-	measure(ops, int64(cfg.Warmup), &cell)
+	cell.Measure(ops, cfg.Warmup)
 	cell.PeakRSSMB = float64(PeakRSS()) / (1 << 20)
 	return cell, nil
-}
-
-// measure fills a cell's figures from the ops that started after the warm-up.
-func measure(ops []history.Op, warmup int64, cell *BenchCell) {
-	var kept []history.Op
-	var end int64
-	acq := hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
-	for _, op := range ops {
-		end = max(end, op.Return)
-		if op.Call < warmup || op.F == history.Nemesis {
-			continue
-		}
-		kept = append(kept, op)
-		if op.F == history.Acquire {
-			_ = acq.RecordValue(min(max((op.Return-op.Call)/1000, 1), int64(time.Hour/time.Microsecond)))
-		}
-	}
-	s := report.Compute(kept)
-	secs := time.Duration(end - warmup).Seconds()
-	if secs <= 0 {
-		return
-	}
-	ms := func(h *hdrhistogram.Histogram, q float64) float64 { return float64(h.ValueAtQuantile(q)) / 1000 }
-	cell.Acquisitions = float64(s.Acquisitions) / secs
-	cell.CriticalSections = float64(s.Latency["write"].TotalCount()) / secs
-	cell.AcquireP50, cell.AcquireP90, cell.AcquireP99 = ms(acq, 50), ms(acq, 90), ms(acq, 99)
-	cell.AcquireP999, cell.AcquireMax = ms(acq, 99.9), ms(acq, 100)
-	cell.WaitP50, cell.WaitP99 = ms(s.Wait, 50), ms(s.Wait, 99)
-	cell.SuccessRatio, cell.Jain = s.SuccessRatio, s.Jain
-	if cell.BaselinePairs > 0 {
-		cell.Ratio = cell.Acquisitions / cell.BaselinePairs
-	}
 }
 
 // baseline measures redis-benchmark with the commands of an acquire and a
@@ -217,38 +157,4 @@ func baseline(ctx context.Context, cfg BenchConfig, cl *cluster.Cluster, clients
 	}
 	cell.BaselinePairs = 1 / (1/cell.BaselineSet + 1/cell.BaselineRelease)
 	return rc.FlushAll(ctx).Err()
-}
-
-// writeBench writes bench.json, bench.csv and bench.html.
-func writeBench(dir string, cells []BenchCell) error {
-	if err := writeJSON(filepath.Join(dir, "bench.json"), cells); err != nil {
-		return err
-	}
-	f, err := os.Create(filepath.Join(dir, "bench.csv"))
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(f)
-	_ = w.Write([]string{"lock", "clients", "keys", "acquisitions_per_sec", "critical_sections_per_sec",
-		"acquire_p50_ms", "acquire_p90_ms", "acquire_p99_ms", "acquire_p999_ms", "acquire_max_ms",
-		"wait_p50_ms", "wait_p99_ms", "success_ratio", "jain", "verdict",
-		"baseline_set_per_sec", "baseline_release_per_sec", "baseline_pairs_per_sec", "ratio", "peak_rss_mb", "run"})
-	g := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-	for _, c := range cells {
-		_ = w.Write([]string{c.Lock, strconv.Itoa(c.Clients), strconv.Itoa(c.Keys), g(c.Acquisitions), g(c.CriticalSections),
-			g(c.AcquireP50), g(c.AcquireP90), g(c.AcquireP99), g(c.AcquireP999), g(c.AcquireMax),
-			g(c.WaitP50), g(c.WaitP99), g(c.SuccessRatio), g(c.Jain), string(c.Verdict),
-			g(c.BaselineSet), g(c.BaselineRelease), g(c.BaselinePairs), g(c.Ratio), g(c.PeakRSSMB), c.Run})
-	}
-	w.Flush()
-	if err := errors.Join(w.Error(), f.Close()); err != nil {
-		return err
-	}
-	var rows []report.BenchRow
-	for _, c := range cells {
-		rows = append(rows, report.BenchRow{Lock: c.Lock, Clients: c.Clients, Keys: c.Keys, Acquisitions: c.Acquisitions,
-			CriticalSections: c.CriticalSections, P99: c.AcquireP99, SuccessRatio: c.SuccessRatio, Jain: c.Jain,
-			Verdict: c.Verdict, BaselinePairs: c.BaselinePairs, Ratio: c.Ratio})
-	}
-	return report.WriteBench(filepath.Join(dir, "bench.html"), rows)
 }

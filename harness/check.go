@@ -2,12 +2,10 @@ package harness
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
@@ -16,56 +14,64 @@ import (
 )
 
 // CheckDir re-runs the checkers over a run dir (or a history.jsonl path)
-// and returns the report and the results.json content. Options not set in
-// opt come from the run's run.json, when there is one. Visualizations are
-// written into the run dir. Unreadable input wraps ErrConfig.
-func CheckDir(ctx context.Context, path string, opt checker.Options) (checker.Report, ResultsFile, error) {
-	rep, rf, _, _, err := checkDir(ctx, path, opt)
-	return rep, rf, err
+// and returns the findings and the results.json content. Options not set
+// in opt come from the run's run.json, when there is one. Visualizations
+// are written into the run dir. Unreadable input wraps ErrConfig.
+func CheckDir(ctx context.Context, path string, opt checker.Options) (checker.Findings, report.Results, error) {
+	c, err := checkDir(ctx, path, opt)
+	return c.findings, c.results, err
 }
 
-// checkDir is CheckDir that also returns the history and run.json.
-func checkDir(ctx context.Context, path string, opt checker.Options) (checker.Report, ResultsFile, []history.Op, RunInfo, error) {
+// checked is a history checked: what CheckDir returns, and what the
+// report needs besides.
+type checked struct {
+	dir      string
+	ops      []history.Op
+	info     report.RunInfo
+	raw      []byte // run.json as on disk
+	findings checker.Findings
+	results  report.Results
+}
+
+func checkDir(ctx context.Context, path string, opt checker.Options) (checked, error) {
+	var c checked
 	if err := opt.Validate(); err != nil {
-		return checker.Report{}, ResultsFile{}, nil, RunInfo{}, configErr(err)
+		return c, configErr(err)
 	}
-	dir, hpath := path, filepath.Join(path, "history.jsonl")
+	var hpath string
+	c.dir, hpath = path, filepath.Join(path, "history.jsonl")
 	if st, err := os.Stat(path); err != nil {
-		return checker.Report{}, ResultsFile{}, nil, RunInfo{}, configErr(fmt.Errorf("%s: no such run dir or history file", path))
+		return c, configErr(fmt.Errorf("%s: no such run dir or history file", path))
 	} else if !st.IsDir() {
-		dir, hpath = filepath.Dir(path), path
+		c.dir, hpath = filepath.Dir(path), path
 	}
-	var info RunInfo
-	if b, err := os.ReadFile(filepath.Join(dir, "run.json")); err == nil {
-		if err := json.Unmarshal(b, &info); err != nil {
-			return checker.Report{}, ResultsFile{}, nil, RunInfo{}, configErr(fmt.Errorf("%s: %v", filepath.Join(dir, "run.json"), err))
-		}
-		// The run's settings, where the caller set none (0 in run.json
-		// means 0).
-		for _, f := range []struct {
-			opt *time.Duration
-			ran string
-		}{{&opt.InfoHorizon, info.InfoHorizon}, {&opt.ClockTolerance, info.ClockTolerance}} {
-			if d, err := time.ParseDuration(f.ran); err == nil && *f.opt == 0 {
-				*f.opt = checker.Exactly(d)
-			}
+	var err error
+	if c.info, c.raw, err = report.ReadRunInfo(c.dir); err != nil {
+		return c, configErr(err)
+	}
+	// The run's settings, where the caller set none (0 in run.json means 0).
+	for _, f := range []struct {
+		opt *time.Duration
+		ran string
+	}{{&opt.InfoHorizon, c.info.InfoHorizon}, {&opt.ClockTolerance, c.info.ClockTolerance}} {
+		if d, err := time.ParseDuration(f.ran); err == nil && *f.opt == 0 {
+			*f.opt = checker.Exactly(d)
 		}
 	}
-	ops, err := history.ReadFile(hpath)
-	if err != nil {
+	if c.ops, err = history.ReadFile(hpath); err != nil {
 		var le *history.LineError
 		if errors.As(err, &le) || errors.Is(err, os.ErrNotExist) || errors.Is(err, history.ErrEmpty) {
-			return checker.Report{}, ResultsFile{}, nil, RunInfo{}, configErr(err)
+			return c, configErr(err)
 		}
-		return checker.Report{}, ResultsFile{}, nil, RunInfo{}, err
+		return c, err
 	}
 	if opt.OutDir == "" {
-		opt.OutDir = dir
+		opt.OutDir = c.dir
 	}
-	rep := checker.Check(ctx, ops, opt)
-	rf := ResultsFile{Verdict: rep.Verdict, Lock: info.Lock, Ops: int64(len(ops)), Checkers: rep.Checkers,
-		Faults: checker.FaultWindows(ops)}
-	return rep, rf, ops, info, nil
+	c.findings = checker.Check(ctx, c.ops, opt)
+	c.results = report.Results{Verdict: c.findings.Verdict, Lock: c.info.Lock, Ops: int64(len(c.ops)), Checkers: c.findings.Checkers,
+		Faults: checker.FaultWindows(c.ops)}
+	return c, nil
 }
 
 // Check re-checks a run dir or a history file, as CheckDir, and writes
@@ -73,7 +79,7 @@ func checkDir(ctx context.Context, path string, opt checker.Options) (checker.Re
 // (made if missing). out "" is a check-<timestamp>/ inside the run dir,
 // or in the current directory for a history file outside one (lockcheck
 // never writes beside a file that is not its own). It returns out.
-func Check(ctx context.Context, path, out string, opt checker.Options) (checker.Report, string, error) {
+func Check(ctx context.Context, path, out string, opt checker.Options) (checker.Findings, string, error) {
 	if out == "" {
 		parent := "."
 		if dir, ok := runDirOf(path); ok {
@@ -83,7 +89,7 @@ func Check(ctx context.Context, path, out string, opt checker.Options) (checker.
 	}
 	_, statErr := os.Stat(out)
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		return checker.Report{}, out, configErr(fmt.Errorf("--out: %w", err))
+		return checker.Findings{}, out, configErr(fmt.Errorf("--out: %w", err))
 	}
 	opt.OutDir = out
 	rep, rf, err := CheckDir(ctx, path, opt)
@@ -93,7 +99,7 @@ func Check(ctx context.Context, path, out string, opt checker.Options) (checker.
 		}
 		return rep, out, err
 	}
-	return rep, out, writeJSON(filepath.Join(out, "results.json"), rf)
+	return rep, out, report.WriteResults(out, rf)
 }
 
 // runDirOf returns the run dir path is, or holds its history: a dir with
@@ -107,65 +113,39 @@ func runDirOf(path string) (string, bool) {
 	return dir, err == nil
 }
 
-// Report redoes stages 3 and 4 on a run dir without Redis: check the
-// history, write results.json (keeping the workload's counters from the
-// old one) and the report files.
-func Report(ctx context.Context, dir string, opt checker.Options) (checker.Report, error) {
-	rep, rf, ops, info, err := checkDir(ctx, dir, opt)
+// Report redoes the check and the report on a run dir without Redis:
+// check the history, write results.json and the report files. Figures
+// the history does not record (elapsed time, what the clients counted)
+// are kept from the old results.json.
+func Report(ctx context.Context, dir string, opt checker.Options) (checker.Findings, error) {
+	c, err := checkDir(ctx, dir, opt)
 	if err != nil {
-		return rep, err
+		return c.findings, err
 	}
-	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-		dir = filepath.Dir(dir)
-	}
-	var old ResultsFile
-	if b, err := os.ReadFile(filepath.Join(dir, "results.json")); err == nil {
-		_ = json.Unmarshal(b, &old)
-		rf.Summary, rf.Elapsed, rf.OpsPerSec, rf.Interrupted = old.Summary, old.Elapsed, old.OpsPerSec, old.Interrupted
-	}
-	if err := writeJSON(filepath.Join(dir, "results.json"), rf); err != nil {
-		return rep, err
-	}
-	return rep, writeReport(dir, ops, rep, info, rf.Summary.CutShort)
+	old, _ := report.ReadResults(c.dir)
+	c.results.Elapsed, c.results.OpsPerSec, c.results.Interrupted = old.Elapsed, old.OpsPerSec, old.Interrupted
+	return c.findings, c.write(old.Summary.Unrecorded())
 }
 
-// writeReport writes report.html, junit.xml and the .hgrm files.
-func writeReport(dir string, ops []history.Op, rep checker.Report, info RunInfo, cutShort int64) error {
-	raw, _ := os.ReadFile(filepath.Join(dir, "run.json"))
-	meta := report.Meta{Lock: info.Lock, LockVersion: info.LockVersion, Redis: info.Redis, Lockcheck: info.Lockcheck, Topology: info.Topology,
-		Command: shellJoin(info.Args), Config: string(raw), CutShort: cutShort, Nodes: map[string]string{}}
-	for _, n := range info.Nodes {
-		meta.Nodes[n.Name] = filepath.Join(dir, n.Log)
+// write writes results.json, with its summary read off the history and
+// u, and the report files.
+func (c *checked) write(u history.Unrecorded) error {
+	c.results.Summary = report.Summarize(c.ops, u)
+	err := report.WriteResults(c.dir, c.results)
+	if rerr := report.Write(c.dir, c.ops, c.findings, report.MetaOf(c.dir, c.info, c.raw)); rerr != nil {
+		err = errors.Join(err, fmt.Errorf("report: %w", rerr))
 	}
-	return report.Write(dir, ops, rep, meta)
-}
-
-// shellJoin quotes args for a shell where needed.
-func shellJoin(args []string) string {
-	var b strings.Builder
-	for i, a := range args {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		if a != "" && strings.IndexFunc(a, func(r rune) bool {
-			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_=./,:@%+", r))
-		}) < 0 {
-			b.WriteString(a)
-		} else {
-			b.WriteString("'" + strings.ReplaceAll(a, "'", `'"'"'`) + "'")
-		}
-	}
-	return b.String()
+	return err
 }
 
 // Compare checks two run dirs and writes a page that puts them side by side.
 func Compare(ctx context.Context, before, after, out string, opt checker.Options) error {
 	load := func(dir string) (report.Run, error) {
-		rep, _, ops, info, err := checkDir(ctx, dir, opt)
+		c, err := checkDir(ctx, dir, opt)
 		if err != nil {
 			return report.Run{}, err
 		}
-		return report.Run{Dir: dir, Ops: ops, Report: rep, Meta: report.Meta{Lock: info.Lock, Redis: info.Redis}}, nil
+		return report.Run{Dir: dir, Ops: c.ops, Findings: c.findings, Meta: report.Meta{Lock: c.info.Lock, Redis: c.info.Redis}}, nil
 	}
 	a, err := load(before)
 	if err != nil {

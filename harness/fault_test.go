@@ -71,7 +71,7 @@ func (s scenario) expect(t *testing.T, lock string, ok func(*harness.Result) (bo
 }
 
 func doubleHolders(r *harness.Result) int {
-	m, _ := r.Report.Checker("mutex")
+	m, _ := r.Findings.Checker("mutex")
 	return m.ViolationCount
 }
 
@@ -99,7 +99,7 @@ func faultPauseClient(t *testing.T, backend string) {
 		})
 	}
 	r := s.on(backend).expect(t, "fenced", func(r *harness.Result) (bool, string) {
-		f, _ := r.Report.Checker("fencing")
+		f, _ := r.Findings.Checker("fencing")
 		return r.Verdict == checker.Valid && f.Figures["stale_rejected"] > 0, "stale writes rejected: " + strconv.Itoa(int(f.Figures["stale_rejected"]))
 	})
 	if r.Summary.Paused == 0 {
@@ -114,7 +114,7 @@ func TestFault_CrashClient(t *testing.T) {
 	s := scenario{workload: w, nemesis: nemesis.Config{Faults: []string{"crash-client"}, Interval: time.Second, Duration: time.Second}}
 	for _, lock := range []string{"broken-setnx-expire", "broken-no-ttl"} {
 		s.expect(t, lock, func(r *harness.Result) (bool, string) {
-			l, _ := r.Report.Checker("liveness")
+			l, _ := r.Findings.Checker("liveness")
 			return l.Verdict == checker.Invalid, "stuck acquires: " + strconv.Itoa(int(l.Figures["stuck_acquires"]))
 		})
 	}

@@ -6,7 +6,6 @@ package harness
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,8 +21,8 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/report"
 	"github.com/lockcheck/lockcheck/workload"
-	"github.com/redis/go-redis/v9"
 )
 
 // ErrConfig marks a user mistake (bad option, missing program): exit 2.
@@ -38,11 +37,15 @@ type Config struct {
 	Name string
 	// OutDir is the results root; default "results".
 	OutDir string
-	// Lock names a lock in Registry; ignored if Factory is set.
+	// Lock names a lock in Registry (default lockimpl.Builtin()); a lock
+	// of the user's can be registered there (lockimpl.ProcessEntry for a
+	// lock process). Lock is ignored for the lookup if Factory is set.
 	Lock     string
 	Registry *lockimpl.Registry
-	// Factory builds the Locker under test (a user's own lock); Lock then
-	// names it in the results, and LockVersion says which version it is.
+	// Factory builds the Locker under test (a user's own lock, whose
+	// go-redis clients must take Env's Hooks and DialAddr for client
+	// faults to reach it); Lock then names it in the results, and
+	// LockVersion says which version it is.
 	Factory     lockimpl.Factory
 	LockVersion string
 	Workload    workload.Config
@@ -68,8 +71,8 @@ type Config struct {
 type Result struct {
 	Dir      string
 	Verdict  checker.Verdict
-	Report   checker.Report
-	Summary  workload.Summary
+	Findings checker.Findings
+	Summary  report.Summary
 	Elapsed  time.Duration
 	Ops      int64
 	Redis    string
@@ -78,69 +81,6 @@ type Result struct {
 	Interrupted bool
 	// Faults are the fault windows the nemesis recorded.
 	Faults []checker.FaultWindow
-}
-
-// RunInfo is run.json: everything needed to reproduce and re-check a run.
-type RunInfo struct {
-	Lockcheck      string          `json:"lockcheck"`
-	Lock           string          `json:"lock"`
-	LockVersion    string          `json:"lock_version,omitempty"`
-	Redis          string          `json:"redis"`
-	Topology       string          `json:"topology"`
-	Backend        string          `json:"backend"`
-	Args           []string        `json:"args,omitempty"`
-	Seed           int64           `json:"seed"`
-	Started        time.Time       `json:"started"`
-	Workload       workloadJSON    `json:"workload"`
-	Nemesis        nemesisJSON     `json:"nemesis"`
-	ClockTolerance string          `json:"clock_tolerance"`
-	InfoHorizon    string          `json:"info_horizon"`
-	Nodes          []nodeJSON      `json:"nodes"`
-	Extra          json.RawMessage `json:"extra,omitempty"`
-}
-
-type workloadJSON struct {
-	Clients   int    `json:"clients"`
-	Keys      int    `json:"keys"`
-	KeyDist   string `json:"key_dist"`
-	Ops       int64  `json:"ops"`
-	Duration  string `json:"duration"`
-	TTL       string `json:"ttl"`
-	Hold      string `json:"hold"`
-	HoldDist  string `json:"hold_dist"`
-	Retry     string `json:"retry"`
-	Think     string `json:"think"`
-	OpTimeout string `json:"op_timeout"`
-	Margin    string `json:"margin"`
-	// ExtendEvery is the client-side watchdog's interval, if any.
-	ExtendEvery string `json:"extend_every,omitempty"`
-}
-
-type nemesisJSON struct {
-	Faults       []string `json:"faults,omitempty"`
-	Interval     string   `json:"interval,omitempty"`
-	Duration     string   `json:"duration,omitempty"`
-	RestartDelay string   `json:"restart_delay,omitempty"`
-	Persistence  string   `json:"persistence,omitempty"`
-}
-
-type nodeJSON struct {
-	Name string `json:"name"`
-	Addr string `json:"addr"`
-	Log  string `json:"log"`
-}
-
-// ResultsFile is results.json.
-type ResultsFile struct {
-	Verdict     checker.Verdict       `json:"verdict"`
-	Lock        string                `json:"lock"`
-	Ops         int64                 `json:"ops"`
-	Elapsed     string                `json:"elapsed"`
-	OpsPerSec   float64               `json:"ops_per_sec"`
-	Interrupted bool                  `json:"interrupted,omitempty"`
-	Summary     workload.Summary      `json:"summary"`
-	Faults      []checker.FaultWindow `json:"faults,omitempty"`
-	Checkers    []checker.Result      `json:"checkers"`
 }
 
 // plan is a run's configuration, checked and with its defaults filled in.
@@ -172,11 +112,12 @@ func prepare(cfg Config) (plan, error) {
 	if p.workload, err = cfg.Workload.WithDefaults(); err != nil {
 		return p, err
 	}
-	var topology string
-	if p.factory, p.lockName, topology, err = cfg.factory(); err != nil {
+	e, err := cfg.entry()
+	if err != nil {
 		return p, err
 	}
-	if topology != "" {
+	p.factory, p.lockName = e.Factory, e.Name
+	if topology := e.Topology; topology != "" {
 		if cfg.Cluster.Topology != "" && cfg.Cluster.Topology != topology {
 			return p, fmt.Errorf("lock %s needs --topology %s, not %s", p.lockName, topology, cfg.Cluster.Topology)
 		}
@@ -190,6 +131,11 @@ func prepare(cfg Config) (plan, error) {
 	}
 	if err := p.nemesis.Fits(p.cfg.Cluster.Topology); err != nil {
 		return p, err
+	}
+	if e.OwnClient {
+		if err := p.nemesis.FitsOwnClient(e.Name); err != nil {
+			return p, err
+		}
 	}
 	if p.nemesis.Seed == 0 {
 		p.nemesis.Seed = p.workload.Seed
@@ -252,10 +198,12 @@ type run struct {
 	cl     *cluster.Cluster
 	ownsCl bool // started here, so stopped here
 	clock  *history.Clock
-	info   RunInfo
+	info   report.RunInfo
 	hf     *os.File
 	hw     *history.Writer
 	runner *workload.Runner
+	// unrecorded is what the clients counted that the history lacks.
+	unrecorded history.Unrecorded
 }
 
 // start makes the run dir and starts Redis (unless the caller runs it).
@@ -300,19 +248,19 @@ func (r *run) stop() error {
 func (r *run) open() error {
 	r.clock = history.NewClock()
 	cfg, ccfg, w, n := r.cfg, r.cfg.Cluster, r.workload, r.nemesis
-	r.info = RunInfo{Lockcheck: Version, Lock: r.lockName, LockVersion: cfg.LockVersion, Redis: r.res.Redis,
+	r.info = report.RunInfo{Lockcheck: Version, Lock: r.lockName, LockVersion: cfg.LockVersion, Redis: r.res.Redis,
 		Topology: ccfg.Topology, Backend: ccfg.Backend, Args: cfg.Args, Seed: w.Seed, Started: r.clock.Start().UTC(),
 		Workload: toJSON(w), ClockTolerance: cfg.Check.Resolved().ClockTolerance.String(),
 		InfoHorizon: cfg.Check.Resolved().InfoHorizon.String()}
 	if len(n.Faults) > 0 {
-		r.info.Nemesis = nemesisJSON{Faults: n.Faults, Interval: n.Interval.String(), Duration: n.Duration.String(),
+		r.info.Nemesis = report.RunNemesis{Faults: n.Faults, Interval: n.Interval.String(), Duration: n.Duration.String(),
 			RestartDelay: cfg.RestartDelay.String(), Persistence: cmp.Or(ccfg.Persistence, "none")}
 	}
 	for _, node := range append(append([]*cluster.Node{}, r.cl.Nodes...), r.cl.Sentinels...) {
 		rel, _ := filepath.Rel(r.res.Dir, node.LogPath)
-		r.info.Nodes = append(r.info.Nodes, nodeJSON{Name: node.Name, Addr: node.Addr, Log: rel})
+		r.info.Nodes = append(r.info.Nodes, report.RunNode{Name: node.Name, Addr: node.Addr, Log: rel})
 	}
-	if err := writeJSON(filepath.Join(r.res.Dir, "run.json"), r.info); err != nil {
+	if err := report.WriteRunInfo(r.res.Dir, r.info); err != nil {
 		return err
 	}
 	hf, err := os.Create(filepath.Join(r.res.Dir, "history.jsonl"))
@@ -330,16 +278,11 @@ func (r *run) lock() (lockimpl.Locker, error) {
 	cl, w := r.cl, r.workload
 	env := lockimpl.Env{Addrs: cl.Addrs(), Password: cl.Password, PoolSize: w.Clients + 16, OpTimeout: w.OpTimeout,
 		Now: r.clock.Now, Record: r.record, DialAddr: cl.DialAddr}
-	if crashHook, _, _ := r.nemesis.Needs(); crashHook {
-		// The runner is made after the locker; commands a lock sends while
-		// it is built (SCRIPT LOAD) come before it: no client has crashed.
-		env.Hooks = []redis.Hook{lockimpl.CrashHook(func(id int) bool { return r.runner != nil && r.runner.Crashed(id) },
-			func(id int) {
-				if r.runner != nil {
-					r.runner.Succeeded(id)
-				}
-			})}
-	}
+	// The clients exist before the lock: the faults they play reach it
+	// through env.
+	r.runner = workload.New(w, r.clock.Now, r.record)
+	crashes, _, _ := r.nemesis.Needs()
+	r.runner.Instrument(&env, crashes)
 	if len(cl.Sentinels) > 0 {
 		env.Sentinels, env.MasterName = cl.SentinelAddrs(), cluster.MasterName
 	}
@@ -360,14 +303,13 @@ func (r *run) lock() (lockimpl.Locker, error) {
 // drive runs the clients and the nemesis until the run ends, heals every
 // fault, and closes the history.
 func (r *run) drive(ctx context.Context, locker lockimpl.Locker) error {
-	r.runner = workload.New(r.workload, locker, r.clock.Now, r.record)
 	nctx, stopNemesis := context.WithCancel(ctx)
 	nemesisDone := make(chan error, 1)
 	go func() {
 		nemesisDone <- nemesis.Run(nctx, r.nemesis, nemesis.Env{Cluster: r.cl, Clients: r.runner, TTL: r.workload.TTL,
 			Window: r.nemesis.Duration, RestartDelay: r.cfg.RestartDelay}, r.record, r.clock.Now)
 	}()
-	runErr := runWithProgress(ctx, r.runner, r.cfg.Progress, r.clock)
+	runErr := runWithProgress(ctx, r.runner, locker, r.cfg.Progress, r.clock, r.hw)
 	if errors.Is(runErr, lockimpl.ErrBadLock) {
 		runErr = configErr(runErr)
 	}
@@ -381,8 +323,7 @@ func (r *run) drive(ctx context.Context, locker lockimpl.Locker) error {
 	closeLocker(locker)
 	// Everything the clients recorded is on disk before anything else.
 	runErr = errors.Join(runErr, r.closeHistory())
-	r.res.Summary = r.runner.Counters().Snapshot()
-	r.res.Ops = r.res.Summary.Total()
+	r.unrecorded = r.runner.Counters().Snapshot()
 	_ = updateLatest(r.cfg.OutDir, r.res.Dir)
 	return runErr
 }
@@ -400,20 +341,18 @@ func (r *run) closeHistory() error {
 
 // judge checks the history and writes results.json and the report.
 func (r *run) judge(ctx context.Context) error {
-	res, dir := r.res, r.res.Dir
-	rep, rf, ops, _, err := checkDir(context.WithoutCancel(ctx), dir, r.cfg.Check)
+	res := r.res
+	c, err := checkDir(context.WithoutCancel(ctx), res.Dir, r.cfg.Check)
 	if err != nil {
 		return err
 	}
-	res.Report, res.Verdict, res.Faults = rep, rep.Verdict, rf.Faults
-	rf.Summary, rf.Elapsed, rf.Interrupted = res.Summary, res.Elapsed.Round(time.Millisecond).String(), res.Interrupted
+	res.Findings, res.Verdict, res.Faults = c.findings, c.findings.Verdict, c.results.Faults
+	c.results.Elapsed, c.results.Interrupted = res.Elapsed.Round(time.Millisecond).String(), res.Interrupted
 	if res.Elapsed > 0 {
-		rf.OpsPerSec = float64(rf.Ops) / res.Elapsed.Seconds()
+		c.results.OpsPerSec = float64(c.results.Ops) / res.Elapsed.Seconds()
 	}
-	err = writeJSON(filepath.Join(dir, "results.json"), rf)
-	if rerr := writeReport(dir, ops, rep, r.info, res.Summary.CutShort); rerr != nil {
-		err = errors.Join(err, fmt.Errorf("report: %w", rerr))
-	}
+	err = c.write(r.unrecorded)
+	res.Summary, res.Ops = c.results.Summary, c.results.Summary.Ops.Total()
 	return err
 }
 
@@ -431,28 +370,22 @@ func infoHorizon(w workload.Config, n nemesis.Config, restartDelay time.Duration
 	return h
 }
 
-// factory returns the lock's factory, its name, and the topology it needs
-// ("": any single-master one).
-func (cfg *Config) factory() (lockimpl.Factory, string, string, error) {
+// entry returns the lock under test: Factory, or the lock Lock names.
+func (cfg *Config) entry() (lockimpl.Entry, error) {
 	if cfg.Factory != nil {
-		return cfg.Factory, cmp.Or(cfg.Lock, "custom"), "", nil
+		return lockimpl.Entry{Name: cmp.Or(cfg.Lock, "custom"), Factory: cfg.Factory}, nil
 	}
 	reg := cfg.Registry
 	if reg == nil {
 		reg = lockimpl.Builtin()
 	}
-	name := cmp.Or(cfg.Lock, "setnx")
-	e, err := reg.Lookup(name)
-	if err != nil {
-		return nil, "", "", err
-	}
-	return e.Factory, name, e.Topology, nil
+	return reg.Lookup(cmp.Or(cfg.Lock, "setnx"))
 }
 
 // runWithProgress runs the workload, printing a progress line each second.
 // A panic that escapes the workload (it recovers its clients') still
 // leaves through the deferred cleanup in Run.
-func runWithProgress(ctx context.Context, r *workload.Runner, w io.Writer, clock *history.Clock) (err error) {
+func runWithProgress(ctx context.Context, r *workload.Runner, locker lockimpl.Locker, w io.Writer, clock *history.Clock, hw *history.Writer) (err error) {
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	if w != nil {
@@ -468,9 +401,9 @@ func runWithProgress(ctx context.Context, r *workload.Runner, w io.Writer, clock
 					fmt.Fprint(w, "\r\033[K")
 					return
 				case <-t.C:
-					s := r.Counters().Snapshot()
-					total := s.Total()
-					ok, fail, info := byType(s)
+					c := hw.Counts()
+					total := c.Total()
+					ok, fail, info := byType(c)
 					fmt.Fprintf(w, "\r\033[K%6.1fs  %8d ops/s  ok %d  fail %d  info %d",
 						float64(clock.Now())/1e9, total-prev, ok, fail, info)
 					prev = total
@@ -485,11 +418,11 @@ func runWithProgress(ctx context.Context, r *workload.Runner, w io.Writer, clock
 			err = fmt.Errorf("workload panicked: %v\n%s", p, debug.Stack())
 		}
 	}()
-	return r.Run(ctx)
+	return r.Run(ctx, locker)
 }
 
-func byType(s workload.Summary) (ok, fail, info int64) {
-	for _, m := range s.Ops {
+func byType(c history.Counts) (ok, fail, info int64) {
+	for _, m := range c {
 		ok += m[history.OK]
 		fail += m[history.Fail]
 		info += m[history.Info]
@@ -503,8 +436,8 @@ func closeLocker(l lockimpl.Locker) {
 	}
 }
 
-func toJSON(c workload.Config) workloadJSON {
-	w := workloadJSON{Clients: c.Clients, Keys: c.Keys, KeyDist: c.KeyDist, Ops: c.Ops,
+func toJSON(c workload.Config) report.RunWorkload {
+	w := report.RunWorkload{Clients: c.Clients, Keys: c.Keys, KeyDist: c.KeyDist, Ops: c.Ops,
 		Duration: c.Duration.String(), TTL: c.TTL.String(), Hold: c.Hold.String(), HoldDist: c.HoldDist,
 		Retry: c.Retry, Think: c.Think.String(), OpTimeout: c.OpTimeout.String(), Margin: c.Margin.String()}
 	if c.ExtendEvery > 0 {
@@ -556,12 +489,4 @@ func updateLatest(root, dir string) error {
 		return err
 	}
 	return os.Rename(tmp, link)
-}
-
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
 }

@@ -55,7 +55,7 @@ func TestRun_CorrectLocksValid(t *testing.T) {
 		t.Run(lock, func(t *testing.T) {
 			res := run(t, lock, proofWorkload(1))
 			if res.Verdict != checker.Valid {
-				t.Fatalf("verdict %s, want valid (late exits %d): %+v", res.Verdict, res.Summary.LateExits, res.Report.Checkers)
+				t.Fatalf("verdict %s, want valid (late exits %d): %+v", res.Verdict, res.Summary.LateExits, res.Findings.Checkers)
 			}
 			// The workload must have stressed the lock, or valid means nothing.
 			if res.Summary.CutShort == 0 {
@@ -77,7 +77,7 @@ func TestRun_BrokenLocksInvalid(t *testing.T) {
 		t.Run(lock, func(t *testing.T) {
 			for attempt := int64(1); attempt <= 4; attempt++ {
 				res := run(t, lock, proofWorkload(attempt))
-				m, _ := res.Report.Checker("mutex")
+				m, _ := res.Findings.Checker("mutex")
 				if res.Verdict == checker.Invalid && m.ViolationCount > 0 {
 					t.Logf("attempt %d: %d double holders; first: %s", attempt, m.ViolationCount, m.Violations[0].Message)
 					return
@@ -94,7 +94,7 @@ func TestRun_BrokenLocksInvalid(t *testing.T) {
 func TestRun_LinearizableCatchesForeignRelease(t *testing.T) {
 	testutil.RequireRedis(t)
 	res := run(t, "broken-del-release", proofWorkload(7))
-	lin, _ := res.Report.Checker("linearizable")
+	lin, _ := res.Findings.Checker("linearizable")
 	if lin.Verdict != checker.Invalid {
 		t.Fatalf("linearizable: got %s, want invalid", lin.Verdict)
 	}
@@ -173,8 +173,8 @@ func TestCheckDir_SameVerdictAsRun(t *testing.T) {
 		t.Errorf("re-check verdict %s, run verdict %s", rep.Verdict, res.Verdict)
 	}
 	for i, c := range rep.Checkers {
-		if c.ViolationCount != res.Report.Checkers[i].ViolationCount {
-			t.Errorf("%s: re-check found %d violations, run %d", c.Name, c.ViolationCount, res.Report.Checkers[i].ViolationCount)
+		if c.ViolationCount != res.Findings.Checkers[i].ViolationCount {
+			t.Errorf("%s: re-check found %d violations, run %d", c.Name, c.ViolationCount, res.Findings.Checkers[i].ViolationCount)
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"html/template"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/report"
 	"github.com/lockcheck/lockcheck/workload"
 )
 
@@ -96,26 +96,9 @@ type MatrixConfig struct {
 	Args     []string
 }
 
-// Cell is one lock under one scenario.
-type Cell struct {
-	Lock, Scenario string
-	Topology       string
-	Verdict        checker.Verdict
-	// NA says why the cell does not apply.
-	NA            string
-	DoubleHolders int
-	Violations    int
-	Ops           int64
-	Runs          int
-	Dir           string // relative to the matrix dir
-	Expected      checker.Verdict
-	Err           string
-}
-
-// Matches reports whether the cell met its expectation (true if none).
-func (c Cell) Matches() bool {
-	return c.Expected == "" || c.NA != "" || c.Verdict == c.Expected
-}
+// Cell is one lock under one scenario (report writes the matrix from
+// them).
+type Cell = report.MatrixCell
 
 // MatrixResult is a matrix run.
 type MatrixResult struct {
@@ -190,12 +173,12 @@ func Matrix(ctx context.Context, cfg MatrixConfig) (*MatrixResult, error) {
 				cell.NA = "not run (interrupted)"
 			}
 			if cfg.Progress != nil {
-				fmt.Fprintf(cfg.Progress, "%-10s %-15s %s\n", lock, s.Name, cell.summary())
+				fmt.Fprintf(cfg.Progress, "%-10s %-15s %s\n", lock, s.Name, cell.Line())
 			}
 			res.Cells = append(res.Cells, cell)
 		}
 	}
-	if err := res.write(cfg); err != nil {
+	if err := res.write(); err != nil {
 		return res, err
 	}
 	_ = updateLatest(cfg.OutDir, dir)
@@ -258,7 +241,7 @@ func runCell(ctx context.Context, cfg MatrixConfig, s Scenario, cell *Cell, dir 
 		}
 		cell.Dir, _ = filepath.Rel(dir, r.Dir)
 		cell.Violations, cell.DoubleHolders = 0, 0
-		for _, c := range r.Report.Checkers {
+		for _, c := range r.Findings.Checkers {
 			cell.Violations += c.ViolationCount
 			if c.Name == "mutex" {
 				cell.DoubleHolders = c.ViolationCount
@@ -270,119 +253,14 @@ func runCell(ctx context.Context, cfg MatrixConfig, s Scenario, cell *Cell, dir 
 	}
 }
 
-func (c Cell) summary() string {
-	if c.NA != "" {
-		return "n/a: " + c.NA
+// write writes matrix.md and matrix.html.
+func (m *MatrixResult) write() error {
+	cols := make([]report.MatrixColumn, len(m.Scenarios))
+	for i, s := range m.Scenarios {
+		cols[i] = report.MatrixColumn{Name: s.Name, Description: s.Description}
 	}
-	s := string(c.Verdict)
-	if c.Violations > 0 {
-		s += fmt.Sprintf(" (%d violations, %d double holders)", c.Violations, c.DoubleHolders)
-	}
-	if c.Runs > 1 {
-		s += fmt.Sprintf(", run %d", c.Runs)
-	}
-	if !c.Matches() {
-		s += ", EXPECTED " + string(c.Expected)
-	}
-	if c.Err != "" {
-		s += "; error: " + firstLine(c.Err)
-	}
-	return s
+	return report.WriteMatrix(m.Dir, m.Locks, cols, m.Cells)
 }
-
-func firstLine(s string) string { return strings.SplitN(s, "\n", 2)[0] }
-
-// cell returns the cell of lock under scenario.
-func (m *MatrixResult) cell(lock, scenario string) Cell {
-	for _, c := range m.Cells {
-		if c.Lock == lock && c.Scenario == scenario {
-			return c
-		}
-	}
-	return Cell{NA: "not run"}
-}
-
-func (m *MatrixResult) write(cfg MatrixConfig) error {
-	var md strings.Builder
-	fmt.Fprintf(&md, "| lock |")
-	for _, s := range m.Scenarios {
-		fmt.Fprintf(&md, " `%s` |", s.Name)
-	}
-	md.WriteString("\n|---|")
-	for range m.Scenarios {
-		md.WriteString("---|")
-	}
-	md.WriteString("\n")
-	for _, l := range m.Locks {
-		fmt.Fprintf(&md, "| `%s` |", l)
-		for _, s := range m.Scenarios {
-			fmt.Fprintf(&md, " %s |", m.cell(l, s.Name).markdown())
-		}
-		md.WriteString("\n")
-	}
-	md.WriteString("\n")
-	for _, s := range m.Scenarios {
-		fmt.Fprintf(&md, "- `%s`: %s\n", s.Name, s.Description)
-	}
-	if err := os.WriteFile(filepath.Join(m.Dir, "matrix.md"), []byte(md.String()), 0o644); err != nil {
-		return err
-	}
-	f, err := os.Create(filepath.Join(m.Dir, "matrix.html"))
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return matrixHTML.Execute(f, m)
-}
-
-func (c Cell) markdown() string {
-	if c.NA != "" {
-		return "n/a"
-	}
-	s := string(c.Verdict)
-	if c.Verdict == checker.Invalid {
-		s = "**invalid**"
-	}
-	if c.DoubleHolders > 0 {
-		s += fmt.Sprintf(" (%s)", plural(c.DoubleHolders, "double holder"))
-	} else if c.Violations > 0 {
-		s += fmt.Sprintf(" (%s)", plural(c.Violations, "violation"))
-	}
-	if !c.Matches() {
-		s += " ≠ expected " + string(c.Expected)
-	}
-	return s
-}
-
-// Rows is the template's view: one row per lock.
-func (m *MatrixResult) Rows() [][]Cell {
-	var rows [][]Cell
-	for _, l := range m.Locks {
-		var row []Cell
-		for _, s := range m.Scenarios {
-			row = append(row, m.cell(l, s.Name))
-		}
-		rows = append(rows, row)
-	}
-	return rows
-}
-
-var matrixHTML = template.Must(template.New("matrix").Parse(`<!doctype html>
-<html><head><meta charset="utf-8"><title>lockcheck matrix</title>
-<style>
-body{font:14px system-ui,sans-serif;margin:2em;color:#222}
-table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.4em .7em;text-align:center}
-td.valid{background:#e3f5e1}td.invalid{background:#fbe0dd}td.unknown{background:#fff3cd}td.na{color:#999}
-td.miss{outline:3px solid #c00}th.lock{text-align:left}small{color:#555}
-</style></head><body>
-<h1>lockcheck matrix</h1>
-<p>Each cell is one run of the lock under the scenario; its link opens the run's report.</p>
-<table><tr><th></th>{{range .Scenarios}}<th title="{{.Description}}">{{.Name}}</th>{{end}}</tr>
-{{range .Rows}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<th class="lock">{{$c.Lock}}</th>{{end}}{{if $c.NA}}<td class="na" title="{{$c.NA}}">n/a</td>{{else}}<td class="{{$c.Verdict}}{{if not $c.Matches}} miss{{end}}"><a href="{{$c.Dir}}/report.html">{{$c.Verdict}}</a>{{if $c.Violations}}<br><small>{{$c.Violations}} violations, {{$c.DoubleHolders}} double holders</small>{{end}}{{if not $c.Matches}}<br><small>expected {{$c.Expected}}</small>{{end}}</td>{{end}}{{end}}</tr>
-{{end}}</table>
-<ul>{{range .Scenarios}}<li><b>{{.Name}}</b>: {{.Description}}</li>{{end}}</ul>
-</body></html>
-`))
 
 // ReadExpect reads an expectations file: one "lock scenario verdict" per
 // line; # starts a comment.
@@ -406,11 +284,4 @@ func ReadExpect(path string) (map[string]checker.Verdict, error) {
 		out[fs[0]+" "+fs[1]] = checker.Verdict(fs[2])
 	}
 	return out, sc.Err()
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }

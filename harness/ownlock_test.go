@@ -33,8 +33,14 @@ func ownLock(t *testing.T, cfg *harness.Config) {
 		}
 		cfg.Lock, cfg.Factory = s.Name, s.Factory
 	case cfg.Lock == "cmd:lockproc":
-		cfg.Lock, cfg.Factory = "lockproc", lockimpl.ProcessFactory(lockprocBinary(t), "single")
+		processLock(cfg, "lockproc", lockprocBinary(t))
 	}
+}
+
+// processLock makes cfg's lock a lock process, as --lock-cmd does.
+func processLock(cfg *harness.Config, name, cmdline string) {
+	cfg.Lock, cfg.Registry = name, &lockimpl.Registry{}
+	cfg.Registry.Register(lockimpl.ProcessEntry(name, cmdline, "single"))
 }
 
 var lockproc struct {
@@ -116,7 +122,7 @@ func TestOwnLock_BrokenSpecs(t *testing.T) {
 		t.Error("no holder was paused")
 	}
 	foreignExtend := func(r *harness.Result) (bool, string) {
-		l, _ := r.Report.Checker("linearizable")
+		l, _ := r.Findings.Checker("linearizable")
 		msg := ""
 		if len(l.Violations) > 0 {
 			msg = l.Violations[0].Message
@@ -195,19 +201,44 @@ if [ $i -eq 1 ]; then echo "{\"id\":$id,\"ok\":true,\"token\":\"t$id\"}"; else e
 	w := shortLeases
 	w.Clients, w.Duration = 1, 5*time.Second
 	out := t.TempDir()
-	res, err := harness.Run(context.Background(), harness.Config{Lock: "dying", Factory: lockimpl.ProcessFactory(script, "single"),
-		OutDir: out, Workload: w})
+	cfg := harness.Config{OutDir: out, Workload: w}
+	processLock(&cfg, "dying", script)
+	res, err := harness.Run(context.Background(), cfg)
 	if !errors.Is(err, harness.ErrConfig) || !errors.Is(err, lockimpl.ErrBadLock) || !strings.Contains(err.Error(), "lost my redis connection") ||
 		!strings.Contains(err.Error(), "exit status 7") {
 		t.Fatalf("got %v, want a config error with the exit status and stderr tail", err)
 	}
-	if res == nil || res.Report.Verdict == "" || res.Elapsed > 3*time.Second {
+	if res == nil || res.Findings.Verdict == "" || res.Elapsed > 3*time.Second {
 		t.Fatalf("the run was not stopped at once and checked: %+v", res)
 	}
 	if b, err := os.ReadFile(filepath.Join(res.Dir, "history.jsonl")); err != nil || strings.Count(string(b), "\n") < 5 {
 		t.Errorf("history not kept: %v, %d lines", err, strings.Count(string(b), "\n"))
 	}
 	testutil.NoRedisChildren(t)
+}
+
+// TestOwnLock_ProcessRefusesClientFaults: faults that act inside
+// lockcheck's go-redis client are refused for a lock with a client of its
+// own, by the harness itself (a Go caller gets the same answer as
+// --lock-cmd), before anything starts; an in-process lock may have them.
+func TestOwnLock_ProcessRefusesClientFaults(t *testing.T) {
+	testutil.RequireRedis(t)
+	for _, fault := range []string{"crash-client", "latency"} {
+		cfg := harness.Config{Nemesis: nemesis.Config{Faults: []string{fault}}}
+		processLock(&cfg, "proc", "cat")
+		err := harness.Validate(cfg)
+		if !errors.Is(err, harness.ErrConfig) || !strings.Contains(err.Error(), "--nemesis "+fault+" acts inside lockcheck's own Redis client, which lock proc does not use") {
+			t.Errorf("%s with a lock process: got %v, want a config error naming the fault", fault, err)
+		}
+		if err := harness.Validate(harness.Config{Lock: "setnx", Nemesis: cfg.Nemesis}); err != nil {
+			t.Errorf("%s with setnx: %v, want no error", fault, err)
+		}
+	}
+	cfg := harness.Config{Nemesis: nemesis.Config{Faults: []string{"pause-client", "kill-redis"}}}
+	processLock(&cfg, "proc", "cat")
+	if err := harness.Validate(cfg); err != nil {
+		t.Errorf("pause-client and kill-redis with a lock process: %v, want no error", err)
+	}
 }
 
 // TestOwnLock_Redislock: github.com/bsm/redislock, valid without faults,

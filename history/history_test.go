@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ func sampleOps() []Op {
 	return []Op{
 		{Process: 3, F: Acquire, Type: OK, Key: "lock:1", Token: "ab12", TTLms: 1000, Call: 10, Return: 20},
 		{Process: 3, F: Write, Type: OK, Key: "lock:1", Token: "ab12", Fence: 7, Call: 21, Return: 40},
+		{Process: 5, F: Write, Type: OK, Key: "lock:1", Token: "cd34", Call: 41, Return: 60, CutShort: true, Late: true},
 		{Process: 3, F: Extend, Type: OK, Key: "lock:1", Token: "ab12", TTLms: 500, Mode: ExtendAdd, Call: 41, Return: 45},
 		{Process: 4, F: Acquire, Type: Info, Key: `<script>"k"\</script>`, Token: "lost-1", TTLms: 5, Call: 1, Return: 99, Error: "i/o timeout\n\t√"},
 		{Process: NemesisProcess, F: Nemesis, Type: Info, Call: 5, Return: 5, Value: &NemesisValue{Fault: "pause-redis", Phase: "start", Targets: []string{"n1"}}},
@@ -123,6 +125,8 @@ func TestRead_BadInput(t *testing.T) {
 		{"ttl too long", strings.Replace(good, `"ttl_ms":5`, `"ttl_ms":2147483649`, 1), 1, "ttl_ms 2147483649: want 1 to"},
 		{"no token on ok acquire", without("token"), 1, "acquire ok op has no token"},
 		{"no token on info release", strings.NewReplacer(`"acquire"`, `"release"`, `"ok"`, `"info"`).Replace(without("token")), 1, "release info op has no token"},
+		{"cut_short on acquire", strings.Replace(good, `"return":2`, `"return":2,"cut_short":true`, 1), 1, "cut_short or late on acquire op"},
+		{"late on acquire", strings.Replace(good, `"return":2`, `"return":2,"late":true`, 1), 1, "cut_short or late on acquire op"},
 		{"mode on acquire", strings.Replace(good, `"ttl_ms":5,`, `"ttl_ms":5,"mode":"add",`, 1), 1, `mode "add" on acquire op`},
 		{"blank line inside", good + "\n\n" + second, 2, "empty line"},
 		{"no call", without("call"), 1, `missing field "call"`},
@@ -198,4 +202,30 @@ func FuzzRead(f *testing.F) {
 		}
 		sameOps(t, again, ops)
 	})
+}
+
+// TestCounts: the writer's live counts and Count over what it wrote agree,
+// and Get and Total add up.
+func TestCounts(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf, 0)
+	for _, op := range sampleOps() {
+		_, _ = w.Write(op)
+	}
+	live := w.Counts()
+	_ = w.Close()
+	ops, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Count(ops)
+	if !reflect.DeepEqual(live, c) {
+		t.Errorf("live %v, read %v", live, c)
+	}
+	if c.Get(Write, OK) != 2 || c.Get(Acquire, "") != 2 || c.Get(Nemesis, Info) != 1 || c.Total() != int64(len(ops)) {
+		t.Errorf("counts %v: want 2 ok writes, 2 acquires, 1 nemesis op, %d in all", c, len(ops))
+	}
+	if _, ok := Count(ops[:1])[Nemesis]; ok {
+		t.Error("a history without nemesis ops counts nemesis ops")
+	}
 }

@@ -66,7 +66,13 @@ type Op struct {
 	Mode   string `json:"mode,omitempty"`
 	Call   int64  `json:"call"`
 	Return int64  `json:"return"`
-	Error  string `json:"error,omitempty"`
+	// CutShort and Late are set on writes only: the client left its
+	// critical section before it wanted to (at its lease's deadline less
+	// the margin, or stopped by the resource or a pause), and it left after
+	// the lease's deadline (woken late).
+	CutShort bool   `json:"cut_short,omitempty"`
+	Late     bool   `json:"late,omitempty"`
+	Error    string `json:"error,omitempty"`
 	// Value is set on nemesis operations only.
 	Value *NemesisValue `json:"value,omitempty"`
 }
@@ -109,6 +115,9 @@ func (o *Op) validate() error {
 	}
 	if o.F != Write && o.F != Nemesis && o.Type != Fail && o.Token == "" {
 		return fmt.Errorf("%s %s op has no token (every ok or info acquire, release and extend names its lease)", o.F, o.Type)
+	}
+	if (o.CutShort || o.Late) && o.F != Write {
+		return fmt.Errorf("cut_short or late on %s op (only write ops take them)", o.F)
 	}
 	if o.Mode != "" && (o.F != Extend || o.Mode != ExtendAdd) {
 		return fmt.Errorf("mode %q on %s op (only extend ops take a mode, and only %q)", o.Mode, o.F, ExtendAdd)

@@ -21,6 +21,7 @@ type Writer struct {
 	head  [32]byte // scratch for `{"index":N`, used under mu
 	bw    *bufio.Writer
 	next  int64
+	tally tally // ops written, by f and type
 	err   error
 	pool  sync.Pool
 	stop  chan struct{}
@@ -70,6 +71,7 @@ func (w *Writer) Write(op Op) (int64, error) {
 	body := AppendBody((*bp)[:0], &op)
 	w.mu.Lock()
 	idx := w.next
+	w.tally.add(&op)
 	if w.err == nil {
 		h := append(w.head[:0], `{"index":`...)
 		h = strconv.AppendInt(h, idx, 10)
@@ -85,6 +87,15 @@ func (w *Writer) Write(op Op) (int64, error) {
 	*bp = body
 	w.pool.Put(bp)
 	return idx, err
+}
+
+// Counts returns the ops written so far, by f and type (the live
+// progress line reads them).
+func (w *Writer) Counts() Counts {
+	w.mu.Lock()
+	t := w.tally
+	w.mu.Unlock()
+	return t.counts()
 }
 
 // Flush writes buffered ops to the underlying writer.
@@ -141,6 +152,12 @@ func AppendBody(b []byte, op *Op) []byte {
 	b = strconv.AppendInt(b, op.Call, 10)
 	b = append(b, `,"return":`...)
 	b = strconv.AppendInt(b, op.Return, 10)
+	if op.CutShort {
+		b = append(b, `,"cut_short":true`...)
+	}
+	if op.Late {
+		b = append(b, `,"late":true`...)
+	}
 	if op.Error != "" {
 		b = append(b, `,"error":`...)
 		b = appendString(b, op.Error)

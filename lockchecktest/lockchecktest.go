@@ -98,7 +98,7 @@ func Run(tb testing.TB, name string, factory lockimpl.Factory, opts Options) *ha
 	}
 	if res.Verdict != want {
 		tb.Errorf("lockchecktest %s: verdict %s, want %s (seed %d); results: %s\n%s",
-			name, res.Verdict, want, w.Seed, res.Dir, violations(res.Report))
+			name, res.Verdict, want, w.Seed, res.Dir, violations(res.Findings))
 	} else {
 		tb.Logf("lockchecktest %s: %s as wanted, %d ops (seed %d); results: %s", name, res.Verdict, res.Ops, w.Seed, res.Dir)
 	}
@@ -106,7 +106,7 @@ func Run(tb testing.TB, name string, factory lockimpl.Factory, opts Options) *ha
 }
 
 // violations lists each checker's verdict and its first violations.
-func violations(rep checker.Report) string {
+func violations(rep checker.Findings) string {
 	var b strings.Builder
 	for _, r := range rep.Checkers {
 		fmt.Fprintf(&b, "  %s: %s", r.Name, r.Verdict)

@@ -128,6 +128,11 @@ type Env struct {
 	// Hooks are added to every go-redis client the lock makes (faults such
 	// as crash-client act through them).
 	Hooks []redis.Hook
+	// Wait, if set, blocks while the client whose ctx it gets is stopped
+	// by a fault (a stop-the-world pause stops its watchdog too). A lock's
+	// background work calls it before each step, with a context derived
+	// from the client's (context.WithoutCancel keeps what Wait reads).
+	Wait func(ctx context.Context)
 	// Sentinels and MasterName are set in the sentinel topology: clients
 	// find the master through Sentinel (go-redis failover client).
 	Sentinels  []string

@@ -90,10 +90,12 @@ func (t *tail) String() string {
 	return strings.ReplaceAll(s, "\n", " | ")
 }
 
-// ProcessFactory returns the Factory of --lock-cmd: it starts cmdline with
-// sh -c, with the Redis endpoints in its environment.
-func ProcessFactory(cmdline, topology string) Factory {
-	return func(env Env) (Locker, error) { return StartProcess(cmdline, topology, env) }
+// ProcessEntry is the lock of --lock-cmd, named name: a process started
+// with sh -c cmdline, with the Redis endpoints in its environment. It
+// talks to Redis through a client of its own (OwnClient).
+func ProcessEntry(name, cmdline, topology string) Entry {
+	return Entry{Name: name, Description: "command " + cmdline, Topology: topology, OwnClient: true,
+		Factory: func(env Env) (Locker, error) { return StartProcess(cmdline, topology, env) }}
 }
 
 // StartProcess starts a lock process. It gets LOCKCHECK_REDIS_ADDRS

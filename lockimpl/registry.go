@@ -17,7 +17,12 @@ type Entry struct {
 	Broken bool
 	// Topology is the one the lock needs ("": any single-master one).
 	Topology string
-	Factory  Factory
+	// OwnClient: the lock talks to Redis through a client of its own (a
+	// process of the user's), not through go-redis clients built from
+	// Env, so faults that act inside those (Env.Hooks, client proxies)
+	// cannot reach it.
+	OwnClient bool
+	Factory   Factory
 }
 
 // Registry maps lock names to factories. The zero value is empty and ready.

@@ -23,6 +23,7 @@ type Watchdog struct {
 	add    bool // inner's extend adds to what remains (AddExtender)
 	now    func() int64
 	record func(history.Op)
+	wait   func(context.Context) // Env.Wait
 
 	mu    sync.Mutex
 	dogs  map[string]*dog // by token
@@ -56,7 +57,7 @@ func NewWatchdog(inner Locker, every time.Duration, env Env) *Watchdog {
 	if rec == nil {
 		rec = func(history.Op) {}
 	}
-	return &Watchdog{inner: inner, every: every, add: ExtendAdds(inner), now: clockOf(env), record: rec, dogs: map[string]*dog{}}
+	return &Watchdog{inner: inner, every: every, add: ExtendAdds(inner), now: clockOf(env), record: rec, wait: env.Wait, dogs: map[string]*dog{}}
 }
 
 // newSetNXWatchdog is the Factory of "watchdog".
@@ -79,8 +80,9 @@ func (w *Watchdog) Acquire(ctx context.Context, key string, ttl time.Duration) (
 	}
 	l.Watch = newWatch(l.Deadline())
 	// The dog outlives the Acquire call, so it gets its own context; it
-	// keeps the client id so its extends are recorded under the holder.
-	dctx, cancel := context.WithCancel(WithGate(WithClient(context.Background(), ClientFrom(ctx)), GateFrom(ctx)))
+	// keeps the client's values (its id, under which its extends are
+	// recorded, and what Env.Wait reads) but not its cancellation.
+	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	d := &dog{cancel: cancel, done: make(chan struct{})}
 	w.mu.Lock()
 	w.dogs[l.Token] = d
@@ -110,7 +112,9 @@ func (w *Watchdog) keepAlive(ctx context.Context, l Lease) {
 		case <-t.C:
 		}
 		// A paused client's watchdog is paused with it.
-		GateFrom(ctx).Wait(ctx)
+		if w.wait != nil {
+			w.wait(ctx)
+		}
 		if ctx.Err() != nil {
 			return
 		}

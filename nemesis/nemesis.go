@@ -128,6 +128,18 @@ func (c Config) Fits(topology string) error {
 	return nil
 }
 
+// FitsOwnClient says why the faults cannot act on a lock that talks to
+// Redis through a client of its own (lockimpl.Entry.OwnClient), if one
+// cannot: a crash hook or a proxy in lockcheck's client would do nothing.
+func (c Config) FitsOwnClient(lock string) error {
+	for _, f := range c.Faults {
+		if k, err := Lookup(f); err == nil && (k.CrashesClients || k.ClientProxies) {
+			return fmt.Errorf("--nemesis %s acts inside lockcheck's own Redis client, which lock %s does not use (it has a client of its own); choose another fault", f, lock)
+		}
+	}
+	return nil
+}
+
 // Needs reports which machinery the faults need: the clients' crash hook,
 // proxies between clients and nodes, the clock shim on the nodes.
 func (c Config) Needs() (crashHook, clientProxies, clock bool) {

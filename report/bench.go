@@ -2,45 +2,138 @@ package report
 
 import (
 	"bytes"
+	"encoding/csv"
+	"errors"
 	"fmt"
 	"html/template"
 	"os"
+	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
+	"strings"
+	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/history"
 )
 
-// BenchRow is one cell of a lockcheck bench sweep.
+// BenchRow is one cell of a lockcheck bench sweep: bench.json, bench.csv
+// (its columns are the json names, in order) and bench.html are written
+// from it. Rates are per second after the warm-up; latencies in ms.
 type BenchRow struct {
-	Lock             string
-	Clients, Keys    int
-	Acquisitions     float64
-	CriticalSections float64
-	P99              float64 // acquire latency, ms
-	SuccessRatio     float64
-	Jain             float64
-	Verdict          checker.Verdict
-	BaselinePairs    float64
-	Ratio            float64
+	Lock             string          `json:"lock"`
+	Clients          int             `json:"clients"`
+	Keys             int             `json:"keys"`
+	Acquisitions     float64         `json:"acquisitions_per_sec"`
+	CriticalSections float64         `json:"critical_sections_per_sec"`
+	AcquireP50       float64         `json:"acquire_p50_ms"`
+	AcquireP90       float64         `json:"acquire_p90_ms"`
+	AcquireP99       float64         `json:"acquire_p99_ms"`
+	AcquireP999      float64         `json:"acquire_p999_ms"`
+	AcquireMax       float64         `json:"acquire_max_ms"`
+	WaitP50          float64         `json:"wait_p50_ms"`
+	WaitP99          float64         `json:"wait_p99_ms"`
+	SuccessRatio     float64         `json:"success_ratio"`
+	Jain             float64         `json:"jain"`
+	Verdict          checker.Verdict `json:"verdict"`
+	BaselineSet      float64         `json:"baseline_set_per_sec,omitempty"`
+	BaselineRelease  float64         `json:"baseline_release_per_sec,omitempty"`
+	BaselinePairs    float64         `json:"baseline_pairs_per_sec,omitempty"`
+	Ratio            float64         `json:"ratio,omitempty"`
+	PeakRSSMB        float64         `json:"peak_rss_mb"`
+	Run              string          `json:"run"`
 }
 
 var benchPage = template.Must(template.ParseFS(assets, "assets/bench.html.tmpl"))
 
-// WriteBench writes bench.html: the table, and throughput and p99 acquire
-// latency against clients, one line per lock and key count.
-func WriteBench(path string, rows []BenchRow) error {
+// Measure fills the row's figures from the ops that started after the
+// warm-up.
+func (r *BenchRow) Measure(ops []history.Op, warmup time.Duration) {
+	var kept []history.Op
+	var end int64
+	for _, op := range ops {
+		end = max(end, op.Return)
+		if op.Call >= int64(warmup) && op.F != history.Nemesis {
+			kept = append(kept, op)
+		}
+	}
+	s := Compute(kept)
+	secs := time.Duration(end - int64(warmup)).Seconds()
+	if secs <= 0 {
+		return
+	}
+	ms := func(h *hdrhistogram.Histogram, q float64) float64 { return float64(h.ValueAtQuantile(q)) / 1000 }
+	r.Acquisitions = float64(s.Acquisitions) / secs
+	r.CriticalSections = float64(s.Latency["write"].TotalCount()) / secs
+	r.AcquireP50, r.AcquireP90, r.AcquireP99 = ms(s.Acquire, 50), ms(s.Acquire, 90), ms(s.Acquire, 99)
+	r.AcquireP999, r.AcquireMax = ms(s.Acquire, 99.9), ms(s.Acquire, 100)
+	r.WaitP50, r.WaitP99 = ms(s.Wait, 50), ms(s.Wait, 99)
+	r.SuccessRatio, r.Jain = s.SuccessRatio, s.Jain
+	if r.BaselinePairs > 0 {
+		r.Ratio = r.Acquisitions / r.BaselinePairs
+	}
+}
+
+// WriteBench writes bench.json, bench.csv and bench.html into dir.
+func WriteBench(dir string, rows []BenchRow) error {
+	if err := writeJSON(filepath.Join(dir, "bench.json"), rows); err != nil {
+		return err
+	}
+	if err := writeCSV(filepath.Join(dir, "bench.csv"), rows); err != nil {
+		return err
+	}
+	return writeBenchPage(filepath.Join(dir, "bench.html"), rows)
+}
+
+// writeCSV writes rows with a header of their json names, in field order,
+// so that the columns are bench.json's.
+func writeCSV[T any](path string, rows []T) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	t := reflect.TypeFor[T]()
+	var header []string
+	for i := range t.NumField() {
+		header = append(header, strings.Split(t.Field(i).Tag.Get("json"), ",")[0])
+	}
+	_ = w.Write(header)
+	for _, r := range rows {
+		v := reflect.ValueOf(r)
+		rec := make([]string, v.NumField())
+		for i := range rec {
+			switch f := v.Field(i); f.Kind() {
+			case reflect.Float64:
+				rec[i] = strconv.FormatFloat(f.Float(), 'f', -1, 64)
+			case reflect.Int, reflect.Int64:
+				rec[i] = strconv.FormatInt(f.Int(), 10)
+			default:
+				rec[i] = f.String()
+			}
+		}
+		_ = w.Write(rec)
+	}
+	w.Flush()
+	return errors.Join(w.Error(), f.Close())
+}
+
+// writeBenchPage writes bench.html: the table, and throughput and p99
+// acquire latency against clients, one line per lock and key count.
+func writeBenchPage(path string, rows []BenchRow) error {
 	css, _ := assets.ReadFile("assets/report.css")
 	js, _ := assets.ReadFile("assets/report.js")
 	var b bytes.Buffer
 	err := benchPage.Execute(&b, map[string]any{
 		"Rows":       rows,
 		"Throughput": againstClients(rows, "Acquisitions per second", "acquisitions/s", func(r BenchRow) float64 { return r.Acquisitions }),
-		"P99":        againstClients(rows, "p99 acquire latency", "ms", func(r BenchRow) float64 { return r.P99 }),
+		"P99":        againstClients(rows, "p99 acquire latency", "ms", func(r BenchRow) float64 { return r.AcquireP99 }),
 		"CSS":        template.CSS(css), "JS": template.JS(js),
 	})
 	if err != nil {

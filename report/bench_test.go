@@ -40,7 +40,7 @@ func bigHistory(n int) []history.Op {
 // history with violations to draw. Target: under 5 s.
 func BenchmarkWrite_1M(b *testing.B) {
 	ops := bigHistory(1_000_000)
-	rep := checker.Report{Verdict: checker.Invalid, Checkers: []checker.Result{checker.Mutex(ops)}}
+	rep := checker.Findings{Verdict: checker.Invalid, Checkers: []checker.Result{checker.Mutex(ops)}}
 	// Twenty violations across the run, for the timelines.
 	for i := 0; i < 20; i++ {
 		op := ops[i*len(ops)/20]

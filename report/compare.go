@@ -14,10 +14,10 @@ import (
 
 // Run is one run for a comparison.
 type Run struct {
-	Dir    string
-	Ops    []history.Op
-	Report checker.Report
-	Meta   Meta
+	Dir      string
+	Ops      []history.Op
+	Findings checker.Findings
+	Meta     Meta
 }
 
 type compareSide struct {
@@ -47,8 +47,8 @@ func WriteCompare(path string, before, after Run) error {
 	}
 	type latRow struct{ Name, A50, B50, A99, B99, A999, B999 string }
 	var checkers []checkerRow
-	for _, c := range a.Report.Checkers {
-		other, _ := b.Report.Checker(c.Name)
+	for _, c := range a.Findings.Checkers {
+		other, _ := b.Findings.Checker(c.Name)
 		checkers = append(checkers, checkerRow{c.Name, c.ViolationCount, other.ViolationCount})
 	}
 	var lat []latRow

@@ -35,18 +35,16 @@ type Meta struct {
 	Command string
 	// Config is run.json, shown as is.
 	Config string
-	// CutShort comes from the workload's counters (not in the history).
-	CutShort int64
 	// Nodes maps node names to their log files.
 	Nodes map[string]string
 }
 
-// MaxViolations caps the violations the page draws.
-const MaxViolations = 20
+// DrawnViolations caps the violations the page draws a timeline for, of
+// the up to checker.MaxViolations each checker keeps (the rest are listed
+// by count).
+const DrawnViolations = 20
 
-var page = template.Must(template.New("report.html.tmpl").Funcs(template.FuncMap{
-	"seconds": history.Seconds,
-}).ParseFS(assets, "assets/report.html.tmpl"))
+var page = template.Must(template.ParseFS(assets, "assets/report.html.tmpl"))
 
 type violationView struct {
 	Checker  string
@@ -67,24 +65,15 @@ type logView struct {
 }
 
 type pageData struct {
-	Meta                                      Meta
-	Verdict                                   checker.Verdict
-	VerdictText                               string
-	Report                                    checker.Report
-	Stats                                     *Stats
-	Duration                                  time.Duration
-	OpsPerSec                                 float64
-	Violations                                []violationView
-	MoreViolations                            int
-	LatencyRows                               []latencyRow
-	HgrmFiles                                 []string
-	PercentileChart, LatencyOverTime          template.HTML
-	ThroughputChart, FairnessChart, HoldChart template.HTML
-	WaitP50, WaitP99                          string
-	HoldP50, HoldP99, HoldMax                 string
-	Logs                                      []logView
-	CSS                                       template.CSS
-	JS                                        template.JS
+	Meta        Meta
+	Verdict     checker.Verdict
+	VerdictText string
+	Stats       *Stats
+	Duration    time.Duration
+	OpsPerSec   float64
+	Sections    []renderedSection
+	CSS         template.CSS
+	JS          template.JS
 }
 
 func ms(h *hdrhistogram.Histogram, q float64) string {
@@ -95,7 +84,7 @@ func ms(h *hdrhistogram.Histogram, q float64) string {
 }
 
 // Write writes report.html, junit.xml and latency-<op>.hgrm into dir.
-func Write(dir string, ops []history.Op, rep checker.Report, meta Meta) error {
+func Write(dir string, ops []history.Op, rep checker.Findings, meta Meta) error {
 	s := Compute(ops)
 	hgrms, err := writeHgrm(dir, s)
 	if err != nil {
@@ -106,37 +95,16 @@ func Write(dir string, ops []history.Op, rep checker.Report, meta Meta) error {
 	}
 	css, _ := assets.ReadFile("assets/report.css")
 	js, _ := assets.ReadFile("assets/report.js")
-	d := pageData{Meta: meta, Verdict: rep.Verdict, Report: rep, Stats: s, Duration: s.Duration.Round(time.Millisecond),
-		HgrmFiles: hgrms, CSS: template.CSS(css), JS: template.JS(js)}
+	d := pageData{Meta: meta, Verdict: rep.Verdict, Stats: s, Duration: s.Duration.Round(time.Millisecond),
+		CSS: template.CSS(css), JS: template.JS(js)}
 	d.VerdictText = map[checker.Verdict]string{checker.Valid: "VALID: every checker passed",
 		checker.Invalid: "INVALID: the lock broke", checker.Unknown: "UNKNOWN: a check did not finish"}[rep.Verdict]
 	if s.Duration > 0 {
 		d.OpsPerSec = float64(s.Ops) / s.Duration.Seconds()
 	}
-	d.Violations, d.MoreViolations = violations(rep, ops, s.Faults)
-	var names []string
-	for _, se := range Series {
-		h := s.Latency[se.Name]
-		if h.TotalCount() == 0 {
-			continue
-		}
-		names = append(names, se.Name)
-		d.LatencyRows = append(d.LatencyRows, latencyRow{Name: se.Name, Count: h.TotalCount(),
-			P50: ms(h, 50), P90: ms(h, 90), P99: ms(h, 99), P999: ms(h, 99.9), Max: ms(h, 100)})
+	if d.Sections, err = render(Sections(), &View{Meta: meta, Findings: rep, Ops: ops, Stats: s, HgrmFiles: hgrms}); err != nil {
+		return err
 	}
-	d.PercentileChart = latencyPercentiles(s.Latency, names)
-	d.LatencyOverTime = overTime("p99 latency over time", "ms", s.Bucket.Seconds(), s.P99, names, s.Faults)
-	d.ThroughputChart = overTime("Throughput by outcome", "ops/s", s.Bucket.Seconds(),
-		map[string][]float64{"ok": s.OK, "fail": s.Fail, "info": s.Info}, []string{"ok", "fail", "info"}, s.Faults)
-	per := make([]float64, len(s.PerClient))
-	for i, n := range s.PerClient {
-		per[i] = float64(n)
-	}
-	d.FairnessChart = distribution("Acquisitions per client", "acquisitions", per, 0, "")
-	d.WaitP50, d.WaitP99 = ms(s.Wait, 50), ms(s.Wait, 99)
-	d.HoldP50, d.HoldP99, d.HoldMax = ms(s.Hold, 50), ms(s.Hold, 99), ms(s.Hold, 100)
-	d.HoldChart = holdChart(s)
-	d.Logs = logs(meta.Nodes)
 	var b bytes.Buffer
 	if err := page.Execute(&b, d); err != nil {
 		return fmt.Errorf("report: %w", err)
@@ -154,9 +122,9 @@ func holdChart(s *Stats) template.HTML {
 	return distribution("Hold time against the TTL", "ms", vals, float64(s.TTL.Milliseconds()), "TTL")
 }
 
-// violations picks the first MaxViolations violations and draws the window
+// violations picks the first DrawnViolations violations and draws the window
 // around each: one lane per client, the ops on its key, faults shaded.
-func violations(rep checker.Report, ops []history.Op, faults []checker.FaultWindow) ([]violationView, int) {
+func violations(rep checker.Findings, ops []history.Op, faults []checker.FaultWindow) ([]violationView, int) {
 	var out []violationView
 	total := 0
 	byKey := map[string][]*history.Op{}
@@ -168,7 +136,7 @@ func violations(rep checker.Report, ops []history.Op, faults []checker.FaultWind
 	for _, c := range rep.Checkers {
 		total += c.ViolationCount
 		for _, v := range c.Violations {
-			if len(out) == MaxViolations {
+			if len(out) == DrawnViolations {
 				break
 			}
 			out = append(out, violationView{Checker: c.Name, V: v, Timeline: timeline(byKey[v.Key], v.Window, faults)})
@@ -327,7 +295,7 @@ type junitProblem struct {
 
 // writeJUnit writes one test case per checker; an invalid checker is a
 // failure carrying its violations, an unknown one an error.
-func writeJUnit(path string, rep checker.Report, meta Meta, s *Stats) error {
+func writeJUnit(path string, rep checker.Findings, meta Meta, s *Stats) error {
 	suite := junitSuite{Name: "lockcheck." + meta.Lock, Time: fmt.Sprintf("%.3f", s.Duration.Seconds())}
 	for _, c := range rep.Checkers {
 		tc := junitCase{Class: "lockcheck." + meta.Lock, Name: c.Name, Time: "0"}

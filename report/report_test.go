@@ -24,7 +24,7 @@ func sample() []history.Op {
 		{Process: -1, F: history.Nemesis, Type: history.Info, Call: 5 * ms, Return: 5 * ms, Value: &history.NemesisValue{Fault: "pause-client", Phase: "start", Targets: []string{"p0"}}},
 		{Process: 0, F: history.Write, Type: history.OK, Key: evilKey, Token: "a", Call: 2 * ms, Return: 150 * ms},
 		{Process: 1, F: history.Acquire, Type: history.OK, Key: evilKey, Token: "b", TTLms: 100, Call: 110 * ms, Return: 111 * ms},
-		{Process: 1, F: history.Write, Type: history.OK, Key: evilKey, Token: "b", Call: 112 * ms, Return: 160 * ms},
+		{Process: 1, F: history.Write, Type: history.OK, Key: evilKey, Token: "b", Call: 112 * ms, Return: 160 * ms, CutShort: true},
 		{Process: -1, F: history.Nemesis, Type: history.Info, Call: 170 * ms, Return: 170 * ms, Value: &history.NemesisValue{Fault: "pause-client", Phase: "stop", Targets: []string{"p0"}}},
 		{Process: 0, F: history.Release, Type: history.Fail, Key: evilKey, Token: "a", Call: 180 * ms, Return: 181 * ms, Error: "lease not held"},
 		{Process: 1, F: history.Release, Type: history.OK, Key: evilKey, Token: "b", Call: 190 * ms, Return: 191 * ms},
@@ -43,7 +43,7 @@ func write(t *testing.T) (string, string) {
 	logPath := filepath.Join(dir, "n1.log")
 	os.WriteFile(logPath, []byte("1:M Ready to accept connections\n"+evilKey+"\nsee https://example.invalid/x\n"), 0o644)
 	meta := Meta{Lock: "setnx", Redis: "7.0.15", Lockcheck: "test", Topology: "single",
-		Command: "lockcheck run --lock setnx --seed 42", Config: `{"seed": 42}`, CutShort: 3, Nodes: map[string]string{"n1": logPath}}
+		Command: "lockcheck run --lock setnx --seed 42", Config: `{"seed": 42}`, Nodes: map[string]string{"n1": logPath}}
 	if err := Write(dir, ops, rep, meta); err != nil {
 		t.Fatal(err)
 	}
@@ -69,8 +69,11 @@ func TestWrite_Sections(t *testing.T) {
 func TestWrite_FiguresMatchHistory(t *testing.T) {
 	ops := sample()
 	s := Compute(ops)
-	if s.Acquisitions != 2 || s.AcquireAttempts != 3 || s.ReleaseGone != 1 {
-		t.Errorf("stats: %d acquisitions of %d attempts, %d releases gone; want 2 of 3, 1", s.Acquisitions, s.AcquireAttempts, s.ReleaseGone)
+	if s.Acquisitions != 2 || s.AcquireAttempts != 3 || s.ReleaseGone != 1 || s.CutShort != 1 {
+		t.Errorf("stats: %d acquisitions of %d attempts, %d releases gone, %d cut short; want 2 of 3, 1, 1", s.Acquisitions, s.AcquireAttempts, s.ReleaseGone, s.CutShort)
+	}
+	if sum := Summarize(ops, history.Unrecorded{Paused: 4}); sum.CutShort != 1 || sum.Paused != 4 || sum.Ops.Get(history.Acquire, "") != 3 || sum.Ops[history.Nemesis] != nil {
+		t.Errorf("summary %+v: want 1 cut short, 4 paused, 3 acquires, no nemesis ops", sum)
 	}
 	if got := s.Latency["write"].TotalCount(); got != 2 {
 		t.Errorf("write latencies: %d, want 2", got)
@@ -85,7 +88,7 @@ func TestWrite_FiguresMatchHistory(t *testing.T) {
 		`<th>acquisitions</th><td class="num">2</td>`,
 		`<th>success ratio</th><td class="num">0.667</td>`,
 		`<th>releases that found the lease gone</th><td class="num">1</td>`,
-		`<th>critical sections cut short at the lease deadline</th><td class="num">3</td>`,
+		`<th>critical sections cut short at the lease deadline</th><td class="num">1</td>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report lacks figure %s", want)
@@ -150,8 +153,8 @@ func TestWriteCompare(t *testing.T) {
 	ops := sample()
 	rep := checker.Check(t.Context(), ops, checker.Options{})
 	path := filepath.Join(t.TempDir(), "compare.html")
-	err := WriteCompare(path, Run{Dir: "before", Ops: ops, Report: rep, Meta: Meta{Lock: "a"}},
-		Run{Dir: "after", Ops: ops[:3], Report: checker.Check(t.Context(), ops[:3], checker.Options{}), Meta: Meta{Lock: "b"}})
+	err := WriteCompare(path, Run{Dir: "before", Ops: ops, Findings: rep, Meta: Meta{Lock: "a"}},
+		Run{Dir: "after", Ops: ops[:3], Findings: checker.Check(t.Context(), ops[:3], checker.Options{}), Meta: Meta{Lock: "b"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,5 +163,25 @@ func TestWriteCompare(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("compare page lacks %q", want)
 		}
+	}
+}
+
+// TestRender_AddedSection: a section is its Name, Template and Data; one
+// added to the list is drawn from the same view, and a broken one is an
+// error that names it.
+func TestRender_AddedSection(t *testing.T) {
+	ops := sample()
+	v := &View{Ops: ops, Stats: Compute(ops)}
+	extra := Section{Name: "writes", Template: `<p>{{.}} writes</p>`,
+		Data: func(v *View) any { return v.Stats.Latency["write"].TotalCount() }}
+	out, err := render(append(Sections()[:1], extra), v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 2 || out[1].Name != "writes" || string(out[1].HTML) != "<p>2 writes</p>" {
+		t.Errorf("got %+v, want the added section with the history's 2 writes", out)
+	}
+	if _, err := render([]Section{{Name: "broken", Template: "{{.Nope"}}, v); err == nil || !strings.Contains(err.Error(), "section broken") {
+		t.Errorf("a broken template: got %v, want an error naming the section", err)
 	}
 }

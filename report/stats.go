@@ -47,6 +47,7 @@ type Stats struct {
 	// Contention.
 	Acquisitions    int64
 	AcquireAttempts int64
+	Acquire         *hdrhistogram.Histogram // µs, every acquire
 	SuccessRatio    float64
 	Wait            *hdrhistogram.Histogram // µs from first attempt to success
 	PerClient       []int64                 // acquisitions per client, sorted
@@ -55,6 +56,7 @@ type Stats struct {
 	TTL          time.Duration
 	Hold         *hdrhistogram.Histogram // µs from acquire return to release call
 	ReleaseGone  int64                   // releases that found the lease gone
+	CutShort     int64                   // sections cut short (write ops marked so)
 	SuggestedTTL time.Duration           // 0: the TTL fits
 }
 
@@ -87,7 +89,7 @@ func Compute(ops []history.Op) *Stats {
 // of time, at least 100ms each.
 func newStats(ops []history.Op) *Stats {
 	s := &Stats{Ops: len(ops), Latency: map[string]*hdrhistogram.Histogram{}, P99: map[string][]float64{},
-		Wait: newHist(), Hold: newHist(), Faults: checker.FaultWindows(ops)}
+		Wait: newHist(), Hold: newHist(), Acquire: newHist(), Faults: checker.FaultWindows(ops)}
 	for _, se := range Series {
 		s.Latency[se.Name] = newHist()
 	}
@@ -138,6 +140,7 @@ func (c *contention) see(s *Stats, op *history.Op) {
 	switch op.F {
 	case history.Acquire:
 		s.AcquireAttempts++
+		_ = s.Acquire.RecordValue(us(op.Return - op.Call))
 		s.TTL = max(s.TTL, op.TTL())
 		if _, ok := c.firstAttempt[op.Process]; !ok {
 			c.firstAttempt[op.Process] = op.Call
@@ -151,6 +154,9 @@ func (c *contention) see(s *Stats, op *history.Op) {
 		}
 	case history.Write, history.Release:
 		delete(c.firstAttempt, op.Process)
+		if op.CutShort {
+			s.CutShort++
+		}
 		if op.F == history.Release {
 			if t, ok := c.acquiredAt[op.Token]; ok {
 				_ = s.Hold.RecordValue(us(op.Call - t))

@@ -23,12 +23,12 @@ type faults struct {
 	holding   []atomic.Bool
 	poke      []chan struct{}
 	crash     []atomic.Int32 // crash state of the slot's current client
-	gates     []lockimpl.Gate
+	gates     []gate
 }
 
 func newFaults(clients int) *faults {
 	f := &faults{slots: clients, ids: make([]atomic.Int64, clients), pause: make([]atomic.Int64, clients), holdPause: make([]atomic.Int64, clients),
-		crash: make([]atomic.Int32, clients), gates: make([]lockimpl.Gate, clients),
+		crash: make([]atomic.Int32, clients), gates: make([]gate, clients),
 		holding: make([]atomic.Bool, clients), poke: make([]chan struct{}, clients)}
 	for i := range f.poke {
 		f.poke[i] = make(chan struct{}, 1)
@@ -136,13 +136,16 @@ func (r *Runner) HealClients() {
 	}
 }
 
-// Crashed reports whether a command of process id must fail as if the
-// client had died; Succeeded hears of each successful command. The
-// harness gives both to the Locker through lockimpl.CrashHook.
-func (r *Runner) Crashed(id int) bool { return r.faults.crashed(id) }
-
-// Succeeded: see Crashed.
-func (r *Runner) Succeeded(id int) { r.faults.succeeded(id) }
+// Instrument gives a lock's Env the clients' side of the faults: Wait,
+// which holds a paused client's background work, and, when crashes is
+// set (a fault crashes clients), the go-redis hook that kills a crashed
+// client's commands. The lock is built with env before Run.
+func (r *Runner) Instrument(env *lockimpl.Env, crashes bool) {
+	env.Wait = waitGate
+	if crashes {
+		env.Hooks = append(env.Hooks, crashHook{r.faults})
+	}
+}
 
 // takePause returns and disarms the client's armed pause (inSection: the
 // one inside a critical section).
@@ -156,8 +159,8 @@ func (r *Runner) takePause(c *client, inSection bool) time.Duration {
 // pauseClient stops the client, and its lock's background work, for d.
 func (r *Runner) pauseClient(ctx context.Context, c *client, d time.Duration) {
 	g := &r.faults.gates[r.faults.slot(c.id)]
-	g.Pause()
-	defer g.Resume()
+	g.pause()
+	defer g.resume()
 	r.counters.paused.Add(1)
 	ctxwait.Sleep(ctx, d)
 }

@@ -42,12 +42,12 @@ func (r *Resource) enter(l lockimpl.Lease) (int64, bool) {
 	return call, true
 }
 
-// exit records the write: accepted from call to ret, or rejected at call.
-func (r *Resource) exit(process int, l lockimpl.Lease, call, ret int64, accepted bool) {
-	op := history.Op{Process: process, F: history.Write, Type: history.OK, Key: l.Key,
-		Token: l.Token, Fence: l.Fence, Call: call, Return: ret}
+// exit records the write op, with its process, times and flags, for
+// lease l: accepted from call to return, or rejected at call.
+func (r *Resource) exit(op history.Op, l lockimpl.Lease, accepted bool) {
+	op.F, op.Type, op.Key, op.Token, op.Fence = history.Write, history.OK, l.Key, l.Token, l.Fence
 	if !accepted {
-		op.Type, op.Return, op.Error = history.Fail, call, "stale fencing token"
+		op.Type, op.Return, op.Error = history.Fail, op.Call, "stale fencing token"
 	}
 	r.record(op)
 }

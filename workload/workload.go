@@ -33,12 +33,8 @@ type Runner struct {
 
 // New returns a Runner. cfg must have been through WithDefaults. record
 // receives every op; it must be safe for concurrent use.
-func New(cfg Config, locker lockimpl.Locker, now func() int64, record func(history.Op)) *Runner {
-	r := &Runner{cfg: cfg, locker: locker, now: now, counters: &Counters{}}
-	r.record = func(op history.Op) {
-		r.counters.count(op.F, op.Type)
-		record(op)
-	}
+func New(cfg Config, now func() int64, record func(history.Op)) *Runner {
+	r := &Runner{cfg: cfg, now: now, record: record, counters: &Counters{}}
 	r.resource = newResource(r.record, now)
 	r.faults = newFaults(cfg.Clients)
 	return r
@@ -55,7 +51,8 @@ func KeyName(i int) string { return "lock:" + strconv.Itoa(i) }
 // client stopping mid-hold leaves its critical section and releases. A
 // panic in a client (a Locker bug) stops the run and is returned as an
 // error; nothing recorded is lost.
-func (r *Runner) Run(ctx context.Context) error {
+func (r *Runner) Run(ctx context.Context, locker lockimpl.Locker) error {
+	r.locker = locker
 	if r.cfg.Duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, r.cfg.Duration)
@@ -128,7 +125,7 @@ func (c *client) pickKey(keys int) int {
 // the harness added per op.
 func (r *Runner) opCtx(c *client) context.Context {
 	if c.ctx == nil || c.ctxID != c.id {
-		c.ctx = lockimpl.WithGate(lockimpl.WithClient(context.Background(), c.id), &r.faults.gates[r.faults.slot(c.id)])
+		c.ctx = context.WithValue(lockimpl.WithClient(context.Background(), c.id), gateKey{}, &r.faults.gates[r.faults.slot(c.id)])
 		c.ctxID = c.id
 	}
 	return c.ctx
@@ -193,7 +190,7 @@ func (r *Runner) acquire(ctx context.Context, c *client, key string) (lockimpl.L
 		}
 		r.record(op)
 		r.badLock(err)
-		if errors.Is(err, lockimpl.ErrCrashed) {
+		if errors.Is(err, ErrCrashed) {
 			r.die(c)
 			return lockimpl.Lease{}, false
 		}
@@ -229,19 +226,13 @@ func (r *Runner) acquire(ctx context.Context, c *client, key string) (lockimpl.L
 func (r *Runner) hold(ctx context.Context, c *client, l lockimpl.Lease) {
 	start := r.now()
 	end := start + int64(r.holdTime(c))
-	cut := true
 	if r.now() < int64(l.Deadline())-int64(r.cfg.Margin) {
 		if d := r.takePause(c, false); d > 0 {
 			r.pauseClient(ctx, c, d)
 			r.section(ctx, c, l, r.now()+int64(staleWrite(r.cfg.TTL)), false)
 		} else {
-			cut = !r.section(ctx, c, l, end, true)
+			r.section(ctx, c, l, end, true)
 		}
-	} else if end <= r.now() {
-		cut = false
-	}
-	if cut {
-		r.counters.cutShort.Add(1)
 	}
 	if now := r.now(); end > now {
 		ctxwait.Sleep(ctx, time.Duration(end-now))
@@ -253,13 +244,14 @@ func staleWrite(ttl time.Duration) time.Duration { return max(5*time.Millisecond
 
 // section is one critical section: enter the resource, work until end (and,
 // if bounded, no later than the lease's deadline minus the margin), exit.
-// It reports whether the work reached end.
-func (r *Runner) section(ctx context.Context, c *client, l lockimpl.Lease, end int64, bounded bool) bool {
+// Its write op says whether it was cut short (it did not reach end, or,
+// unbounded, it is a paused client's stale write) and whether the client
+// left after its lease's deadline.
+func (r *Runner) section(ctx context.Context, c *client, l lockimpl.Lease, end int64, bounded bool) {
 	wcall, accepted := r.resource.enter(l)
 	if !accepted {
-		r.counters.rejected.Add(1)
-		r.resource.exit(c.id, l, wcall, wcall, false)
-		return false
+		r.resource.exit(history.Op{Process: c.id, Call: wcall, Return: wcall, CutShort: true}, l, false)
+		return
 	}
 	var reached bool
 	var wret int64
@@ -269,11 +261,8 @@ func (r *Runner) section(ctx context.Context, c *client, l lockimpl.Lease, end i
 		reached = ctxwait.Sleep(ctx, time.Duration(end-r.now()))
 		wret = r.now()
 	}
-	if r.now() > int64(l.Deadline()) {
-		r.counters.late.Add(1)
-	}
-	r.resource.exit(c.id, l, wcall, wret, true)
-	return reached
+	r.resource.exit(history.Op{Process: c.id, Call: wcall, Return: wret, CutShort: !bounded || !reached,
+		Late: r.now() > int64(l.Deadline())}, l, true)
 }
 
 // waitInSection waits until end, or until the lease's deadline minus the
@@ -364,7 +353,7 @@ func (r *Runner) release(ctx context.Context, c *client, l lockimpl.Lease) {
 	}
 	r.record(op)
 	r.badLock(err)
-	if errors.Is(err, lockimpl.ErrCrashed) {
+	if errors.Is(err, ErrCrashed) {
 		r.die(c)
 	}
 }

@@ -126,7 +126,7 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 		}
 		return exitUsage, err
 	}
-	if res != nil && res.Report.Verdict != "" {
+	if res != nil && res.Findings.Verdict != "" {
 		printSummary(os.Stdout, res)
 	}
 	if err != nil {
@@ -157,15 +157,10 @@ func (o *runOpts) ownLock(fs *flag.FlagSet, cfg *harness.Config) error {
 		}
 		cfg.Lock, cfg.LockVersion, cfg.Factory = spec.Name, "spec "+o.lockSpec+" sha256:"+spec.Version, spec.Factory
 	case o.lockCmd != "":
-		// Faults that act through lockcheck's own client (its crash
-		// hook, its proxies) would silently do nothing to a process.
-		for _, f := range o.nemesisList {
-			if k, err := nemesis.Lookup(f); err == nil && (k.CrashesClients || k.ClientProxies) {
-				return fmt.Errorf("--nemesis %s acts inside lockcheck's own Redis client, which a --lock-cmd process does not use; choose another fault", f)
-			}
-		}
+		// The harness refuses faults a process cannot meet (OwnClient).
 		cfg.Lock, cfg.LockVersion = cmp.Or(o.name, "lock-cmd"), "command "+o.lockCmd
-		cfg.Factory = lockimpl.ProcessFactory(o.lockCmd, cmp.Or(o.topology, cluster.Single))
+		cfg.Registry = &lockimpl.Registry{}
+		cfg.Registry.Register(lockimpl.ProcessEntry(cfg.Lock, o.lockCmd, cmp.Or(o.topology, cluster.Single)))
 	}
 	return nil
 }
@@ -219,13 +214,13 @@ func printSummary(w io.Writer, res *harness.Result) {
 		}
 		fmt.Fprintln(w)
 	}
-	printChecks(w, res.Report, res.Dir)
+	printChecks(w, res.Findings, res.Dir)
 	fmt.Fprintf(w, "verdict: %s\nresults: %s\nreport:  %s\n", strings.ToUpper(string(res.Verdict)), res.Dir,
 		filepath.Join(res.Dir, "report.html"))
 }
 
 // printChecks prints each checker's verdict and its first violations.
-func printChecks(w io.Writer, rep checker.Report, dir string) {
+func printChecks(w io.Writer, rep checker.Findings, dir string) {
 	for _, c := range rep.Checkers {
 		fmt.Fprintf(w, "  %-13s %-8s %s\n", c.Name, c.Verdict, figures(c))
 		for i, v := range c.Violations {

@@ -1,44 +1,41 @@
-package lockimpl
+package workload
 
 import (
 	"context"
 	"errors"
 	"sync"
 
+	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/redis/go-redis/v9"
 )
 
 // ErrCrashed is what a crashed client's command returns: it was never sent.
+// Client-side faults live here, in the part that plays the clients; a lock
+// meets them only through lockimpl.Env's Hooks and Wait.
 var ErrCrashed = errors.New("client crashed")
 
-// CrashHook returns a go-redis hook that fails, before sending it, every
-// command of a client for which crashed reports true, and tells succeeded
+// crashHook is a go-redis hook that fails, before sending it, every
+// command of a client that faults.crashed reports dead, and tells
+// faults.succeeded
 // about each command that succeeded (SET OK, SETNX 1, a script or counter
 // returning a positive integer): the moments after which a client may hold
-// a lock. The client comes from the command's context (WithClient);
-// background work of a client, such as its watchdog, carries the same id
-// and dies with it.
-func CrashHook(crashed func(client int) bool, succeeded func(client int)) redis.Hook {
-	return crashHook{crashed, succeeded}
-}
-
-type crashHook struct {
-	crashed   func(int) bool
-	succeeded func(int)
-}
+// a lock. The client comes from the command's context
+// (lockimpl.WithClient); background work of a client, such as its
+// watchdog, carries the same id and dies with it.
+type crashHook struct{ f *faults }
 
 func (h crashHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h crashHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		id := ClientFrom(ctx)
-		if h.crashed(id) {
+		id := lockimpl.ClientFrom(ctx)
+		if h.f.crashed(id) {
 			cmd.SetErr(ErrCrashed)
 			return ErrCrashed
 		}
 		err := next(ctx, cmd)
 		if err == nil && success(cmd) {
-			h.succeeded(id)
+			h.f.succeeded(id)
 		}
 		return err
 	}
@@ -62,7 +59,7 @@ func success(cmd redis.Cmder) bool {
 
 func (h crashHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if h.crashed(ClientFrom(ctx)) {
+		if h.f.crashed(lockimpl.ClientFrom(ctx)) {
 			for _, c := range cmds {
 				c.SetErr(ErrCrashed)
 			}
@@ -72,15 +69,15 @@ func (h crashHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 	}
 }
 
-// Gate stops a client's background work while the client is paused (a
+// gate stops a client's background work while the client is paused (a
 // stop-the-world pause stops its watchdog too). The zero value is open.
-type Gate struct {
+type gate struct {
 	mu sync.Mutex
 	ch chan struct{} // non-nil while paused; closed on resume
 }
 
-// Pause closes the gate.
-func (g *Gate) Pause() {
+// pause closes the gate.
+func (g *gate) pause() {
 	g.mu.Lock()
 	if g.ch == nil {
 		g.ch = make(chan struct{})
@@ -88,8 +85,8 @@ func (g *Gate) Pause() {
 	g.mu.Unlock()
 }
 
-// Resume opens the gate.
-func (g *Gate) Resume() {
+// resume opens the gate.
+func (g *gate) resume() {
 	g.mu.Lock()
 	if g.ch != nil {
 		close(g.ch)
@@ -98,8 +95,8 @@ func (g *Gate) Resume() {
 	g.mu.Unlock()
 }
 
-// Wait returns when the gate is open or ctx is done.
-func (g *Gate) Wait(ctx context.Context) {
+// wait returns when the gate is open or ctx is done.
+func (g *gate) wait(ctx context.Context) {
 	g.mu.Lock()
 	ch := g.ch
 	g.mu.Unlock()
@@ -113,15 +110,10 @@ func (g *Gate) Wait(ctx context.Context) {
 
 type gateKey struct{}
 
-// WithGate attaches a client's gate to ctx.
-func WithGate(ctx context.Context, g *Gate) context.Context {
-	return context.WithValue(ctx, gateKey{}, g)
-}
-
-// GateFrom returns ctx's gate, or an open one.
-func GateFrom(ctx context.Context) *Gate {
-	if g, ok := ctx.Value(gateKey{}).(*Gate); ok {
-		return g
+// waitGate is lockimpl.Env.Wait: it blocks while the gate of the client in
+// ctx is closed (a context from a client's opCtx, or derived from one).
+func waitGate(ctx context.Context) {
+	if g, ok := ctx.Value(gateKey{}).(*gate); ok {
+		g.wait(ctx)
 	}
-	return &Gate{}
 }

@@ -1,0 +1,94 @@
+package report
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// Results is results.json: the verdict, every checker's result and the
+// run's figures.
+type Results struct {
+	Verdict     checker.Verdict       `json:"verdict"`
+	Lock        string                `json:"lock"`
+	Ops         int64                 `json:"ops"`
+	Elapsed     string                `json:"elapsed"`
+	OpsPerSec   float64               `json:"ops_per_sec"`
+	Interrupted bool                  `json:"interrupted,omitempty"`
+	Summary     Summary               `json:"summary"`
+	Faults      []checker.FaultWindow `json:"faults,omitempty"`
+	Checkers    []checker.Result      `json:"checkers"`
+}
+
+// Summary is what the clients did: op counts, cut-short and late
+// sections and stale writes read off the history, and the figures the
+// history does not record (history.Unrecorded).
+type Summary struct {
+	// Ops counts the clients' ops by f, then type.
+	Ops history.Counts `json:"ops"`
+	// CutShort counts critical sections a client left before it wanted to
+	// (write ops marked cut_short).
+	CutShort int64 `json:"cut_short"`
+	Lost     int64 `json:"lost"`
+	// LateExits counts clients that left their critical section after the
+	// lease's deadline (write ops marked late).
+	LateExits int64 `json:"late_exits"`
+	GiveUps   int64 `json:"give_ups"`
+	NotSent   int64 `json:"not_sent"`
+	Undone    int64 `json:"undone,omitempty"`
+	Crashed   int64 `json:"crashed"`
+	Paused    int64 `json:"paused"`
+	// StaleRejected counts writes the fenced resource rejected (failed
+	// writes).
+	StaleRejected int64 `json:"stale_rejected"`
+}
+
+// Summarize reads a run's Summary off its history, with what the clients
+// counted besides.
+func Summarize(ops []history.Op, u history.Unrecorded) Summary {
+	c := history.Count(ops)
+	delete(c, history.Nemesis)
+	s := Summary{Ops: c, Lost: u.Lost, GiveUps: u.GiveUps, NotSent: u.NotSent, Undone: u.Undone,
+		Crashed: u.Crashed, Paused: u.Paused, StaleRejected: c.Get(history.Write, history.Fail)}
+	for i := range ops {
+		if ops[i].CutShort {
+			s.CutShort++
+		}
+		if ops[i].Late {
+			s.LateExits++
+		}
+	}
+	return s
+}
+
+// Unrecorded returns the figures of s that the history does not record.
+func (s Summary) Unrecorded() history.Unrecorded {
+	return history.Unrecorded{Lost: s.Lost, GiveUps: s.GiveUps, NotSent: s.NotSent, Undone: s.Undone, Crashed: s.Crashed, Paused: s.Paused}
+}
+
+// WriteResults writes r as results.json into dir.
+func WriteResults(dir string, r Results) error {
+	return writeJSON(filepath.Join(dir, "results.json"), r)
+}
+
+// ReadResults reads dir's results.json.
+func ReadResults(dir string) (Results, error) {
+	var r Results
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &r)
+	}
+	return r, err
+}
+
+// writeJSON writes v, indented, with a final newline.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}

@@ -1,0 +1,112 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// RunInfo is run.json: everything needed to reproduce and re-check a run.
+type RunInfo struct {
+	Lockcheck      string          `json:"lockcheck"`
+	Lock           string          `json:"lock"`
+	LockVersion    string          `json:"lock_version,omitempty"`
+	Redis          string          `json:"redis"`
+	Topology       string          `json:"topology"`
+	Backend        string          `json:"backend"`
+	Args           []string        `json:"args,omitempty"`
+	Seed           int64           `json:"seed"`
+	Started        time.Time       `json:"started"`
+	Workload       RunWorkload     `json:"workload"`
+	Nemesis        RunNemesis      `json:"nemesis"`
+	ClockTolerance string          `json:"clock_tolerance"`
+	InfoHorizon    string          `json:"info_horizon"`
+	Nodes          []RunNode       `json:"nodes"`
+	Extra          json.RawMessage `json:"extra,omitempty"`
+}
+
+// RunWorkload is run.json's workload.
+type RunWorkload struct {
+	Clients   int    `json:"clients"`
+	Keys      int    `json:"keys"`
+	KeyDist   string `json:"key_dist"`
+	Ops       int64  `json:"ops"`
+	Duration  string `json:"duration"`
+	TTL       string `json:"ttl"`
+	Hold      string `json:"hold"`
+	HoldDist  string `json:"hold_dist"`
+	Retry     string `json:"retry"`
+	Think     string `json:"think"`
+	OpTimeout string `json:"op_timeout"`
+	Margin    string `json:"margin"`
+	// ExtendEvery is the client-side watchdog's interval, if any.
+	ExtendEvery string `json:"extend_every,omitempty"`
+}
+
+// RunNemesis is run.json's fault schedule.
+type RunNemesis struct {
+	Faults       []string `json:"faults,omitempty"`
+	Interval     string   `json:"interval,omitempty"`
+	Duration     string   `json:"duration,omitempty"`
+	RestartDelay string   `json:"restart_delay,omitempty"`
+	Persistence  string   `json:"persistence,omitempty"`
+}
+
+// RunNode is a node of run.json: its log is relative to the run dir.
+type RunNode struct {
+	Name string `json:"name"`
+	Addr string `json:"addr"`
+	Log  string `json:"log"`
+}
+
+// WriteRunInfo writes run.json into dir.
+func WriteRunInfo(dir string, info RunInfo) error {
+	return writeJSON(filepath.Join(dir, "run.json"), info)
+}
+
+// ReadRunInfo reads dir's run.json, and returns it as it is on disk too
+// (the report shows it). A dir without one gives a zero RunInfo.
+func ReadRunInfo(dir string) (RunInfo, []byte, error) {
+	var info RunInfo
+	path := filepath.Join(dir, "run.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return info, nil, nil
+	}
+	if err := json.Unmarshal(b, &info); err != nil {
+		return info, nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return info, b, nil
+}
+
+// MetaOf is what the report says about the run in dir, from its run.json
+// (raw, as it is on disk).
+func MetaOf(dir string, info RunInfo, raw []byte) Meta {
+	meta := Meta{Lock: info.Lock, LockVersion: info.LockVersion, Redis: info.Redis, Lockcheck: info.Lockcheck, Topology: info.Topology,
+		Command: shellJoin(info.Args), Config: string(raw), Nodes: map[string]string{}}
+	for _, n := range info.Nodes {
+		meta.Nodes[n.Name] = filepath.Join(dir, n.Log)
+	}
+	return meta
+}
+
+// shellJoin quotes args for a shell where needed.
+func shellJoin(args []string) string {
+	var b strings.Builder
+	for i, a := range args {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if a != "" && strings.IndexFunc(a, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_=./,:@%+", r))
+		}) < 0 {
+			b.WriteString(a)
+		} else {
+			b.WriteString("'" + strings.ReplaceAll(a, "'", `'"'"'`) + "'")
+		}
+	}
+	return b.String()
+}

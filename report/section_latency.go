@@ -1,0 +1,34 @@
+package report
+
+import (
+	"html/template"
+)
+
+// latencySection is the "latency" section: percentiles per op class, the .hgrm files, and latency charts.
+var latencySection = Section{Name: "latency", Template: `<h2>Latency</h2>
+<table><tr><th>op</th><th>count</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>
+{{range .Rows}}<tr><td>{{.Name}}</td><td class="num">{{.Count}}</td><td class="num">{{.P50}}</td><td class="num">{{.P90}}</td><td class="num">{{.P99}}</td><td class="num">{{.P999}}</td><td class="num">{{.Max}}</td></tr>
+{{end}}</table>
+<p class="muted">Milliseconds. HdrHistogram text: {{range .HgrmFiles}}<a href="{{.}}">{{.}}</a> {{end}}</p>
+<div class="charts">{{.Percentiles}}{{.OverTime}}</div>`,
+	Data: func(v *View) any {
+		s := v.Stats
+		d := struct {
+			Rows                  []latencyRow
+			HgrmFiles             []string
+			Percentiles, OverTime template.HTML
+		}{HgrmFiles: v.HgrmFiles}
+		var names []string
+		for _, se := range Series {
+			h := s.Latency[se.Name]
+			if h.TotalCount() == 0 {
+				continue
+			}
+			names = append(names, se.Name)
+			d.Rows = append(d.Rows, latencyRow{Name: se.Name, Count: h.TotalCount(),
+				P50: ms(h, 50), P90: ms(h, 90), P99: ms(h, 99), P999: ms(h, 99.9), Max: ms(h, 100)})
+		}
+		d.Percentiles = latencyPercentiles(s.Latency, names)
+		d.OverTime = overTime("p99 latency over time", "ms", s.Bucket.Seconds(), s.P99, names, s.Faults)
+		return d
+	}}
