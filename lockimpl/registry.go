@@ -75,11 +75,9 @@ func (r *Registry) Names() []string {
 // one: a file with its Locker and its Entry, and its name in the list here.
 func Builtin() *Registry {
 	r := &Registry{}
-	for _, e := range []Entry{setnxEntry, watchdogEntry, fencedEntry, setnxWaitEntry, redislockEntry, redlockEntry, redsyncEntry} {
+	for _, e := range []Entry{setnxEntry, watchdogEntry, fencedEntry, setnxWaitEntry, redislockEntry, redlockEntry, redsyncEntry,
+		brokenSetNXExpireEntry, brokenFixedValueEntry, brokenDelReleaseEntry, brokenGetDelReleaseEntry, brokenNoTTLEntry, brokenCheckThenSetEntry} {
 		r.Register(e)
-	}
-	for _, b := range brokenLocks {
-		r.Register(b)
 	}
 	return r
 }
