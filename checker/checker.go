@@ -71,6 +71,7 @@ const (
 	skipDominated reductions = 1 << iota
 	skipExpiredFail
 	skipWitness
+	skipOrphans
 	// skipAll is porcupine alone on every key.
 	skipAll reductions = 1<<8 - 1
 )

@@ -211,6 +211,7 @@ var checkerModes = []struct {
 	{"no dominated-drop", skipDominated},
 	{"no expiredFail", skipExpiredFail},
 	{"no witness", skipWitness},
+	{"no orphan-drop", skipOrphans},
 	{"porcupine alone", skipAll},
 }
 

@@ -48,6 +48,20 @@ type keyCheck struct {
 //     of someone else's lease are found here, on a history a fraction of
 //     the size.
 //
+//  3b. Refute without orphan info acquires too: an info acquire whose
+//     token no other op names (the client never learnt it held the
+//     lease). Removing one from a timeline leaves a timeline of the rest:
+//     if it did not take effect it changed nothing; if it did, the key was
+//     free at its instant, and without it the key stays free until it is
+//     next acquired, where with it the key was held by a lease no later op
+//     can touch. Every op legal after it with it there stays legal without
+//     it: an acquire finds the key free; a release or extend of another
+//     lease needs that lease set after it, or fails, which a free key
+//     allows too. Hence: rest without them not linearizable => whole not
+//     linearizable. A node that restarts empty under load leaves dozens of
+//     such ops pending across the restart, and porcupine would have to try
+//     every order of them before it could refute the key.
+//
 //  4. Prove the key valid with a witness (witness.go): the failed acquires
 //     placed into a timeline of the other ops. Failed acquires that do not
 //     fit are added to the ops porcupine searches, and the witness is
@@ -80,6 +94,18 @@ func (c *keyCheck) check(key string, lops []*lockOp) (Verdict, *Violation, int) 
 		outside = dropDominatedFails(fails)
 	}
 	dropped := len(fails) - len(outside)
+	if bare := withoutOrphans(rest); len(bare) < len(rest) && c.skip&skipOrphans == 0 {
+		timeout, ok := remaining(c.ctx)
+		if !ok {
+			return Unknown, nil, dropped
+		}
+		switch porcupine.CheckOperationsTimeout(c.pm, toPorcupine(bare), timeout) {
+		case porcupine.Illegal:
+			return Invalid, c.violation(key, bare), dropped
+		case porcupine.Unknown:
+			return Unknown, nil, dropped
+		}
+	}
 	if tight, ok := tighten(rest); ok && c.skip&skipWitness == 0 {
 		if v, viol, decided := c.witness(key, lops, tight, outside, true); decided {
 			return v, viol, dropped
@@ -89,6 +115,23 @@ func (c *keyCheck) check(key string, lops []*lockOp) (Verdict, *Violation, int) 
 		return v, viol, dropped
 	}
 	return c.porcupineAll(key, append(slices.Clip(rest), outside...), dropped)
+}
+
+// withoutOrphans returns rest without its orphan info acquires: those
+// whose token no other op of rest names (3b).
+func withoutOrphans(rest []*lockOp) []*lockOp {
+	named := map[string]int{}
+	for _, lo := range rest {
+		named[lo.token]++
+	}
+	out := make([]*lockOp, 0, len(rest))
+	for _, lo := range rest {
+		if lo.f == history.Acquire && lo.typ == history.Info && named[lo.token] == 1 {
+			continue
+		}
+		out = append(out, lo)
+	}
+	return out
 }
 
 // tighten returns rest with every info op confined to its recorded
