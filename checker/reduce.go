@@ -48,7 +48,7 @@ type keyCheck struct {
 //     of someone else's lease are found here, on a history a fraction of
 //     the size.
 //
-//  3b. Refute without orphan info acquires too: an info acquire whose
+//     3b. Refute without orphan info acquires too: an info acquire whose
 //     token no other op names (the client never learnt it held the
 //     lease). Removing one from a timeline leaves a timeline of the rest:
 //     if it did not take effect it changed nothing; if it did, the key was
