@@ -48,7 +48,7 @@ type keyCheck struct {
 //     of someone else's lease are found here, on a history a fraction of
 //     the size.
 //
-//     3b. Refute without orphan info acquires too: an info acquire whose
+//  4. Refute without orphan info acquires too: an info acquire whose
 //     token no other op names (the client never learnt it held the
 //     lease). Removing one from a timeline leaves a timeline of the rest:
 //     if it did not take effect it changed nothing; if it did, the key was
@@ -62,7 +62,7 @@ type keyCheck struct {
 //     such ops pending across the restart, and porcupine would have to try
 //     every order of them before it could refute the key.
 //
-//  4. Prove the key valid with a witness (witness.go): the failed acquires
+//  5. Prove the key valid with a witness (witness.go): the failed acquires
 //     placed into a timeline of the other ops. Failed acquires that do not
 //     fit are added to the ops porcupine searches, and the witness is
 //     tried again on its new timeline; after a few rounds every remaining
@@ -118,7 +118,7 @@ func (c *keyCheck) check(key string, lops []*lockOp) (Verdict, *Violation, int) 
 }
 
 // withoutOrphans returns rest without its orphan info acquires: those
-// whose token no other op of rest names (3b).
+// whose token no other op of rest names (reduction 4).
 func withoutOrphans(rest []*lockOp) []*lockOp {
 	named := map[string]int{}
 	for _, lo := range rest {
