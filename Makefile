@@ -25,7 +25,7 @@ run: deps build ## a ~20 s run of setnx against a local redis-server
 	./$(BIN) run --lock setnx --clients 200 --keys 10 --duration 20s --ttl 500ms --hold 100ms --hold-dist exp
 
 test: deps
-	LOCKCHECK_REQUIRE_REDIS=1 LOCKCHECK_REQUIRE_CHROMIUM=1 $(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
+	LOCKCHECK_REQUIRE_REDIS=1 LOCKCHECK_REQUIRE_CHROMIUM=1 $(GO) test -race -count=1 -timeout 40m $(RACE_PKGS)
 
 lint:
 	$(GO) vet $(PKGS)

@@ -172,3 +172,17 @@ func BenchmarkMutex_1M(b *testing.B) {
 	b.ReportAllocs()
 	benchCheck(b, ws, Mutex)
 }
+
+// BenchmarkCoverage_1M is the coverage figures over the 1,000,000-op
+// history of BenchmarkCheck_1M (of which it is a part; BenchmarkMutex_1M
+// is the cheapest checker, for scale).
+func BenchmarkCoverage_1M(b *testing.B) {
+	ops := genHistory(1, 1000, 5, 1000, time.Second)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if c := CoverageOf(ops, Options{}); c[Contended] == 0 {
+			b.Fatal("no contended acquire in a contended history")
+		}
+	}
+}

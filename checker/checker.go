@@ -149,6 +149,9 @@ func (r *Result) add(v Violation) {
 type Findings struct {
 	Verdict  Verdict  `json:"verdict"`
 	Checkers []Result `json:"checkers"`
+	// Coverage is what the history exercised (CoverageOf): what the
+	// verdict rests on.
+	Coverage Coverage `json:"coverage"`
 }
 
 // Checker returns the named checker's result, if present.
@@ -227,6 +230,7 @@ func CheckWith(ctx context.Context, cs []Checker, ops []history.Op, opt Options)
 		rep.Checkers[i], vs[i] = r, r.Verdict
 	}
 	rep.Verdict = Compose(vs...)
+	rep.Coverage = CoverageOf(ops, opt)
 	return rep
 }
 

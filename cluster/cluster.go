@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -23,6 +24,9 @@ const (
 	Sentinel = "sentinel"
 	// Redlock is N independent masters (Config.Nodes), for Redlock.
 	Redlock = "redlock"
+	// RedisCluster is Redis Cluster: Config.Nodes masters with a replica
+	// each, clients through go-redis's cluster client.
+	RedisCluster = "cluster"
 )
 
 // DefaultRedlockNodes is the node count of the redlock topology.
@@ -36,7 +40,7 @@ const (
 
 // Config says what to start.
 type Config struct {
-	Topology string // "single" (default), "sentinel" or "redlock"
+	Topology string // "single" (default), "sentinel", "redlock" or "cluster"
 	Backend  string // "local" (default) or "docker"
 	// MaxClients is Redis's maxclients; 0 means 10000 + 128.
 	MaxClients int
@@ -51,7 +55,8 @@ type Config struct {
 	// ClientProxies puts a proxy between clients and each node, so that
 	// the latency fault can slow replies.
 	ClientProxies bool
-	// Nodes is the master count of the redlock topology (default 5).
+	// Nodes is the master count of the redlock topology (default 5) and
+	// of the cluster topology (default 3).
 	Nodes int
 	// ClockShim runs every Redis node under the clock shim, so that the
 	// clock faults can shift its wall clock (Node.Clock).
@@ -59,6 +64,12 @@ type Config struct {
 	// Image is the docker backend's image (default DefaultImage; built
 	// from the host's redis-server when not present).
 	Image string
+	// RedisConf are "name value" settings given to every Redis node (not
+	// to sentinels) on its command line, after lockcheck's own
+	// (--redis-conf "min-replicas-to-write 1").
+	RedisConf []string
+	// External is where the external backend's Redis is.
+	External ExternalConfig
 	// Say receives one-line notices (an image was built).
 	Say       func(string)
 	clockShim string // the built shim
@@ -66,8 +77,14 @@ type Config struct {
 
 // Cluster is a running topology.
 type Cluster struct {
-	Password string
-	Nodes    []*Node
+	Topology string
+	// User and Password authenticate clients (User "" is the default
+	// user); TLS, if set, is the clients' TLS configuration (external).
+	User, Password string
+	TLS            *tls.Config
+	// MasterName is the name the sentinels monitor (sentinel topology).
+	MasterName string
+	Nodes      []*Node
 	// Sentinels are set in the sentinel topology.
 	Sentinels []*Node
 
@@ -77,30 +94,77 @@ type Cluster struct {
 	// clients dial (the node, or its client proxy).
 	dialMap map[string]string
 
+	// external is set for the external backend; RTT is the largest PING
+	// round trip measured to it, Facts what its servers say of
+	// themselves, Cleaned what Down deleted under the key prefix.
+	external *ExternalConfig
+	// primaries is how many of Nodes (the first) served writes when an
+	// external Redis was found.
+	primaries int
+	RTT       time.Duration
+	Facts     []Facts
+	Cleaned   Cleaned
+
 	downOnce sync.Once
 	downErr  error
 }
 
+// Cleaned is what Down deleted under an external Redis's key prefix.
+type Cleaned struct {
+	Prefix        string
+	Deleted, Left int
+}
+
+// External reports whether the topology is an external Redis.
+func (c *Cluster) External() bool { return c.external != nil }
+
 // WithDefaults returns cfg with its defaults filled in, or what is wrong
 // with it, before anything starts.
 func (cfg Config) WithDefaults() (Config, error) {
-	cfg.Topology = cmp.Or(cfg.Topology, Single)
 	cfg.Backend = cmp.Or(cfg.Backend, Local)
-	if cfg.Nodes == 0 {
+	if cfg.Backend == External {
+		cfg.Topology = cmp.Or(cfg.Topology, cfg.External.Topology())
+	}
+	cfg.Topology = cmp.Or(cfg.Topology, Single)
+	switch {
+	case cfg.Nodes == 0 && cfg.Topology == RedisCluster:
+		cfg.Nodes = DefaultClusterMasters
+	case cfg.Nodes == 0:
 		cfg.Nodes = DefaultRedlockNodes
 	}
 	switch {
-	case cfg.Backend != Local && cfg.Backend != Docker:
-		return cfg, fmt.Errorf("--backend %q is not supported (use local or docker)", cfg.Backend)
-	case cfg.Topology != Single && cfg.Topology != Sentinel && cfg.Topology != Redlock:
-		return cfg, fmt.Errorf("--topology %q is not supported (use single, sentinel or redlock)", cfg.Topology)
+	case cfg.Backend != Local && cfg.Backend != Docker && cfg.Backend != External:
+		return cfg, fmt.Errorf("--backend %q is not supported (use local, docker or external)", cfg.Backend)
+	case cfg.Topology != Single && cfg.Topology != Sentinel && cfg.Topology != Redlock && cfg.Topology != RedisCluster:
+		return cfg, fmt.Errorf("--topology %q is not supported (use single, sentinel, redlock or cluster)", cfg.Topology)
+	case cfg.Topology == RedisCluster && (cfg.Nodes < 3 || cfg.Nodes > 15):
+		return cfg, fmt.Errorf("--nodes %d: want 3 to 15 masters (a cluster fails a master over only with a majority of masters; 3 by default)", cfg.Nodes)
 	case cfg.Topology == Redlock && (cfg.Nodes < 1 || cfg.Nodes > 15):
 		return cfg, fmt.Errorf("--nodes %d: want 1 to 15 masters (Redlock uses an odd number, 5 by default)", cfg.Nodes)
 	case cfg.ReplicationLag < 0:
 		return cfg, fmt.Errorf("--repl-lag %v: want 0 or more", cfg.ReplicationLag)
 	}
+	if cfg.Backend == External {
+		return cfg, cfg.External.check(cfg)
+	}
+	if _, err := confArgs(cfg.RedisConf); err != nil {
+		return cfg, err
+	}
 	_, err := persistenceArgs(cfg.Persistence)
 	return cfg, err
+}
+
+// confArgs turns --redis-conf settings into redis-server arguments.
+func confArgs(conf []string) ([]string, error) {
+	var args []string
+	for _, c := range conf {
+		f := strings.Fields(c)
+		if len(f) < 2 || strings.HasPrefix(f[0], "-") {
+			return nil, fmt.Errorf("--redis-conf %q: want \"name value\", as in redis.conf (e.g. \"min-replicas-to-write 1\")", c)
+		}
+		args = append(append(args, "--"+f[0]), f[1:]...)
+	}
+	return args, nil
 }
 
 // Up starts the topology in cfg and waits until every node answers PING.
@@ -109,6 +173,9 @@ func Up(ctx context.Context, cfg Config) (*Cluster, error) {
 	cfg, err := cfg.WithDefaults()
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Backend == External {
+		return upExternal(ctx, cfg)
 	}
 	if cfg.LogDir == "" {
 		return nil, errors.New("cluster: no log dir")
@@ -132,7 +199,7 @@ func Up(ctx context.Context, cfg Config) (*Cluster, error) {
 			return nil, err
 		}
 	}
-	c := &Cluster{Password: randomPassword(), dialMap: map[string]string{}}
+	c := &Cluster{Topology: cfg.Topology, Password: randomPassword(), MasterName: MasterName, dialMap: map[string]string{}}
 	switch {
 	case cfg.Backend == Docker:
 		err = c.upDocker(ctx, cfg, persist, maxClients)
@@ -140,6 +207,8 @@ func Up(ctx context.Context, cfg Config) (*Cluster, error) {
 		err = c.upSentinel(ctx, cfg, server, version, persist, maxClients)
 	case cfg.Topology == Redlock:
 		err = c.upRedlock(ctx, cfg, server, version, persist, maxClients)
+	case cfg.Topology == RedisCluster:
+		err = c.upRedisCluster(ctx, cfg, server, version, persist, maxClients)
 	default:
 		err = c.upSingle(ctx, cfg, server, version, persist, maxClients)
 	}
@@ -201,13 +270,18 @@ func (c *Cluster) Addrs() []string {
 func (c *Cluster) Down() error {
 	c.downOnce.Do(func() {
 		var errs []string
+		if c.external != nil {
+			if err := c.clean(); err != nil {
+				errs = append(errs, err.Error())
+			}
+		}
 		for _, n := range append(append([]*Node{}, c.Sentinels...), c.Nodes...) {
 			if err := n.stop(); err != nil {
 				errs = append(errs, err.Error())
 			}
 		}
 		for _, n := range c.Nodes {
-			for _, p := range []*Proxy{n.Peer, n.Client} {
+			for _, p := range []*Proxy{n.Peer, n.Client, n.Bus} {
 				if p != nil {
 					p.stop()
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -171,5 +172,32 @@ func failOver(t *testing.T, c *cluster.Cluster) *cluster.Node {
 			t.Fatalf("no replica promoted within 20s (%v)", err)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestLocal_RedisConf: --redis-conf settings reach every Redis node, after
+// lockcheck's own (so they win), and not the sentinels; a setting that is
+// not "name value" is refused before anything starts.
+func TestLocal_RedisConf(t *testing.T) {
+	testutil.RequireRedis(t)
+	ctx := context.Background()
+	c, err := cluster.Up(ctx, cluster.Config{Topology: cluster.Redlock, Nodes: 2, LogDir: t.TempDir(),
+		RedisConf: []string{"hz 50", "maxclients 77"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Down()
+	for _, n := range c.Nodes {
+		rc := redis.NewClient(&redis.Options{Addr: n.Addr, Password: c.Password, MaxRetries: -1})
+		got, err := rc.ConfigGet(ctx, "*").Result()
+		rc.Close()
+		if err != nil || got["hz"] != "50" || got["maxclients"] != "77" {
+			t.Errorf("%s: hz %q, maxclients %q (%v); want 50 and 77", n.Name, got["hz"], got["maxclients"], err)
+		}
+	}
+	for _, bad := range []string{"appendonly", "--hz 50"} {
+		if _, err := (cluster.Config{RedisConf: []string{bad}}).WithDefaults(); err == nil || !strings.Contains(err.Error(), `want "name value"`) {
+			t.Errorf("--redis-conf %q: %v, want a refusal", bad, err)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -99,6 +100,8 @@ func (c *Cluster) upDocker(ctx context.Context, cfg Config, persist []string, ma
 	switch cfg.Topology {
 	case Sentinel:
 		return c.upDockerSentinel(ctx, cfg, base)
+	case RedisCluster:
+		return c.upDockerCluster(ctx, cfg, base)
 	case Redlock:
 		for i := 1; i <= cfg.Nodes; i++ {
 			if _, err := c.startContainer(ctx, cfg, "n"+strconv.Itoa(i), base, c.Password); err != nil {
@@ -165,6 +168,40 @@ func (c *Cluster) upDockerSentinel(ctx context.Context, cfg Config, base []strin
 	return c.waitSentinels(ctx)
 }
 
+// upDockerCluster is upRedisCluster in containers: each node's peer and
+// bus proxies listen on the network's gateway and are what it announces,
+// so the nodes reach each other, and replicas their masters, through
+// them; clients reach each node on its published port.
+func (c *Cluster) upDockerCluster(ctx context.Context, cfg Config, base []string) error {
+	gw := c.docker.gateway
+	const busPort = 16379
+	for i := 1; i <= 2*cfg.Nodes; i++ {
+		name := "n" + strconv.Itoa(i)
+		pport, err := freePortOn(gw)
+		if err != nil {
+			return err
+		}
+		bport, err := freePortOn(gw)
+		if err != nil {
+			return err
+		}
+		peerAddr, busAddr := net.JoinHostPort(gw, strconv.Itoa(pport)), net.JoinHostPort(gw, strconv.Itoa(bport))
+		n, err := c.startContainer(ctx, cfg, name, append(slices.Clone(base), clusterArgs(peerAddr, busAddr, busPort)...), c.Password)
+		if err != nil {
+			return err
+		}
+		ip := n.container().ip()
+		if n.Peer, err = c.proxies.newProxyAt(name+"-peer", peerAddr, net.JoinHostPort(ip, "6379")); err != nil {
+			return err
+		}
+		if n.Bus, err = c.proxies.newProxyAt(name+"-bus", busAddr, net.JoinHostPort(ip, strconv.Itoa(busPort))); err != nil {
+			return err
+		}
+		c.dialMap[n.Peer.Addr] = n.Addr
+	}
+	return c.formCluster(ctx, cfg.Nodes, cfg.ReplicationLag)
+}
+
 // freePortOn returns a port free on ip.
 func freePortOn(ip string) (int, error) {
 	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
@@ -176,7 +213,8 @@ func freePortOn(ip string) (int, error) {
 }
 
 func (c *Cluster) startContainer(ctx context.Context, cfg Config, name string, args []string, password string) (*Node, error) {
-	return c.runContainer(ctx, cfg, name, args, password, "")
+	conf, _ := confArgs(cfg.RedisConf) // checked by WithDefaults
+	return c.runContainer(ctx, cfg, name, append(slices.Clone(args), conf...), password, "")
 }
 
 // startContainerConf starts a sentinel from conf (written to its dir,

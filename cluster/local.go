@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"sync"
 )
@@ -137,6 +138,10 @@ func (c *Cluster) startNodeIn(ctx context.Context, cfg Config, server, version, 
 	shim := ""
 	if cfg.ClockShim && name[0] == 'n' {
 		shim = cfg.clockShim
+	}
+	if name[0] == 'n' {
+		conf, _ := confArgs(cfg.RedisConf) // checked by WithDefaults
+		args = append(slices.Clone(args), conf...)
 	}
 	n, err := spawn(server, args, name, logDir, version, dir, shim)
 	if err != nil {

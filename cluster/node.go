@@ -21,6 +21,10 @@ type Node struct {
 	// Peer is the proxy replicas and sentinels reach the node through
 	// (sentinel topology); Client the one clients do (latency fault).
 	Peer, Client *Proxy
+	// Bus is the proxy other cluster nodes reach its cluster bus through;
+	// ID its cluster node id (cluster topology).
+	Bus *Proxy
+	ID  string
 	// Clock shifts the node's wall clock (set when the run has a clock
 	// fault; nil otherwise).
 	Clock *Clock

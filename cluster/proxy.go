@@ -47,11 +47,18 @@ func (ps *proxies) newProxyAt(name, listen, upstream string) (*Proxy, error) {
 	return &Proxy{p: p, Addr: p.Listen, on: map[string]bool{}}, nil
 }
 
-// AddToxic adds a toxic (toxiproxy's JSON form) under its name.
+// AddToxic adds a toxic (toxiproxy's JSON form) under its name, on every
+// connection.
 func (p *Proxy) AddToxic(name, typ, stream string, attrs string) error {
+	return p.AddToxicShare(name, typ, stream, 1, attrs)
+}
+
+// AddToxicShare adds a toxic to each connection with probability share
+// (toxiproxy's toxicity, drawn per connection).
+func (p *Proxy) AddToxicShare(name, typ, stream string, share float64, attrs string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	js := fmt.Sprintf(`{"name":%q,"type":%q,"stream":%q,"toxicity":1,"attributes":%s}`, name, typ, stream, attrs)
+	js := fmt.Sprintf(`{"name":%q,"type":%q,"stream":%q,"toxicity":%g,"attributes":%s}`, name, typ, stream, share, attrs)
 	if _, err := p.p.Toxics.AddToxicJson(strings.NewReader(js)); err != nil {
 		return fmt.Errorf("toxic %s: %w", name, err)
 	}

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,9 +23,12 @@ import (
 // BenchConfig is a sweep: every lock × clients × keys cell is one bounded
 // run on a fresh node.
 type BenchConfig struct {
-	Locks   []string
-	Clients []int
-	Keys    []int
+	Locks []string
+	// Registry has the locks (nil: lockimpl.Builtin()); a user's specs
+	// and lock processes are registered there.
+	Registry *lockimpl.Registry
+	Clients  []int
+	Keys     []int
 	// Workload is the template of every cell (Clients and Keys are set per
 	// cell); its Duration or Ops bounds a cell.
 	Workload workload.Config
@@ -37,8 +41,14 @@ type BenchConfig struct {
 	// BaselineRequests per redis-benchmark command (0: 200 per client,
 	// at least 200,000).
 	BaselineRequests int
-	OutDir           string
-	Progress         io.Writer
+	// Cluster is where the cells run: a local single node each (the
+	// default), or an external Redis (Backend external, External), under
+	// the key prefix lockcheck:bench-<dir>: unless one is given.
+	Cluster cluster.Config
+	// Thresholds are judged on each cell's run (Config.Thresholds).
+	Thresholds []report.Threshold
+	OutDir     string
+	Progress   io.Writer
 }
 
 // BenchCell is one cell's figures (report.BenchRow: report writes them).
@@ -59,14 +69,19 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]BenchCell, string, error) {
 	if len(cfg.Locks) == 0 || len(cfg.Clients) == 0 || len(cfg.Keys) == 0 {
 		return nil, "", configErr(fmt.Errorf("bench needs at least one --lock, --clients and --keys"))
 	}
-	reg := lockimpl.Builtin()
+	if cfg.Registry == nil {
+		cfg.Registry = lockimpl.Builtin()
+	}
 	for _, l := range cfg.Locks {
-		if _, err := reg.Lookup(l); err != nil {
+		if _, err := cfg.Registry.Lookup(l); err != nil {
 			return nil, "", configErr(err)
 		}
 	}
 	if cfg.Warmup < 0 {
 		return nil, "", configErr(fmt.Errorf("--warmup must not be negative"))
+	}
+	if cfg.Cluster.Backend == cluster.External && cfg.Baseline {
+		return nil, "", configErr(fmt.Errorf("--baseline runs redis-benchmark, whose keys are not under a prefix: not on an external Redis"))
 	}
 	dir, err := newRunDir(cfg.OutDir, "bench")
 	if err != nil {
@@ -103,8 +118,16 @@ func benchCell(ctx context.Context, cfg BenchConfig, dir, lock string, clients, 
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return cell, err
 	}
-	cl, err := cluster.Up(ctx, cluster.Config{LogDir: logDir, MaxClients: 2*clients + 128})
+	ccfg := cfg.Cluster
+	ccfg.LogDir, ccfg.MaxClients = logDir, 2*clients+128
+	if ccfg.Backend == cluster.External && ccfg.External.KeyPrefix == "" {
+		ccfg.External.KeyPrefix = "lockcheck:bench-" + filepath.Base(dir) + ":"
+	}
+	cl, err := cluster.Up(ctx, ccfg)
 	if err != nil {
+		if errors.Is(err, cluster.ErrExternal) {
+			err = configErr(err)
+		}
 		return cell, err
 	}
 	defer cl.Down()
@@ -116,11 +139,11 @@ func benchCell(ctx context.Context, cfg BenchConfig, dir, lock string, clients, 
 	w := cfg.Workload
 	w.Clients, w.Keys = clients, keys
 	res, err := Run(ctx, Config{Name: fmt.Sprintf("%s-c%d-k%d", lock, clients, keys), OutDir: filepath.Join(dir, "runs"),
-		Lock: lock, Workload: w, Nemesis: cfg.Nemesis, Running: cl})
+		Lock: lock, Registry: cfg.Registry, Workload: w, Nemesis: cfg.Nemesis, Running: cl, Cluster: ccfg, Thresholds: cfg.Thresholds})
 	if err != nil {
 		return cell, err
 	}
-	cell.Run, cell.Verdict = res.Dir, res.Verdict
+	cell.Run, cell.Verdict, cell.ThresholdsFailed = res.Dir, res.Verdict, len(res.ThresholdsFailed())
 	ops, err := history.ReadFile(filepath.Join(res.Dir, "history.jsonl"))
 	if err != nil {
 		return cell, err

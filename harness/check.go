@@ -31,6 +31,8 @@ type checked struct {
 	raw      []byte // run.json as on disk
 	findings checker.Findings
 	results  report.Results
+	// thresholds are met by write, into results.json and junit.xml.
+	thresholds []report.Threshold
 }
 
 func checkDir(ctx context.Context, path string, opt checker.Options) (checked, error) {
@@ -70,7 +72,7 @@ func checkDir(ctx context.Context, path string, opt checker.Options) (checked, e
 	}
 	c.findings = checker.Check(ctx, c.ops, opt)
 	c.results = report.Results{Verdict: c.findings.Verdict, Lock: c.info.Lock, Ops: int64(len(c.ops)), Checkers: c.findings.Checkers,
-		Faults: checker.FaultWindows(c.ops)}
+		Faults: checker.FaultWindows(c.ops), Coverage: c.findings.Coverage}
 	return c, nil
 }
 
@@ -130,16 +132,28 @@ func Report(ctx context.Context, dir string, opt checker.Options) (checker.Findi
 // write writes results.json, with its summary read off the history and
 // u, and the report files.
 func (c *checked) write(u history.Unrecorded) error {
+	// A Redlock attempt that too few nodes granted is undone, not
+	// recorded (its nodes said "taken"): refused all the same.
+	c.findings.Coverage[checker.Contended] += int(u.Undone)
+	c.results.Coverage = c.findings.Coverage
 	c.results.Summary = report.Summarize(c.ops, u)
+	stats := report.Compute(c.ops)
+	c.results.Latency, c.results.Throughput = stats.Figures()
+	c.results.Thresholds = report.Judge(c.results, c.thresholds)
 	err := report.WriteResults(c.dir, c.results)
-	if rerr := report.Write(c.dir, c.ops, c.findings, report.MetaOf(c.dir, c.info, c.raw)); rerr != nil {
+	meta := report.MetaOf(c.dir, c.info, c.raw)
+	meta.Thresholds = c.results.Thresholds
+	if rerr := report.WriteStats(c.dir, c.ops, stats, c.findings, meta); rerr != nil {
 		err = errors.Join(err, fmt.Errorf("report: %w", rerr))
 	}
 	return err
 }
 
-// Compare checks two run dirs and writes a page that puts them side by side.
-func Compare(ctx context.Context, before, after, out string, opt checker.Options) error {
+// Compare checks two run dirs, writes a page that puts them side by side,
+// and returns how the after run regressed beyond maxRegression (a
+// fraction: 0.1 is 10%; negative: no gate): acquisitions/s lower, acquire
+// p99 higher, or a worse verdict.
+func Compare(ctx context.Context, before, after, out string, opt checker.Options, maxRegression float64) ([]string, error) {
 	load := func(dir string) (report.Run, error) {
 		c, err := checkDir(ctx, dir, opt)
 		if err != nil {
@@ -149,11 +163,17 @@ func Compare(ctx context.Context, before, after, out string, opt checker.Options
 	}
 	a, err := load(before)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	b, err := load(after)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return report.WriteCompare(out, a, b)
+	if err := report.WriteCompare(out, a, b); err != nil {
+		return nil, err
+	}
+	if maxRegression < 0 {
+		return nil, nil
+	}
+	return report.Regressions(a, b, maxRegression), nil
 }

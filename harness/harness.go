@@ -65,6 +65,13 @@ type Config struct {
 	Progress io.Writer
 	// Args is the command line, recorded in run.json to reproduce the run.
 	Args []string
+	// Metrics, if set, is HOST:PORT (HOST "" is 127.0.0.1) of a
+	// Prometheus endpoint, /metrics, served while the clients run.
+	Metrics string
+	// Thresholds are performance gates over the run's figures
+	// (report.ParseThreshold); results.json and junit.xml say how each
+	// fared, and Result.ThresholdsFailed whether one failed.
+	Thresholds []report.Threshold
 }
 
 // Result is what a run produced.
@@ -81,6 +88,18 @@ type Result struct {
 	Interrupted bool
 	// Faults are the fault windows the nemesis recorded.
 	Faults []checker.FaultWindow
+	// Cleaned is what the run deleted from an external Redis at its end.
+	Cleaned cluster.Cleaned
+	// Latency and Throughput are results.json's; Thresholds how each
+	// --threshold fared.
+	Latency    map[string]report.Percentiles
+	Throughput report.Throughput
+	Thresholds []report.ThresholdResult
+}
+
+// ThresholdsFailed returns the thresholds the run did not meet.
+func (r *Result) ThresholdsFailed() []report.ThresholdResult {
+	return report.Failed(r.Thresholds)
 }
 
 // plan is a run's configuration, checked and with its defaults filled in.
@@ -93,6 +112,9 @@ type plan struct {
 	// redisVersion is the local redis-server's; the docker backend needs
 	// none here (its version comes from the nodes once they run).
 	redisVersion string
+	// autoPrefix: an external Redis with no --key-prefix, so the run's
+	// keys go under lockcheck:<run id>:.
+	autoPrefix bool
 }
 
 // Validate says what is wrong with cfg, if anything, without starting
@@ -123,22 +145,38 @@ func prepare(cfg Config) (plan, error) {
 		}
 		p.cfg.Cluster.Topology = topology
 	}
-	if p.cfg.Cluster, err = p.cfg.Cluster.WithDefaults(); err != nil {
+	if p.nemesis, err = cfg.Nemesis.WithDefaults(); err != nil {
 		return p, err
 	}
-	if p.nemesis, err = cfg.Nemesis.WithDefaults(); err != nil {
+	_, _, clockShim := p.nemesis.Needs()
+	p.cfg.Cluster.ClockShim = p.cfg.Cluster.ClockShim || clockShim
+	p.cfg.Cluster.External.Wait = e.Waits
+	if err := p.nemesis.FitsBackend(cmp.Or(p.cfg.Cluster.Backend, cluster.Local)); err != nil {
+		return p, err
+	}
+	if p.autoPrefix = p.cfg.Cluster.Backend == cluster.External && p.cfg.Cluster.External.KeyPrefix == ""; p.autoPrefix {
+		// start names the prefix after the run dir; a stand-in is
+		// checked here.
+		p.cfg.Cluster.External.KeyPrefix = "lockcheck:"
+	}
+	if p.cfg.Cluster, err = p.cfg.Cluster.WithDefaults(); err != nil {
 		return p, err
 	}
 	if err := p.nemesis.Fits(p.cfg.Cluster.Topology); err != nil {
 		return p, err
 	}
 	if e.OwnClient {
-		if err := p.nemesis.FitsOwnClient(e.Name); err != nil {
+		if err := p.nemesis.FitsOwnClient(e.Name, e.PerClient); err != nil {
 			return p, err
 		}
 	}
 	if p.nemesis.Seed == 0 {
 		p.nemesis.Seed = p.workload.Seed
+	}
+	if cfg.Metrics != "" {
+		if p.cfg.Metrics, err = metricsAddr(cfg.Metrics); err != nil {
+			return p, err
+		}
 	}
 	if cfg.RestartDelay < 0 {
 		return p, errors.New("--restart-delay must not be negative")
@@ -202,6 +240,9 @@ type run struct {
 	hf     *os.File
 	hw     *history.Writer
 	runner *workload.Runner
+	// metrics serves --metrics from before the lock is built until the
+	// clients stop (nil: none).
+	metrics *metrics
 	// unrecorded is what the clients counted that the history lacks.
 	unrecorded history.Unrecorded
 }
@@ -215,15 +256,19 @@ func (r *run) start(ctx context.Context) error {
 	r.res = &Result{Dir: dir, Redis: r.redisVersion, Workload: r.workload}
 	ccfg := &r.cfg.Cluster
 	ccfg.LogDir = dir
-	_, clientProxies, clockShim := r.nemesis.Needs()
+	_, clientProxies, _ := r.nemesis.Needs()
 	ccfg.ClientProxies = ccfg.ClientProxies || clientProxies
-	ccfg.ClockShim = ccfg.ClockShim || clockShim
+	if r.autoPrefix && r.cfg.Running == nil {
+		// Unless the user chose one, every key of the run is under
+		// lockcheck:<run id>:.
+		ccfg.External.KeyPrefix = "lockcheck:" + filepath.Base(dir) + ":"
+	}
 	if ccfg.MaxClients == 0 {
 		ccfg.MaxClients = r.workload.Clients*2 + 128
 	}
 	if r.cl = r.cfg.Running; r.cl == nil {
 		if r.cl, err = cluster.Up(ctx, *ccfg); err != nil {
-			if errors.Is(err, cluster.ErrNotInstalled) {
+			if errors.Is(err, cluster.ErrNotInstalled) || errors.Is(err, cluster.ErrExternal) {
 				return configErr(err)
 			}
 			return fmt.Errorf("start redis: %w", err)
@@ -233,15 +278,28 @@ func (r *run) start(ctx context.Context) error {
 	if r.res.Redis == "" && len(r.cl.Nodes) > 0 {
 		r.res.Redis = r.cl.Nodes[0].Version
 	}
+	if r.cl.External() {
+		r.workload.KeyPrefix = r.cl.KeyPrefix()
+		r.res.Workload = r.workload
+		if r.cfg.Check.ClockTolerance == 0 {
+			// A remote server's clock and the split of a round trip
+			// between its two legs are unknown: the tolerance widens by
+			// the worst PING round trip measured.
+			r.cfg.Check.ClockTolerance = checker.DefaultClockTolerance + r.cl.RTT.Round(time.Millisecond) + time.Millisecond
+		}
+	}
 	return nil
 }
 
-// stop stops the Redis that start started.
+// stop stops the Redis that start started (an external one: deletes
+// the run's keys from it).
 func (r *run) stop() error {
 	if !r.ownsCl {
 		return nil
 	}
-	return r.cl.Down()
+	err := r.cl.Down()
+	r.res.Cleaned = r.cl.Cleaned
+	return err
 }
 
 // open writes run.json and opens the history.
@@ -249,16 +307,22 @@ func (r *run) open() error {
 	r.clock = history.NewClock()
 	cfg, ccfg, w, n := r.cfg, r.cfg.Cluster, r.workload, r.nemesis
 	r.info = report.RunInfo{Lockcheck: Version, Lock: r.lockName, LockVersion: cfg.LockVersion, Redis: r.res.Redis,
-		Topology: ccfg.Topology, Backend: ccfg.Backend, Args: cfg.Args, Seed: w.Seed, Started: r.clock.Start().UTC(),
+		Topology: ccfg.Topology, Backend: ccfg.Backend, RedisConf: ccfg.RedisConf, Args: cfg.Args, Seed: w.Seed, Started: r.clock.Start().UTC(),
 		Workload: toJSON(w), ClockTolerance: cfg.Check.Resolved().ClockTolerance.String(),
 		InfoHorizon: cfg.Check.Resolved().InfoHorizon.String()}
 	if len(n.Faults) > 0 {
 		r.info.Nemesis = report.RunNemesis{Faults: n.Faults, Interval: n.Interval.String(), Duration: n.Duration.String(),
-			RestartDelay: cfg.RestartDelay.String(), Persistence: cmp.Or(ccfg.Persistence, "none")}
+			RestartDelay: cfg.RestartDelay.String(), Persistence: cmp.Or(ccfg.Persistence, "none"), Targets: n.Targets}
 	}
 	for _, node := range append(append([]*cluster.Node{}, r.cl.Nodes...), r.cl.Sentinels...) {
 		rel, _ := filepath.Rel(r.res.Dir, node.LogPath)
 		r.info.Nodes = append(r.info.Nodes, report.RunNode{Name: node.Name, Addr: node.Addr, Log: rel})
+	}
+	if cl := r.cl; cl.External() {
+		r.info.External = &report.RunExternal{KeyPrefix: cl.KeyPrefix(), User: cl.User, TLS: cl.TLS != nil, RoundTrip: cl.RTT.String()}
+		for _, f := range cl.Facts {
+			r.info.External.Servers = append(r.info.External.Servers, f)
+		}
 	}
 	if err := report.WriteRunInfo(r.res.Dir, r.info); err != nil {
 		return err
@@ -271,21 +335,37 @@ func (r *run) open() error {
 	return nil
 }
 
-func (r *run) record(op history.Op) { _, _ = r.hw.Write(op) }
+func (r *run) record(op history.Op) {
+	_, _ = r.hw.Write(op)
+	if r.metrics != nil {
+		r.metrics.observe(&op)
+	}
+}
 
 // lock builds the Locker under test, with the hooks the faults need.
 func (r *run) lock() (lockimpl.Locker, error) {
 	cl, w := r.cl, r.workload
-	env := lockimpl.Env{Addrs: cl.Addrs(), Password: cl.Password, PoolSize: w.Clients + 16, OpTimeout: w.OpTimeout,
-		Now: r.clock.Now, Record: r.record, DialAddr: cl.DialAddr}
+	env := lockimpl.Env{Addrs: cl.Addrs(), Username: cl.User, Password: cl.Password, TLS: cl.TLS, KeyPrefix: w.KeyPrefix,
+		PoolSize: w.Clients + 16, OpTimeout: w.OpTimeout, Now: r.clock.Now, Record: r.record, DialAddr: cl.DialAddr}
 	// The clients exist before the lock: the faults they play reach it
 	// through env.
 	r.runner = workload.New(w, r.clock.Now, r.record)
+	if r.cfg.Metrics != "" {
+		m, err := startMetrics(r.cfg.Metrics, r.runner.Counters())
+		if err != nil {
+			return nil, configErr(err)
+		}
+		r.metrics = m
+		if r.cfg.Progress != nil {
+			fmt.Fprintf(r.cfg.Progress, "metrics: http://%s/metrics\n", m.Addr)
+		}
+	}
 	crashes, _, _ := r.nemesis.Needs()
 	r.runner.Instrument(&env, crashes)
 	if len(cl.Sentinels) > 0 {
-		env.Sentinels, env.MasterName = cl.SentinelAddrs(), cluster.MasterName
+		env.Sentinels, env.MasterName, env.SentinelPassword = cl.SentinelAddrs(), cl.MasterName, cl.SentinelPassword()
 	}
+	env.Cluster = cl.Topology == cluster.RedisCluster
 	locker, err := r.factory(env)
 	if err != nil {
 		err = fmt.Errorf("lock %s: %w", r.lockName, err)
@@ -307,7 +387,7 @@ func (r *run) drive(ctx context.Context, locker lockimpl.Locker) error {
 	nemesisDone := make(chan error, 1)
 	go func() {
 		nemesisDone <- nemesis.Run(nctx, r.nemesis, nemesis.Env{Cluster: r.cl, Clients: r.runner, TTL: r.workload.TTL,
-			Window: r.nemesis.Duration, RestartDelay: r.cfg.RestartDelay}, r.record, r.clock.Now)
+			Window: r.nemesis.Duration, RestartDelay: r.cfg.RestartDelay, Targets: r.nemesis.Targets}, r.record, r.clock.Now)
 	}()
 	runErr := runWithProgress(ctx, r.runner, locker, r.cfg.Progress, r.clock, r.hw)
 	if errors.Is(runErr, lockimpl.ErrBadLock) {
@@ -329,6 +409,9 @@ func (r *run) drive(ctx context.Context, locker lockimpl.Locker) error {
 }
 
 func (r *run) closeHistory() error {
+	if r.metrics != nil {
+		r.metrics.stop() // the clients are done: the live view ends
+	}
 	var err error
 	if werr := r.hw.Close(); werr != nil {
 		err = fmt.Errorf("write history: %w", werr)
@@ -346,13 +429,15 @@ func (r *run) judge(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	res.Findings, res.Verdict, res.Faults = c.findings, c.findings.Verdict, c.results.Faults
+	c.thresholds = r.cfg.Thresholds
 	c.results.Elapsed, c.results.Interrupted = res.Elapsed.Round(time.Millisecond).String(), res.Interrupted
 	if res.Elapsed > 0 {
 		c.results.OpsPerSec = float64(c.results.Ops) / res.Elapsed.Seconds()
 	}
 	err = c.write(r.unrecorded)
+	res.Findings, res.Verdict, res.Faults = c.findings, c.findings.Verdict, c.results.Faults
 	res.Summary, res.Ops = c.results.Summary, c.results.Summary.Ops.Total()
+	res.Thresholds, res.Latency, res.Throughput = c.results.Thresholds, c.results.Latency, c.results.Throughput
 	return err
 }
 

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -36,6 +37,33 @@ type Scenario struct {
 	Workload func(*workload.Config)
 	// ReplicationLag for the sentinel scenarios.
 	ReplicationLag time.Duration
+
+	// The fields below are lockcheck verify's (VerifyScenarios).
+
+	// Requires are the coverage figures the scenario must reach for its
+	// verdict to count: the failure it exists for got its chance.
+	Requires checker.Coverage
+	// Server marks a server-fault scenario (the deployment table): its
+	// breaks are findings unless required.
+	Server bool
+	// Pauses: clients are paused past their TTL, so mutual exclusion
+	// at the resource needs fencing: a break is a finding unless
+	// --require fencing.
+	Pauses bool
+	// Extends: clients keep their leases alive by extends every TTL/3,
+	// unless the lock has a watchdog of its own.
+	Extends bool
+	// Overrun: holds outlive the TTL on purpose, so releases come after
+	// expiry; n/a for a lock that keeps its leases alive by itself, whose
+	// releases are never late.
+	Overrun bool
+	// RedlockClients, if set, is the client count for a Redlock lock: an
+	// op is a round trip to each of five nodes, and two cores serve fewer
+	// clients within redsync's per-node timeout (5% of the TTL).
+	RedlockClients int
+	// Breaks says what a break in this scenario means where it is a
+	// finding (the fault's known effect on a lock without the defence).
+	Breaks string
 }
 
 // MatrixBase is the workload of every cell: leases of 3 s, held 2 s on
@@ -78,7 +106,10 @@ var MatrixLocks = []string{"setnx", "fenced", "redlock", "redsync"}
 
 // MatrixConfig is one matrix run.
 type MatrixConfig struct {
-	Locks     []string
+	Locks []string
+	// Registry has the locks (nil: lockimpl.Builtin()); a user's specs
+	// and lock processes are registered there.
+	Registry  *lockimpl.Registry
 	Scenarios []string
 	OutDir    string
 	Seed      int64
@@ -92,6 +123,9 @@ type MatrixConfig struct {
 	// violation is evidence.
 	Attempts int
 	Check    checker.Options
+	// Cluster is where the cells run: Backend and, for an external Redis,
+	// External (cells whose faults act on the servers are n/a there).
+	Cluster  cluster.Config
 	Progress io.Writer
 	Args     []string
 }
@@ -145,7 +179,10 @@ func Matrix(ctx context.Context, cfg MatrixConfig) (*MatrixResult, error) {
 			return nil, configErr(fmt.Errorf("unknown scenario %q (known: %s)", name, strings.Join(names, ", ")))
 		}
 	}
-	reg := lockimpl.Builtin()
+	if cfg.Registry == nil {
+		cfg.Registry = lockimpl.Builtin()
+	}
+	reg := cfg.Registry
 	for _, l := range cfg.Locks {
 		if _, err := reg.Lookup(l); err != nil {
 			return nil, configErr(err)
@@ -166,7 +203,7 @@ func Matrix(ctx context.Context, cfg MatrixConfig) (*MatrixResult, error) {
 		e, _ := reg.Lookup(lock)
 		for _, s := range scen {
 			cell := Cell{Lock: lock, Scenario: s.Name, Expected: cfg.Expect[lock+" "+s.Name]}
-			cell.Topology, cell.NA = cellTopology(e.Topology, s)
+			cell.Topology, cell.NA = cellTopology(e.Topology, s, cfg.Cluster)
 			if cell.NA == "" && ctx.Err() == nil {
 				runCell(ctx, cfg, s, &cell, dir)
 			} else if cell.NA == "" {
@@ -186,7 +223,17 @@ func Matrix(ctx context.Context, cfg MatrixConfig) (*MatrixResult, error) {
 }
 
 // cellTopology picks the cell's topology, or says why it does not apply.
-func cellTopology(lockTopo string, s Scenario) (string, string) {
+func cellTopology(lockTopo string, s Scenario, where cluster.Config) (string, string) {
+	if where.Backend == cluster.External {
+		if err := s.Nemesis.FitsBackend(cluster.External); err != nil {
+			return "", "its faults act on the Redis servers: an external Redis meets only the client faults"
+		}
+		// The external Redis is what it is: the run finds its topology.
+		if have := where.External.Topology(); (lockTopo == "" && have == cluster.Redlock) || (lockTopo != "" && lockTopo != have) {
+			return "", fmt.Sprintf("the lock needs topology %s; the external Redis is %s", cmp.Or(lockTopo, "single, sentinel or cluster"), have)
+		}
+		return "", ""
+	}
 	topo := lockTopo
 	if s.Topology != "" {
 		if lockTopo != "" && lockTopo != s.Topology {
@@ -203,6 +250,17 @@ func cellTopology(lockTopo string, s Scenario) (string, string) {
 	return topo, ""
 }
 
+// scenarioCluster is where a run of scenario s goes: the topology and
+// server settings s wants, on the backend of where (an external Redis
+// as it is).
+func scenarioCluster(where cluster.Config, topo string, s Scenario) cluster.Config {
+	if where.Backend == cluster.External {
+		return where
+	}
+	where.Topology, where.Persistence, where.ReplicationLag = topo, s.Persistence, s.ReplicationLag
+	return where
+}
+
 func runCell(ctx context.Context, cfg MatrixConfig, s Scenario, cell *Cell, dir string) {
 	w := MatrixBase
 	if s.Workload != nil {
@@ -212,7 +270,7 @@ func runCell(ctx context.Context, cfg MatrixConfig, s Scenario, cell *Cell, dir 
 		w.Duration = cfg.Duration
 	}
 	check := cfg.Check
-	if check.ClockTolerance == 0 {
+	if check.ClockTolerance == 0 && cfg.Cluster.Backend != cluster.External {
 		check.ClockTolerance = 50 * time.Millisecond
 	}
 	if check.Timeout == 0 {
@@ -222,9 +280,9 @@ func runCell(ctx context.Context, cfg MatrixConfig, s Scenario, cell *Cell, dir 
 		w.Seed = cfg.Seed + int64(attempt)
 		n := s.Nemesis
 		n.Seed = w.Seed
-		r, err := Run(ctx, Config{Name: cell.Lock + "--" + s.Name, OutDir: filepath.Join(dir, "cells"), Lock: cell.Lock,
+		r, err := Run(ctx, Config{Name: cell.Lock + "--" + s.Name, OutDir: filepath.Join(dir, "cells"), Lock: cell.Lock, Registry: cfg.Registry,
 			Workload: w, Nemesis: n, RestartDelay: s.RestartDelay, Check: check,
-			Cluster: cluster.Config{Topology: cell.Topology, Persistence: s.Persistence, ReplicationLag: s.ReplicationLag},
+			Cluster: scenarioCluster(cfg.Cluster, cell.Topology, s),
 			Args:    append(append([]string{}, cfg.Args...), "cell="+cell.Lock+"/"+s.Name, fmt.Sprintf("seed=%d", w.Seed))})
 		cell.Runs++
 		cell.Err = ""
@@ -262,9 +320,21 @@ func (m *MatrixResult) write() error {
 	return report.WriteMatrix(m.Dir, m.Locks, cols, m.Cells)
 }
 
-// ReadExpect reads an expectations file: one "lock scenario verdict" per
-// line; # starts a comment.
+// ReadExpect reads matrix's expectations file: one "lock scenario
+// verdict" per line; # starts a comment.
 func ReadExpect(path string) (map[string]checker.Verdict, error) {
+	return readExpect(path, "LOCK SCENARIO")
+}
+
+// ReadVerifyExpect reads verify's expectations file: one "scenario
+// guarantee verdict" per line (guarantee: lease or mutex).
+func ReadVerifyExpect(path string) (map[string]checker.Verdict, error) {
+	return readExpect(path, "SCENARIO lease|mutex")
+}
+
+// readExpect reads lines of two names and a verdict, the names' form
+// being what a bad line is told to want.
+func readExpect(path, form string) (map[string]checker.Verdict, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, configErr(err)
@@ -279,7 +349,7 @@ func ReadExpect(path string) (map[string]checker.Verdict, error) {
 		}
 		fs := strings.Fields(text)
 		if len(fs) != 3 || (fs[2] != string(checker.Valid) && fs[2] != string(checker.Invalid)) {
-			return nil, configErr(fmt.Errorf("%s:%d: want \"LOCK SCENARIO valid|invalid\", got %q", path, line, text))
+			return nil, configErr(fmt.Errorf("%s:%d: want \"%s valid|invalid\", got %q", path, line, form, text))
 		}
 		out[fs[0]+" "+fs[1]] = checker.Verdict(fs[2])
 	}

@@ -3,6 +3,7 @@ package harness_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/testutil"
@@ -22,7 +24,9 @@ import (
 )
 
 // ownLock resolves the test names of users' locks: "spec:NAME" is
-// examples/specs/NAME.toml, "cmd:lockproc" the example lock process.
+// examples/specs/NAME.toml, "cmd:lockproc" the example lock process,
+// "cmd:lockproc-watchdog" the same with its own watchdog, and a
+// "/per-client" suffix runs one process per client.
 func ownLock(t *testing.T, cfg *harness.Config) {
 	t.Helper()
 	switch {
@@ -32,15 +36,25 @@ func ownLock(t *testing.T, cfg *harness.Config) {
 			t.Fatal(err)
 		}
 		cfg.Lock, cfg.Factory = s.Name, s.Factory
-	case cfg.Lock == "cmd:lockproc":
-		processLock(cfg, "lockproc", lockprocBinary(t))
+	case strings.HasPrefix(cfg.Lock, "cmd:lockproc"):
+		name, perClient := strings.CutSuffix(strings.TrimPrefix(cfg.Lock, "cmd:"), "/per-client")
+		cmdline := lockprocBinary(t)
+		if name == "lockproc-watchdog" {
+			cmdline += " -watchdog"
+		}
+		processLock(cfg, name, cmdline, perClient)
 	}
 }
 
-// processLock makes cfg's lock a lock process, as --lock-cmd does.
-func processLock(cfg *harness.Config, name, cmdline string) {
+// processLock makes cfg's lock a lock process, as --lock-cmd (and
+// --lock-cmd-per-client) does.
+func processLock(cfg *harness.Config, name, cmdline string, perClient bool) {
 	cfg.Lock, cfg.Registry = name, &lockimpl.Registry{}
-	cfg.Registry.Register(lockimpl.ProcessEntry(name, cmdline, "single"))
+	entry := lockimpl.ProcessEntry
+	if perClient {
+		entry = lockimpl.PerClientProcessEntry
+	}
+	cfg.Registry.Register(entry(name, cmdline, "single"))
 }
 
 var lockproc struct {
@@ -142,7 +156,10 @@ func firstLine(s string) string { return strings.SplitN(s, "\n", 2)[0] }
 func TestOwnLock_AddExtend(t *testing.T) {
 	testutil.RequireRedis(t)
 	w := shortLeases
-	w.Hold, w.ExtendEvery, w.Duration, w.Retry = 400*time.Millisecond, 60*time.Millisecond, 6*time.Second, workload.RetryNone
+	// 10 clients on 3 keys: an armed client acquires within its window
+	// (with 50, a client acquired about once in 7 s, and runs under -race
+	// went by with no crash at all).
+	w.Clients, w.Hold, w.ExtendEvery, w.Duration, w.Retry = 10, 400*time.Millisecond, 60*time.Millisecond, 6*time.Second, workload.RetryNone
 	s := scenario{workload: w, nemesis: nemesis.Config{Faults: []string{"crash-client"}, Interval: time.Second, Duration: time.Second}}
 	s.expect(t, "spec:add-extend", func(r *harness.Result) (bool, string) {
 		if r.Verdict != checker.Valid || r.Summary.Crashed == 0 {
@@ -202,7 +219,7 @@ if [ $i -eq 1 ]; then echo "{\"id\":$id,\"ok\":true,\"token\":\"t$id\"}"; else e
 	w.Clients, w.Duration = 1, 5*time.Second
 	out := t.TempDir()
 	cfg := harness.Config{OutDir: out, Workload: w}
-	processLock(&cfg, "dying", script)
+	processLock(&cfg, "dying", script, false)
 	res, err := harness.Run(context.Background(), cfg)
 	if !errors.Is(err, harness.ErrConfig) || !errors.Is(err, lockimpl.ErrBadLock) || !strings.Contains(err.Error(), "lost my redis connection") ||
 		!strings.Contains(err.Error(), "exit status 7") {
@@ -225,7 +242,7 @@ func TestOwnLock_ProcessRefusesClientFaults(t *testing.T) {
 	testutil.RequireRedis(t)
 	for _, fault := range []string{"crash-client", "latency"} {
 		cfg := harness.Config{Nemesis: nemesis.Config{Faults: []string{fault}}}
-		processLock(&cfg, "proc", "cat")
+		processLock(&cfg, "proc", "cat", false)
 		err := harness.Validate(cfg)
 		if !errors.Is(err, harness.ErrConfig) || !strings.Contains(err.Error(), "--nemesis "+fault+" acts inside lockcheck's own Redis client, which lock proc does not use") {
 			t.Errorf("%s with a lock process: got %v, want a config error naming the fault", fault, err)
@@ -235,9 +252,20 @@ func TestOwnLock_ProcessRefusesClientFaults(t *testing.T) {
 		}
 	}
 	cfg := harness.Config{Nemesis: nemesis.Config{Faults: []string{"pause-client", "kill-redis"}}}
-	processLock(&cfg, "proc", "cat")
+	processLock(&cfg, "proc", "cat", false)
 	if err := harness.Validate(cfg); err != nil {
 		t.Errorf("pause-client and kill-redis with a lock process: %v, want no error", err)
+	}
+	// A process per client meets crash-client (the process is killed),
+	// never the client proxies.
+	cfg = harness.Config{Nemesis: nemesis.Config{Faults: []string{"crash-client"}}}
+	processLock(&cfg, "proc", "cat", true)
+	if err := harness.Validate(cfg); err != nil {
+		t.Errorf("crash-client with a process per client: %v, want no error", err)
+	}
+	cfg.Nemesis.Faults = []string{"latency"}
+	if err := harness.Validate(cfg); !errors.Is(err, harness.ErrConfig) {
+		t.Errorf("latency with a process per client: %v, want a config error", err)
 	}
 }
 
@@ -252,4 +280,73 @@ func TestOwnLock_Redislock(t *testing.T) {
 	s.expect(t, "redislock", func(r *harness.Result) (bool, string) {
 		return doubleHolders(r) > 0, "double holders: " + strconv.Itoa(doubleHolders(r))
 	})
+}
+
+// TestOwnLock_ProcessWatchdog: a lock process that extends its leases by
+// itself reports each extend, so with no fault the history has them and
+// the lock is valid. Under pause-client, one shared process keeps
+// extending while the client is "paused", which hides the pause (no
+// stale holder, no double holder); with a process per client the pause
+// stops the process, watchdog and all, and the stale write shows.
+func TestOwnLock_ProcessWatchdog(t *testing.T) {
+	testutil.RequireRedis(t)
+	w := workload.Config{Clients: 10, Keys: 3, TTL: 300 * time.Millisecond, Hold: 500 * time.Millisecond,
+		Duration: 5 * time.Second, Margin: 30 * time.Millisecond}
+	res := scenario{workload: w}.run(t, "cmd:lockproc-watchdog", 1)
+	if res.Verdict != checker.Valid || res.Summary.Ops.Get(history.Extend, history.OK) == 0 {
+		t.Errorf("no fault: verdict %s, %d extends ok; want valid, with the process's extends", res.Verdict, res.Summary.Ops.Get(history.Extend, history.OK))
+	}
+	w.Hold, w.Duration = 100*time.Millisecond, 6*time.Second
+	s := scenario{workload: w, nemesis: nemesis.Config{Faults: []string{"pause-client"}, Interval: 500 * time.Millisecond, Duration: 500 * time.Millisecond}}
+	shared := s.run(t, "cmd:lockproc-watchdog", 1)
+	if doubleHolders(shared) != 0 || shared.Findings.Coverage[checker.StaleHolder] != 0 || shared.Summary.Paused == 0 {
+		t.Errorf("shared process: %d double holders, %d stale holders, %d pauses; want 0, 0 and some pauses",
+			doubleHolders(shared), shared.Findings.Coverage[checker.StaleHolder], shared.Summary.Paused)
+	}
+	s.expect(t, "cmd:lockproc-watchdog/per-client", func(r *harness.Result) (bool, string) {
+		return doubleHolders(r) > 0 && r.Findings.Coverage[checker.StaleHolder] > 0,
+			fmt.Sprintf("%d double holders, %d stale holders", doubleHolders(r), r.Findings.Coverage[checker.StaleHolder])
+	})
+}
+
+// TestOwnLock_LocksOnCluster: every single-instance lock runs on the
+// cluster topology and comes out valid, a broken one is still caught, and
+// a lock spec whose keys fall into two slots is refused up front, naming
+// them (examples/specs/fenced.toml puts its counter in the lock key's
+// slot with a hash tag; the same spec without it is refused).
+func TestOwnLock_LocksOnCluster(t *testing.T) {
+	testutil.RequireRedis(t)
+	w := workload.Config{Clients: 50, Keys: 10, Duration: 4 * time.Second, TTL: 500 * time.Millisecond, Hold: 50 * time.Millisecond, OpTimeout: time.Second}
+	s := scenario{workload: w, cluster: cluster.Config{Topology: cluster.RedisCluster}}
+	for _, lock := range []string{"setnx", "watchdog", "fenced", "setnx-wait", "redislock", "spec:fenced"} {
+		t.Run(lock, func(t *testing.T) {
+			r := s.expect(t, lock, valid)
+			if r.Summary.Ops.Get(history.Write, history.OK) == 0 {
+				t.Errorf("%s: no critical section on the cluster", lock)
+			}
+		})
+	}
+	t.Run("broken-del-release", func(t *testing.T) {
+		p := scenario{workload: proofWorkload(7), cluster: s.cluster}
+		p.expect(t, "broken-del-release", func(r *harness.Result) (bool, string) {
+			return doubleHolders(r) > 0, "double holders: " + strconv.Itoa(doubleHolders(r))
+		})
+	})
+	b, err := os.ReadFile("../examples/specs/fenced.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "two-slots.toml")
+	if err := os.WriteFile(path, []byte(strings.ReplaceAll(string(b), "{{key}}:fence", "{key}:fence")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec, err := lockimpl.LoadSpec(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = harness.Run(context.Background(), harness.Config{OutDir: t.TempDir(), Lock: spec.Name, Factory: spec.Factory, Workload: w,
+		Cluster: s.cluster})
+	if !errors.Is(err, harness.ErrConfig) || !strings.Contains(err.Error(), `"{key}:fence"`) || !strings.Contains(err.Error(), "different cluster slots") {
+		t.Errorf("a spec with keys in two slots: %v; want a configuration error naming the key and the slots", err)
+	}
 }

@@ -106,4 +106,7 @@ type Unrecorded struct {
 	// Crashed counts clients that died (crash-client); Paused, clients
 	// stopped by pause-client or pause-holder.
 	Crashed, Paused int64
+	// CutOff counts commands that timed out because their client was cut
+	// off from Redis (client-partition); they were never sent.
+	CutOff int64
 }

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,7 @@ import (
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/report"
 	"github.com/lockcheck/lockcheck/workload"
 )
 
@@ -56,12 +58,7 @@ type Options struct {
 // installed (fails it instead when LOCKCHECK_REQUIRE_REDIS is set).
 func Run(tb testing.TB, name string, factory lockimpl.Factory, opts Options) *harness.Result {
 	tb.Helper()
-	if _, err := exec.LookPath(cmp.Or(opts.Cluster.RedisServer, "redis-server")); err != nil {
-		if os.Getenv("LOCKCHECK_REQUIRE_REDIS") != "" {
-			tb.Fatalf("lockchecktest: redis-server is required (LOCKCHECK_REQUIRE_REDIS is set): %v", err)
-		}
-		tb.Skipf("lockchecktest: redis-server not installed (%s)", cluster.InstallHint)
-	}
+	requireRedis(tb, opts.Cluster.RedisServer)
 	w := opts.Workload
 	if w.Duration == 0 && w.Ops == 0 {
 		w.Duration = 5 * time.Second
@@ -69,20 +66,10 @@ func Run(tb testing.TB, name string, factory lockimpl.Factory, opts Options) *ha
 	if w.Seed == 0 {
 		w.Seed = time.Now().UnixNano()
 	}
-	out := cmp.Or(opts.OutDir, os.Getenv("LOCKCHECK_RESULTS"))
-	if out == "" {
-		out = tb.TempDir()
-	}
-	want := opts.Want
-	if want == "" {
-		want = checker.Valid
-	}
-	ctx := context.Background()
-	if d, ok := deadline(tb); ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, d)
-		defer cancel()
-	}
+	out := outDir(tb, opts.OutDir)
+	want := cmp.Or(opts.Want, checker.Valid)
+	ctx, cancel := testContext(tb)
+	defer cancel()
 	res, err := harness.Run(ctx, harness.Config{Name: name, Lock: name, Factory: factory, LockVersion: opts.Version,
 		OutDir: out, Workload: w, Nemesis: opts.Nemesis, Cluster: opts.Cluster, Check: opts.Check,
 		Args: []string{"lockchecktest.Run", tb.Name(), fmt.Sprintf("seed=%d", w.Seed)}})
@@ -103,6 +90,88 @@ func Run(tb testing.TB, name string, factory lockimpl.Factory, opts Options) *ha
 		tb.Logf("lockchecktest %s: %s as wanted, %d ops (seed %d); results: %s", name, res.Verdict, res.Ops, w.Seed, res.Dir)
 	}
 	return res
+}
+
+// requireRedis skips tb without redis-server (fails it when
+// LOCKCHECK_REQUIRE_REDIS is set).
+func requireRedis(tb testing.TB, server string) {
+	tb.Helper()
+	if _, err := exec.LookPath(cmp.Or(server, "redis-server")); err != nil {
+		if os.Getenv("LOCKCHECK_REQUIRE_REDIS") != "" {
+			tb.Fatalf("lockchecktest: redis-server is required (LOCKCHECK_REQUIRE_REDIS is set): %v", err)
+		}
+		tb.Skipf("lockchecktest: redis-server not installed (%s)", cluster.InstallHint)
+	}
+}
+
+// outDir is the results root: dir, else $LOCKCHECK_RESULTS, else the
+// test's temp dir.
+func outDir(tb testing.TB, dir string) string {
+	if out := cmp.Or(dir, os.Getenv("LOCKCHECK_RESULTS")); out != "" {
+		return out
+	}
+	return tb.TempDir()
+}
+
+// testContext ends before the test binary's -timeout, leaving time for
+// the report.
+func testContext(tb testing.TB) (context.Context, context.CancelFunc) {
+	if d, ok := deadline(tb); ok {
+		return context.WithDeadline(context.Background(), d)
+	}
+	return context.WithCancel(context.Background())
+}
+
+// VerifyOptions is one lockcheck verify of a Go lock.
+type VerifyOptions struct {
+	// Scenarios picks scenarios by name (default: the whole battery;
+	// harness.VerifyScenarios lists them).
+	Scenarios []string
+	// Budget bounds the battery's time (default harness.DefaultVerifyBudget).
+	Budget time.Duration
+	// Require turns findings into gates: "fencing", "server" or scenario
+	// names.
+	Require []string
+	// Watchdog: the lock extends its leases on its own (verify's extend
+	// scenario then adds no client-side extends).
+	Watchdog bool
+	Cluster  cluster.Config
+	// Want is the verdict the test expects (default valid).
+	Want    checker.Verdict
+	OutDir  string
+	Version string
+	Seed    int64
+}
+
+// Verify runs lockcheck verify's battery on the Locker that factory
+// builds, and fails tb unless the verdict is opts.Want, naming the
+// scenarios that broke or were not exercised and verify.md's path.
+func Verify(tb testing.TB, name string, factory lockimpl.Factory, opts VerifyOptions) *report.Verify {
+	tb.Helper()
+	requireRedis(tb, opts.Cluster.RedisServer)
+	ctx, cancel := testContext(tb)
+	defer cancel()
+	want := cmp.Or(opts.Want, checker.Valid)
+	v, dir, err := harness.Verify(ctx, harness.VerifyConfig{
+		Lock:     harness.Config{Lock: name, Factory: factory, LockVersion: opts.Version, Cluster: opts.Cluster},
+		Watchdog: opts.Watchdog, Scenarios: opts.Scenarios, Budget: opts.Budget, Require: opts.Require, Seed: opts.Seed,
+		OutDir: outDir(tb, opts.OutDir), Args: []string{"lockchecktest.Verify", tb.Name()}})
+	if err != nil {
+		tb.Fatalf("lockchecktest.Verify %s: %v (results: %s)", name, err, dir)
+	}
+	md := filepath.Join(dir, "verify.md")
+	if v.Verdict != want {
+		var b strings.Builder
+		for _, r := range v.Rows {
+			if r.Status == report.StatusBroken || r.Status == report.StatusNotExercised || r.Status == report.StatusUnknown {
+				fmt.Fprintf(&b, "  %s: %s %s%s\n", r.Scenario, r.Status, r.Meaning, strings.Join(r.Short, ", "))
+			}
+		}
+		tb.Errorf("lockchecktest.Verify %s: verdict %s, want %s; results: %s\n%s", name, v.Verdict, want, md, b.String())
+	} else {
+		tb.Logf("lockchecktest.Verify %s: %s as wanted in %s; results: %s", name, v.Verdict, v.Elapsed, md)
+	}
+	return v
 }
 
 // violations lists each checker's verdict and its first violations.

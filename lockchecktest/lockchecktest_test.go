@@ -56,3 +56,28 @@ func TestRun_BothWays(t *testing.T) {
 		t.Errorf("Want invalid, broken lock: the helper failed the test: %q", rec.errs)
 	}
 }
+
+// TestVerify_BothWays: Verify fails the test for a broken lock, naming the
+// scenario that broke it and verify.md, and passes the correct one under
+// the same scenarios.
+func TestVerify_BothWays(t *testing.T) {
+	reg := lockimpl.Builtin()
+	broken, _ := reg.Lookup("broken-del-release")
+	correct, _ := reg.Lookup("setnx")
+	opts := lockchecktest.VerifyOptions{Scenarios: []string{"overrun", "crash"}, Budget: time.Minute, Seed: 1}
+
+	rec := &recorder{TB: t}
+	v := lockchecktest.Verify(rec, "broken-del-release", broken.Factory, opts)
+	if len(rec.errs) != 1 || !strings.Contains(rec.errs[0], "verdict invalid, want valid") || !strings.Contains(rec.errs[0], "overrun: broken") ||
+		!strings.Contains(rec.errs[0], "verify.md") {
+		t.Errorf("broken lock: the helper reported %q, want one failure naming overrun and verify.md", rec.errs)
+	}
+	if v.Verdict != checker.Invalid {
+		t.Errorf("broken lock: verdict %s", v.Verdict)
+	}
+
+	rec = &recorder{TB: t}
+	if v := lockchecktest.Verify(rec, "setnx", correct.Factory, opts); len(rec.errs) != 0 || v.Verdict != checker.Valid {
+		t.Errorf("correct lock: verdict %s, the helper reported %q", v.Verdict, rec.errs)
+	}
+}

@@ -15,9 +15,9 @@ import (
 // mistake is the part of a broken lock that differs from SetNX; a nil
 // method result means "do what SetNX does".
 type mistake interface {
-	acquire(ctx context.Context, c *redis.Client, l Lease) (handled bool, err error)
-	release(ctx context.Context, c *redis.Client, l Lease) (handled bool, err error)
-	extend(ctx context.Context, c *redis.Client, l Lease, ttl time.Duration) (handled bool, err error)
+	acquire(ctx context.Context, c redis.UniversalClient, l Lease) (handled bool, err error)
+	release(ctx context.Context, c redis.UniversalClient, l Lease) (handled bool, err error)
+	extend(ctx context.Context, c redis.UniversalClient, l Lease, ttl time.Duration) (handled bool, err error)
 }
 
 // broken is a SetNX with one mistake.
@@ -71,9 +71,13 @@ func (b *broken) Extend(ctx context.Context, l Lease, ttl time.Duration) (Lease,
 // correct supplies SetNX's behaviour for the operations a mistake leaves alone.
 type correct struct{}
 
-func (correct) acquire(context.Context, *redis.Client, Lease) (bool, error) { return false, nil }
-func (correct) release(context.Context, *redis.Client, Lease) (bool, error) { return false, nil }
-func (correct) extend(context.Context, *redis.Client, Lease, time.Duration) (bool, error) {
+func (correct) acquire(context.Context, redis.UniversalClient, Lease) (bool, error) {
+	return false, nil
+}
+func (correct) release(context.Context, redis.UniversalClient, Lease) (bool, error) {
+	return false, nil
+}
+func (correct) extend(context.Context, redis.UniversalClient, Lease, time.Duration) (bool, error) {
 	return false, nil
 }
 

@@ -13,7 +13,7 @@ var brokenCheckThenSetEntry = Entry{Name: "broken-check-then-set", Broken: true,
 
 type checkThenSet struct{ correct }
 
-func (checkThenSet) acquire(ctx context.Context, c *redis.Client, l Lease) (bool, error) {
+func (checkThenSet) acquire(ctx context.Context, c redis.UniversalClient, l Lease) (bool, error) {
 	err := c.Get(ctx, l.Key).Err()
 	if err == nil {
 		return true, ErrNotAcquired

@@ -12,12 +12,12 @@ var brokenDelReleaseEntry = Entry{Name: "broken-del-release", Broken: true, Fact
 
 type delRelease struct{ correct }
 
-func (delRelease) release(ctx context.Context, c *redis.Client, l Lease) (bool, error) {
+func (delRelease) release(ctx context.Context, c redis.UniversalClient, l Lease) (bool, error) {
 	return true, del(ctx, c, l.Key)
 }
 
 // del deletes key with no ownership check; a missing key is ErrNotHeld.
-func del(ctx context.Context, c *redis.Client, key string) error {
+func del(ctx context.Context, c redis.UniversalClient, key string) error {
 	n, err := c.Del(ctx, key).Result()
 	if err != nil {
 		return firstErr("release", key, err)

@@ -17,7 +17,7 @@ type fixedValue struct{}
 
 const fixedLockValue = "locked"
 
-func (fixedValue) acquire(ctx context.Context, c *redis.Client, l Lease) (bool, error) {
+func (fixedValue) acquire(ctx context.Context, c redis.UniversalClient, l Lease) (bool, error) {
 	err := c.SetArgs(ctx, l.Key, fixedLockValue, redis.SetArgs{Mode: "NX", TTL: l.TTL}).Err()
 	if errors.Is(err, redis.Nil) {
 		return true, ErrNotAcquired
@@ -28,10 +28,10 @@ func (fixedValue) acquire(ctx context.Context, c *redis.Client, l Lease) (bool, 
 	return true, nil
 }
 
-func (fixedValue) release(ctx context.Context, c *redis.Client, l Lease) (bool, error) {
+func (fixedValue) release(ctx context.Context, c redis.UniversalClient, l Lease) (bool, error) {
 	return true, runScript(ctx, c, releaseScript, "release", l.Key, fixedLockValue)
 }
 
-func (fixedValue) extend(ctx context.Context, c *redis.Client, l Lease, ttl time.Duration) (bool, error) {
+func (fixedValue) extend(ctx context.Context, c redis.UniversalClient, l Lease, ttl time.Duration) (bool, error) {
 	return true, runScript(ctx, c, extendScript, "extend", l.Key, fixedLockValue, ttl.Milliseconds())
 }

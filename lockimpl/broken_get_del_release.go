@@ -13,7 +13,7 @@ var brokenGetDelReleaseEntry = Entry{Name: "broken-get-del-release", Broken: tru
 
 type getDelRelease struct{ correct }
 
-func (getDelRelease) release(ctx context.Context, c *redis.Client, l Lease) (bool, error) {
+func (getDelRelease) release(ctx context.Context, c redis.UniversalClient, l Lease) (bool, error) {
 	v, err := c.Get(ctx, l.Key).Result()
 	if errors.Is(err, redis.Nil) || (err == nil && v != l.Token) {
 		return true, ErrNotHeld

@@ -14,7 +14,7 @@ var brokenNoTTLEntry = Entry{Name: "broken-no-ttl", Broken: true, Factory: broke
 
 type noTTL struct{}
 
-func (noTTL) acquire(ctx context.Context, c *redis.Client, l Lease) (bool, error) {
+func (noTTL) acquire(ctx context.Context, c redis.UniversalClient, l Lease) (bool, error) {
 	err := c.SetArgs(ctx, l.Key, l.Token, redis.SetArgs{Mode: "NX"}).Err()
 	if errors.Is(err, redis.Nil) {
 		return true, ErrNotAcquired
@@ -25,10 +25,10 @@ func (noTTL) acquire(ctx context.Context, c *redis.Client, l Lease) (bool, error
 	return true, nil
 }
 
-func (noTTL) release(context.Context, *redis.Client, Lease) (bool, error) { return false, nil }
+func (noTTL) release(context.Context, redis.UniversalClient, Lease) (bool, error) { return false, nil }
 
 // extend only checks ownership: a lock without a TTL has nothing to extend.
-func (noTTL) extend(ctx context.Context, c *redis.Client, l Lease, _ time.Duration) (bool, error) {
+func (noTTL) extend(ctx context.Context, c redis.UniversalClient, l Lease, _ time.Duration) (bool, error) {
 	v, err := c.Get(ctx, l.Key).Result()
 	if errors.Is(err, redis.Nil) || (err == nil && v != l.Token) {
 		return true, ErrNotHeld

@@ -12,7 +12,7 @@ var brokenSetNXExpireEntry = Entry{Name: "broken-setnx-expire", Broken: true, Fa
 
 type setnxThenExpire struct{ correct }
 
-func (setnxThenExpire) acquire(ctx context.Context, c *redis.Client, l Lease) (bool, error) {
+func (setnxThenExpire) acquire(ctx context.Context, c redis.UniversalClient, l Lease) (bool, error) {
 	ok, err := c.SetNX(ctx, l.Key, l.Token, 0).Result()
 	if err != nil {
 		return true, firstErr("acquire", l.Key, err)

@@ -2,6 +2,7 @@ package lockimpl
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"time"
@@ -10,16 +11,10 @@ import (
 )
 
 // newClient returns the one shared go-redis client of a Locker: to the
-// first node, or, in the sentinel topology, to whichever node Sentinel names
-// master.
-func newClient(env Env) (*redis.Client, error) {
-	var dial func(ctx context.Context, network, addr string) (net.Conn, error)
-	if env.DialAddr != nil {
-		d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 5 * time.Minute}
-		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return d.DialContext(ctx, network, env.DialAddr(addr))
-		}
-	}
+// first node, in the sentinel topology to whichever node Sentinel names
+// master, and in the cluster topology to the node that serves the key.
+func newClient(env Env) (redis.UniversalClient, error) {
+	dial := dialer(env)
 	// A lock harness must never retry a command on its own: a SET NX that
 	// was applied but whose reply was lost would be retried, get nil, and
 	// be recorded as a definite failure while we hold the key. Nor dial
@@ -31,15 +26,38 @@ func newClient(env Env) (*redis.Client, error) {
 	if env.OpTimeout > 0 {
 		rt, pt = env.OpTimeout, env.OpTimeout
 	}
-	var c *redis.Client
+	retries := -1
+	if env.resend {
+		retries = 3
+	}
+	var c redis.UniversalClient
 	switch {
+	case env.Cluster:
+		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: env.Addrs, Username: env.Username, Password: env.Password,
+			PoolSize: max(env.PoolSize, 10), Protocol: 2, MaxRetries: retries, DialerRetries: 1,
+			ReadTimeout: rt, WriteTimeout: rt, ContextTimeoutEnabled: true, PoolTimeout: pt, DisableIdentity: true, Dialer: dial})
+		// The cluster client follows MOVED and ASK, and resends a command
+		// whose connection broke or timed out (to the same node, then
+		// another): never ours, which may have been applied.
+		// The faults' hooks go on each node's client too, outside
+		// noResend, so that they meet every command the lock sends, a
+		// pipeline on the key's node included (MasterForKey).
+		cc.OnNewNode(func(n *redis.Client) {
+			for _, h := range env.Hooks {
+				n.AddHook(h)
+			}
+			if !env.resend {
+				n.AddHook(noResend{})
+			}
+		})
+		return cc, nil
 	case env.MasterName != "":
 		c = redis.NewFailoverClient(&redis.FailoverOptions{MasterName: env.MasterName, SentinelAddrs: env.Sentinels,
-			Password: env.Password, PoolSize: max(env.PoolSize, 10), Protocol: 2, MaxRetries: -1, DialerRetries: 1,
+			Username: env.Username, Password: env.Password, SentinelPassword: env.SentinelPassword, PoolSize: max(env.PoolSize, 10), Protocol: 2, MaxRetries: retries, DialerRetries: 1,
 			ReadTimeout: rt, WriteTimeout: rt, ContextTimeoutEnabled: true, PoolTimeout: pt, DisableIdentity: true, Dialer: dial})
 	case len(env.Addrs) > 0:
-		c = redis.NewClient(&redis.Options{Addr: env.Addrs[0], Password: env.Password,
-			PoolSize: max(env.PoolSize, 10), Protocol: 2, MaxRetries: -1, DialerRetries: 1,
+		c = redis.NewClient(&redis.Options{Addr: env.Addrs[0], Username: env.Username, Password: env.Password,
+			PoolSize: max(env.PoolSize, 10), Protocol: 2, MaxRetries: retries, DialerRetries: 1,
 			ReadTimeout: rt, WriteTimeout: rt, ContextTimeoutEnabled: true, PoolTimeout: pt, DisableIdentity: true, Dialer: dial})
 	default:
 		return nil, errors.New("no redis address")
@@ -48,4 +66,97 @@ func newClient(env Env) (*redis.Client, error) {
 		c.AddHook(h)
 	}
 	return c, nil
+}
+
+// dialer returns the clients' dialer: to the address DialAddr maps an
+// announced one to, over TLS if env says so (nil: go-redis's own).
+func dialer(env Env) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if env.DialAddr == nil && env.TLS == nil {
+		return nil
+	}
+	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 5 * time.Minute}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		to := addr
+		if env.DialAddr != nil {
+			to = env.DialAddr(addr)
+		}
+		if env.TLS == nil {
+			return d.DialContext(ctx, network, to)
+		}
+		cfg := env.TLS
+		if cfg.ServerName == "" {
+			cfg = cfg.Clone()
+			cfg.ServerName, _, _ = net.SplitHostPort(addr)
+		}
+		return (&tls.Dialer{NetDialer: d, Config: cfg}).DialContext(ctx, network, to)
+	}
+}
+
+// noResend is the hook on each node of a cluster client: an error after
+// which the command may have reached Redis (a broken connection, a
+// timeout) becomes a ReplyLost, which the cluster client does not resend.
+// Errors before sending (a refused dial) and Redis's own replies (MOVED,
+// ASK, TRYAGAIN) pass unchanged.
+type noResend struct{}
+
+// ReplyLost is a command whose reply never came: it may have been applied.
+type ReplyLost struct{ Err error }
+
+func (e ReplyLost) Error() string { return "reply lost: " + e.Err.Error() }
+
+func (noResend) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (noResend) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if lost := replyLost(err); lost != nil {
+			cmd.SetErr(lost)
+			return lost
+		}
+		return err
+	}
+}
+
+func (noResend) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		if lost := replyLost(err); lost != nil {
+			for _, cmd := range cmds {
+				if cmd.Err() != nil {
+					cmd.SetErr(lost)
+				}
+			}
+			return lost
+		}
+		return err
+	}
+}
+
+// replyLost wraps err if the command may have reached Redis.
+func replyLost(err error) error {
+	if err == nil || errors.Is(err, redis.Nil) {
+		return nil
+	}
+	var rerr redis.Error
+	var op *net.OpError
+	if errors.As(err, &rerr) || (errors.As(err, &op) && op.Op == "dial") || errors.Is(err, redis.ErrClosed) ||
+		errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return nil
+	}
+	return ReplyLost{Err: err}
+}
+
+// pipelineFor returns a pipeline on the node that serves key: on a
+// cluster client, that node's own client, so that keyless commands in it
+// (WAIT) run where the key's write did.
+func pipelineFor(ctx context.Context, c redis.UniversalClient, key string) (redis.Pipeliner, error) {
+	cc, ok := c.(*redis.ClusterClient)
+	if !ok {
+		return c.Pipeline(), nil
+	}
+	n, err := cc.MasterForKey(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return n.Pipeline(), nil
 }

@@ -2,6 +2,7 @@ package lockimpl
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -29,8 +30,14 @@ func NewFenced(env Env) (Locker, error) {
 	return &Fenced{s.(*SetNX)}, nil
 }
 
-// FenceKey is the counter key of a lock key.
-func FenceKey(key string) string { return key + ":fence" }
+// FenceKey is the counter key of a lock key, in the lock key's cluster
+// slot: the lock key is its hash tag, unless it has one of its own.
+func FenceKey(key string) string {
+	if i := strings.IndexByte(key, '{'); i >= 0 && strings.IndexByte(key[i+1:], '}') > 0 {
+		return key + ":fence"
+	}
+	return "{" + key + "}:fence"
+}
 
 // Acquire implements Locker.
 func (f *Fenced) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, error) {

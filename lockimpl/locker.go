@@ -4,6 +4,7 @@ package lockimpl
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -113,8 +114,13 @@ func (w *Watch) markLost(err error) {
 // Env is what a Locker factory gets: where Redis is, and the run's clock and
 // recorder for operations the lock makes on its own (watchdog extensions).
 type Env struct {
-	Addrs    []string
-	Password string
+	Addrs []string
+	// Username and Password authenticate (Username "": the default
+	// user); SentinelPassword the sentinels, if they want one.
+	Username, Password, SentinelPassword string
+	// TLS, if set, is the clients' TLS configuration; a dialer checks the
+	// server name of the address it was asked for, not of a proxy.
+	TLS *tls.Config
 	// PoolSize is the connection pool per node; at least the client count.
 	PoolSize int
 	// OpTimeout bounds each command by socket deadlines (go-redis read,
@@ -137,6 +143,14 @@ type Env struct {
 	// find the master through Sentinel (go-redis failover client).
 	Sentinels  []string
 	MasterName string
+	// Cluster is set in the cluster topology: clients use go-redis's
+	// cluster client, seeded with Addrs.
+	Cluster bool
+	// resend gives the client go-redis's default retries (broken-resend).
+	resend bool
+	// KeyPrefix is the prefix of every lock key (external Redis): a lock
+	// that adds keys of its own keeps them under it.
+	KeyPrefix string
 	// DialAddr maps an address Redis or Sentinel announced to the one to
 	// dial (nil: the same).
 	DialAddr func(addr string) string

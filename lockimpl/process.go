@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/lockcheck/lockcheck/history"
 )
 
 // ProcessRequest is one line lockcheck writes to a lock process's stdin.
@@ -53,13 +56,43 @@ type ProcessLock struct {
 	in  io.WriteCloser
 
 	mu      sync.Mutex
-	pending map[int64]chan ProcessReply
+	pending map[int64]waiter
 	dead    error // set once the process is gone or broke the protocol
 	nextID  atomic.Int64
 
 	stderr tail
 	done   chan struct{} // closed when the reader has seen the process end
 	close  sync.Once
+
+	// What the process reports on its own (ProcessEvent): record writes
+	// its extends into the history, under the process of the client
+	// whose lease they extend (holders, by token).
+	record  func(history.Op)
+	emu     sync.Mutex
+	holders map[string]int
+	events  map[int64]*history.Op // announced extends, by seq
+	// killed: the process was killed on purpose (crash-client); its end
+	// is not the lock's fault.
+	killed atomic.Bool
+}
+
+// ProcessEvent is a line a lock process writes on its own, not a reply:
+// what its background work does. To extend a lease by itself (a
+// watchdog), it writes {"event":"extend","seq":S,"key":K,"token":T,
+// "ttl_ms":N}, waits for lockcheck's {"ack":S} on its stdin, sends the
+// extend, and after the reply writes {"event":"extended","seq":S,"ok":
+// true|false} (or "error": "..." if the outcome is unknown). The ack makes
+// the history's call time precede the command; the report's arrival
+// follows its reply. {"event":"lost","key":K,"token":T} says it found a
+// lease lost.
+type ProcessEvent struct {
+	Event string `json:"event"`
+	Seq   int64  `json:"seq"`
+	Key   string `json:"key,omitempty"`
+	Token string `json:"token,omitempty"`
+	TTLms int64  `json:"ttl_ms,omitempty"`
+	OK    bool   `json:"ok,omitempty"`
+	Error string `json:"error,omitempty"`
 }
 
 // tail keeps the last bytes written to it (a process's stderr).
@@ -103,15 +136,24 @@ func ProcessEntry(name, cmdline, topology string) Entry {
 // LOCKCHECK_TOPOLOGY, and in the sentinel topology LOCKCHECK_SENTINELS and
 // LOCKCHECK_MASTER_NAME.
 func StartProcess(cmdline, topology string, env Env) (*ProcessLock, error) {
-	p := &ProcessLock{cmdline: cmdline, timeout: env.OpTimeout, now: clockOf(env), pending: map[int64]chan ProcessReply{}, done: make(chan struct{})}
+	p := &ProcessLock{cmdline: cmdline, timeout: env.OpTimeout, now: clockOf(env), pending: map[int64]waiter{}, done: make(chan struct{}),
+		record: env.Record, holders: map[string]int{}, events: map[int64]*history.Op{}}
+	if p.record == nil {
+		p.record = func(history.Op) {}
+	}
 	if p.timeout <= 0 {
 		p.timeout = 2 * time.Second
 	}
 	cmd := exec.Command("sh", "-c", cmdline)
 	cmd.Env = append(os.Environ(),
 		"LOCKCHECK_REDIS_ADDRS="+strings.Join(env.Addrs, ","),
+		"LOCKCHECK_REDIS_USER="+env.Username,
 		"LOCKCHECK_REDIS_PASSWORD="+env.Password,
 		"LOCKCHECK_TOPOLOGY="+topology)
+	if env.TLS != nil {
+		// The program sets up TLS itself (an external Redis over TLS).
+		cmd.Env = append(cmd.Env, "LOCKCHECK_REDIS_TLS=1")
+	}
 	if env.MasterName != "" {
 		cmd.Env = append(cmd.Env, "LOCKCHECK_SENTINELS="+strings.Join(env.Sentinels, ","), "LOCKCHECK_MASTER_NAME="+env.MasterName)
 	}
@@ -146,6 +188,14 @@ func (p *ProcessLock) read(out io.Reader) {
 		if len(line) == 0 {
 			continue
 		}
+		if bytes.Contains(line, []byte(`"event"`)) {
+			if err := p.event(line); err != nil {
+				broke = err
+				_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+				break
+			}
+			continue
+		}
 		var r ProcessReply
 		if err := json.Unmarshal(line, &r); err != nil || r.ID == 0 {
 			broke = fmt.Errorf("wrote a line that is not a reply: %.200q (want {\"id\":N,\"ok\":true|false} or {\"id\":N,\"error\":\"...\"})", line)
@@ -153,12 +203,20 @@ func (p *ProcessLock) read(out io.Reader) {
 			break
 		}
 		p.mu.Lock()
-		ch := p.pending[r.ID]
+		w, ok := p.pending[r.ID]
 		delete(p.pending, r.ID)
 		p.mu.Unlock()
-		if ch != nil {
-			ch <- r // buffered; a late reply finds no one waiting
+		if !ok {
+			continue // a late reply finds no one waiting
 		}
+		if w.acquire && r.OK && r.Token != "" {
+			// Before the next line is read: an extend the process
+			// announces next must find its holder.
+			p.emu.Lock()
+			p.holders[r.Token] = w.client
+			p.emu.Unlock()
+		}
+		w.ch <- r // buffered
 	}
 	_, _ = io.Copy(io.Discard, out)
 	werr := p.cmd.Wait()
@@ -167,12 +225,68 @@ func (p *ProcessLock) read(out io.Reader) {
 	}
 	p.mu.Lock()
 	p.dead = fmt.Errorf("%w: lock process %q %v; stderr: %s", ErrBadLock, p.cmdline, broke, p.stderr.String())
+	if p.killed.Load() {
+		p.dead = errKilled
+	}
 	pend := p.pending
 	p.pending = nil
 	p.mu.Unlock()
-	for _, ch := range pend {
-		close(ch)
+	for _, w := range pend {
+		close(w.ch)
 	}
+}
+
+// errKilled is the outcome of a request to a process killed on purpose:
+// it may have been half done.
+var errKilled = errors.New("lock process killed (crash-client)")
+
+// event handles one ProcessEvent line.
+func (p *ProcessLock) event(line []byte) error {
+	var e ProcessEvent
+	if err := json.Unmarshal(line, &e); err != nil || e.Seq == 0 && e.Event != "lost" {
+		return fmt.Errorf("wrote an event that is not one: %.200q (want {\"event\":\"extend\"|\"extended\"|\"lost\",\"seq\":N,...})", line)
+	}
+	now := p.now()
+	p.emu.Lock()
+	defer p.emu.Unlock()
+	switch e.Event {
+	case "extend":
+		if e.Key == "" || e.Token == "" || e.TTLms <= 0 {
+			return fmt.Errorf("announced an extend without key, token or ttl_ms: %.200q", line)
+		}
+		client, ok := p.holders[e.Token]
+		if !ok {
+			client = -2
+		}
+		p.events[e.Seq] = &history.Op{Process: client, F: history.Extend, Key: e.Key, Token: e.Token, TTLms: e.TTLms, Call: now}
+		p.wmu.Lock()
+		_, err := fmt.Fprintf(p.w, "{\"ack\":%d}\n", e.Seq)
+		if err == nil {
+			err = p.w.Flush()
+		}
+		p.wmu.Unlock()
+		if err != nil {
+			delete(p.events, e.Seq) // never acknowledged: never sent
+		}
+	case "extended":
+		op := p.events[e.Seq]
+		if op == nil {
+			return fmt.Errorf("reported extend %d, which it never announced", e.Seq)
+		}
+		delete(p.events, e.Seq)
+		op.Return, op.Type = now, history.OK
+		switch {
+		case e.Error != "":
+			op.Type, op.Error = history.Info, e.Error
+		case !e.OK:
+			op.Type = history.Fail
+		}
+		p.record(*op)
+	case "lost":
+	default:
+		return fmt.Errorf("wrote an unknown event %q (want extend, extended or lost)", e.Event)
+	}
+	return nil
 }
 
 func exitStatus(err error) string {
@@ -193,7 +307,7 @@ func (p *ProcessLock) do(ctx context.Context, req ProcessRequest) (ProcessReply,
 		p.mu.Unlock()
 		return ProcessReply{}, err
 	}
-	p.pending[req.ID] = ch
+	p.pending[req.ID] = waiter{ch: ch, client: req.Client, acquire: req.Op == "acquire"}
 	p.mu.Unlock()
 	b, _ := json.Marshal(req) // a struct of strings and ints cannot fail
 	p.wmu.Lock()
@@ -224,6 +338,14 @@ func (p *ProcessLock) do(ctx context.Context, req ProcessRequest) (ProcessReply,
 		p.forget(req.ID)
 		return ProcessReply{}, fmt.Errorf("%s %s: %w", req.Op, req.Key, ctx.Err())
 	}
+}
+
+// waiter is a request awaiting its reply: where the reply goes, and who
+// asked (an acquire's token is its client's from the reply on).
+type waiter struct {
+	ch      chan ProcessReply
+	client  int
+	acquire bool
 }
 
 func (p *ProcessLock) forget(id int64) {
@@ -270,6 +392,9 @@ func (p *ProcessLock) Acquire(ctx context.Context, key string, ttl time.Duration
 func (p *ProcessLock) Release(ctx context.Context, l Lease) error {
 	req := ProcessRequest{Op: "release", Key: l.Key, Token: l.Token}
 	r, err := p.do(ctx, req)
+	p.emu.Lock()
+	delete(p.holders, l.Token)
+	p.emu.Unlock()
 	if err != nil {
 		return err
 	}

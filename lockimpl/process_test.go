@@ -136,3 +136,46 @@ func TestProcess_Example(t *testing.T) {
 		t.Errorf("%d of 100 concurrent acquires won, want 1", wins)
 	}
 }
+
+// TestProcess_Events: an extend the process makes on its own is recorded
+// under the client holding the lease, with its call taken before lockcheck
+// acknowledged it and its return when the outcome came; an outcome never
+// announced breaks the protocol.
+func TestProcess_Events(t *testing.T) {
+	script := `read a
+echo '{"id":1,"ok":true,"token":"t1"}'
+echo '{"event":"extend","seq":1,"key":"k","token":"t1","ttl_ms":300}'
+read ack
+case "$ack" in *'"ack":1'*) echo '{"event":"extended","seq":1,"ok":true}';; *) echo '{"event":"extended","seq":1,"error":"no ack"}';; esac
+read b
+echo '{"event":"extended","seq":9,"ok":true}'
+sleep 30`
+	var mu sync.Mutex
+	var ops []history.Op
+	env := lockimpl.Env{OpTimeout: 2 * time.Second, Record: func(op history.Op) { mu.Lock(); ops = append(ops, op); mu.Unlock() }}
+	p := startProc(t, script, env)
+	ctx := lockimpl.WithClient(context.Background(), 4)
+	if _, err := p.Acquire(ctx, "k", 300*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		mu.Lock()
+		n := len(ops)
+		mu.Unlock()
+		if n > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	if len(ops) != 1 || ops[0].F != history.Extend || ops[0].Type != history.OK || ops[0].Process != 4 || ops[0].Token != "t1" ||
+		ops[0].TTLms != 300 || ops[0].Return < ops[0].Call {
+		t.Errorf("recorded %+v, want one ok extend of t1 by client 4, ttl 300, call <= return", ops)
+	}
+	mu.Unlock()
+	_, err := p.Acquire(ctx, "k", time.Second)
+	if !errors.Is(err, lockimpl.ErrBadLock) || !strings.Contains(err.Error(), "never announced") {
+		t.Errorf("got %v, want ErrBadLock: an extend reported but never announced", err)
+	}
+}

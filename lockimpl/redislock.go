@@ -15,7 +15,7 @@ import (
 // retries). Its Obtain is a Lua SET NX PX; Refresh is compare-and-PEXPIRE;
 // Release is compare-and-DEL.
 type Redislock struct {
-	c   *redis.Client
+	c   redis.UniversalClient
 	rl  *redislock.Client
 	now func() int64
 }

@@ -23,7 +23,7 @@ import (
 // release or extend fails definitely only if a majority replied that the
 // key is not ours; short of a majority either way it is indeterminate.
 type Redlock struct {
-	nodes   []*redis.Client
+	nodes   []redis.UniversalClient
 	quorum  int
 	timeout time.Duration // per node and command
 	now     func() int64
@@ -53,8 +53,8 @@ func NewRedlock(env Env) (Locker, error) {
 
 // nodeClients returns one client per node, for the locks that talk to
 // each master on its own.
-func nodeClients(env Env) ([]*redis.Client, error) {
-	var cs []*redis.Client
+func nodeClients(env Env) ([]redis.UniversalClient, error) {
+	var cs []redis.UniversalClient
 	for _, a := range env.Addrs {
 		e := env
 		e.Addrs, e.MasterName = []string{a}, ""
@@ -97,7 +97,7 @@ func (t tally) String() string {
 
 // onAll runs f on every node in parallel, each under the per-node timeout,
 // and counts the answers.
-func (r *Redlock) onAll(ctx context.Context, ttl time.Duration, f func(ctx context.Context, c *redis.Client) (bool, error)) tally {
+func (r *Redlock) onAll(ctx context.Context, ttl time.Duration, f func(ctx context.Context, c redis.UniversalClient) (bool, error)) tally {
 	d := redlockNodeTimeout(ttl, r.timeout)
 	ch := make(chan nodeResult, len(r.nodes))
 	for _, c := range r.nodes {
@@ -130,7 +130,7 @@ func (r *Redlock) onAll(ctx context.Context, ttl time.Duration, f func(ctx conte
 	return t
 }
 
-func nodeSet(ctx context.Context, c *redis.Client, key, token string, ttl time.Duration) (bool, error) {
+func nodeSet(ctx context.Context, c redis.UniversalClient, key, token string, ttl time.Duration) (bool, error) {
 	err := c.SetArgs(ctx, key, token, redis.SetArgs{Mode: "NX", TTL: ttl}).Err()
 	if errors.Is(err, redis.Nil) {
 		return false, nil
@@ -138,8 +138,8 @@ func nodeSet(ctx context.Context, c *redis.Client, key, token string, ttl time.D
 	return err == nil, err
 }
 
-func nodeScript(sc *redis.Script, key string, args ...any) func(ctx context.Context, c *redis.Client) (bool, error) {
-	return func(ctx context.Context, c *redis.Client) (bool, error) {
+func nodeScript(sc *redis.Script, key string, args ...any) func(ctx context.Context, c redis.UniversalClient) (bool, error) {
+	return func(ctx context.Context, c redis.UniversalClient) (bool, error) {
 		n, err := sc.Run(ctx, c, []string{key}, args...).Int64()
 		if err != nil {
 			return false, err
@@ -152,7 +152,7 @@ func nodeScript(sc *redis.Script, key string, args ...any) func(ctx context.Cont
 func (r *Redlock) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, error) {
 	start := time.Duration(r.now())
 	token := NewToken()
-	t := r.onAll(ctx, ttl, func(ctx context.Context, c *redis.Client) (bool, error) {
+	t := r.onAll(ctx, ttl, func(ctx context.Context, c redis.UniversalClient) (bool, error) {
 		return nodeSet(ctx, c, key, token, ttl)
 	})
 	validity := ttl - (time.Duration(r.now()) - start) - drift(ttl)

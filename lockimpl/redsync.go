@@ -17,7 +17,7 @@ import (
 // retries), its own token, drift factor and quorum. Its per-node timeout
 // is its default (the TTL x 0.05).
 type Redsync struct {
-	clients []*redis.Client
+	clients []redis.UniversalClient
 	rs      *redsync.Redsync
 	now     func() int64
 }

@@ -22,7 +22,16 @@ type Entry struct {
 	// Env, so faults that act inside those (Env.Hooks, client proxies)
 	// cannot reach it.
 	OwnClient bool
-	Factory   Factory
+	// PerClient: one process per client (PerClientProcessEntry), so
+	// pauses and crashes act on the client's process.
+	PerClient bool
+	// Watchdog: the lock keeps its leases alive on its own (lockcheck
+	// verify then adds no client-side extends).
+	Watchdog bool
+	// Waits: the lock sends WAIT (an external Redis's user must be
+	// allowed it).
+	Waits   bool
+	Factory Factory
 }
 
 // Registry maps lock names to factories. The zero value is empty and ready.
@@ -76,7 +85,8 @@ func (r *Registry) Names() []string {
 func Builtin() *Registry {
 	r := &Registry{}
 	for _, e := range []Entry{setnxEntry, watchdogEntry, fencedEntry, setnxWaitEntry, redislockEntry, redlockEntry, redsyncEntry,
-		brokenSetNXExpireEntry, brokenFixedValueEntry, brokenDelReleaseEntry, brokenGetDelReleaseEntry, brokenNoTTLEntry, brokenCheckThenSetEntry} {
+		brokenSetNXExpireEntry, brokenFixedValueEntry, brokenDelReleaseEntry, brokenGetDelReleaseEntry, brokenNoTTLEntry, brokenCheckThenSetEntry,
+		brokenResendEntry, brokenWatchdogSwallowEntry} {
 		r.Register(e)
 	}
 	return r

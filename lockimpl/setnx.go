@@ -50,7 +50,7 @@ func NewToken() string {
 // Lua compare-and-delete release and compare-and-PEXPIRE extend, each by
 // EVALSHA with an EVAL fallback on NOSCRIPT.
 type SetNX struct {
-	c   *redis.Client
+	c   redis.UniversalClient
 	now func() int64
 	// opTimeout is the read deadline of every command (0: go-redis's 3s).
 	opTimeout time.Duration
@@ -120,7 +120,7 @@ func (s *SetNX) Close() error { return s.c.Close() }
 
 // runScript runs a compare-and-X script whose reply is 1 on success and 0
 // when the key does not hold the token.
-func runScript(ctx context.Context, c *redis.Client, sc *redis.Script, what, key string, args ...any) error {
+func runScript(ctx context.Context, c redis.UniversalClient, sc *redis.Script, what, key string, args ...any) error {
 	n, err := sc.Run(ctx, c, []string{key}, args...).Int64()
 	if err != nil {
 		return firstErr(what, key, err)

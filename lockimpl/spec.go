@@ -234,6 +234,10 @@ func (s *Spec) Factory(env Env) (Locker, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.underPrefix(env.KeyPrefix); err != nil {
+		c.Close()
+		return nil, err
+	}
 	l := &specLock{spec: s, c: c, now: clockOf(env)}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -246,18 +250,70 @@ func (s *Spec) Factory(env Env) (Locker, error) {
 		if err := (*sec.dst).Load(ctx, c).Err(); err != nil {
 			c.Close()
 			var re redis.Error
+			if errors.As(err, &re) && strings.HasPrefix(re.Error(), "NOPERM") {
+				return nil, fmt.Errorf("%w: a lock spec loads its scripts with SCRIPT LOAD, which this Redis user may not run (%v): ACL SETUSER <user> +script|load", ErrBadLock, err)
+			}
 			if errors.As(err, &re) {
 				return nil, fmt.Errorf("%w: %s: [%s] script: %v", ErrBadLock, s.Path, sec.name, err)
 			}
 			return nil, fmt.Errorf("load %s: %w", s.Path, err)
 		}
 	}
+	if env.Cluster {
+		if err := s.sameSlot(ctx, c); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
 	return l, nil
+}
+
+// underPrefix refuses a spec that names a key outside prefix (external
+// Redis: lockcheck touches only keys under --key-prefix). The lock keys
+// are prefix{lock:N}, so "{key}:fence" shares their slot.
+func (s *Spec) underPrefix(prefix string) error {
+	if prefix == "" {
+		return nil
+	}
+	v := &specVars{key: prefix + "{lock:0}", token: "t", ttl: time.Second}
+	for _, ss := range []*SpecScript{&s.Acquire, &s.Release, &s.Extend} {
+		for i, t := range ss.keys {
+			if k := t.render(v); !strings.HasPrefix(k, prefix) {
+				return fmt.Errorf("%w: %s: key %q is %q for lock key %q, outside --key-prefix %q: on an external Redis lockcheck touches only keys under it; start the key with the lock key (\"{key}:fence\")",
+					ErrBadLock, s.Path, ss.Keys[i], k, v.key, prefix)
+			}
+		}
+	}
+	return nil
+}
+
+// sameSlot refuses a spec whose sections name keys in different cluster
+// slots (a script may touch keys of one slot only), asking Redis where
+// each key of lock key "lock:0" hashes.
+func (s *Spec) sameSlot(ctx context.Context, c redis.UniversalClient) error {
+	v := &specVars{key: "lock:0", token: "t", ttl: time.Second}
+	first, firstSlot := "", int64(-1)
+	for _, ss := range []*SpecScript{&s.Acquire, &s.Release, &s.Extend} {
+		for i, t := range ss.keys {
+			k := t.render(v)
+			slot, err := c.ClusterKeySlot(ctx, k).Result()
+			if err != nil {
+				return fmt.Errorf("load %s: %w", s.Path, err)
+			}
+			if firstSlot < 0 {
+				first, firstSlot = k, slot
+			} else if slot != firstSlot {
+				return fmt.Errorf("%w: %s: key %q (%s) and key %q are in different cluster slots (%d, %d): a script may touch one slot only; put the lock key in a hash tag, e.g. \"{{key}}:fence\"",
+					ErrBadLock, s.Path, ss.Keys[i], k, first, slot, firstSlot)
+			}
+		}
+	}
+	return nil
 }
 
 type specLock struct {
 	spec                     *Spec
-	c                        *redis.Client
+	c                        redis.UniversalClient
 	now                      func() int64
 	acquire, release, extend *redis.Script
 }

@@ -19,11 +19,14 @@ import (
 type Watchdog struct {
 	inner Locker
 	// every is the interval (0: TTL/3 of each lease).
-	every  time.Duration
-	add    bool // inner's extend adds to what remains (AddExtender)
-	now    func() int64
-	record func(history.Op)
-	wait   func(context.Context) // Env.Wait
+	every time.Duration
+	add   bool // inner's extend adds to what remains (AddExtender)
+	// swallow: a failed extension is ignored and the lease kept alive
+	// locally, as if it had succeeded (broken-watchdog-swallow).
+	swallow bool
+	now     func() int64
+	record  func(history.Op)
+	wait    func(context.Context) // Env.Wait
 
 	mu    sync.Mutex
 	dogs  map[string]*dog // by token
@@ -138,7 +141,7 @@ func (w *Watchdog) keepAlive(ctx context.Context, l Lease) {
 			op.Error = err.Error()
 		}
 		w.record(op)
-		if err != nil {
+		if err != nil && !w.swallow {
 			l.Watch.markLost(err)
 			return
 		}
@@ -193,5 +196,5 @@ func (w *Watchdog) Close() error {
 }
 
 // watchdogEntry registers "watchdog".
-var watchdogEntry = Entry{Name: "watchdog", Factory: newSetNXWatchdog,
+var watchdogEntry = Entry{Name: "watchdog", Factory: newSetNXWatchdog, Watchdog: true,
 	Description: "setnx plus a background extend every TTL/3 until release; a failed extend marks the lease lost"}

@@ -3,6 +3,8 @@ package nemesis
 import (
 	"context"
 	"math/rand/v2"
+
+	"github.com/lockcheck/lockcheck/cluster"
 )
 
 // clockFault shifts one node's wall clock (Redis's TTLs follow it, through
@@ -16,36 +18,30 @@ type clockFault struct {
 }
 
 func (c *clockFault) Start(ctx context.Context, rng *rand.Rand) ([]string, error) {
-	n, err := pickNode(ctx, c.env.Cluster, rng)
-	if err != nil {
-		return nil, err
-	}
 	mode := 0
 	if !c.forwardOnly {
 		mode = rng.IntN(3)
 	}
-	c.set(n)
 	jump := 2 * c.env.TTL
+	offset, drift, how := jump, int64(0), "+"+jump.String()
 	switch mode {
-	case 0:
-		return []string{n.Name, "+" + jump.String()}, n.Clock.Set(jump, 0)
 	case 1:
-		return []string{n.Name, "-" + jump.String()}, n.Clock.Set(-jump, 0)
+		offset, how = -jump, "-"+jump.String()
+	case 2:
+		offset, drift, how = 0, 1e9, "drift x2"
 	}
-	return []string{n.Name, "drift x2"}, n.Clock.Set(0, 1e9)
+	names, err := c.start(ctx, c.env, rng, func(n *cluster.Node) error { return n.Clock.Set(offset, drift) })
+	return append(names, how), err
 }
 
 func (c *clockFault) Stop(context.Context) error {
-	if n := c.take(); n != nil {
-		return n.Clock.Set(0, 0)
-	}
-	return nil
+	return c.stop(func(n *cluster.Node) error { return n.Clock.Set(0, 0) })
 }
 
 // clockKind is the "clock" fault.
-var clockKind = Kind{Name: "clock", Clock: true, Redis: true, Description: "shift a Redis node's wall clock (its TTLs follow): a jump forward or back by 2x the TTL, or a drift at twice real speed, chosen by the seed",
+var clockKind = Kind{Name: "clock", Servers: true, Clock: true, Redis: true, Description: "shift a Redis node's wall clock (its TTLs follow): a jump forward or back by 2x the TTL, or a drift at twice real speed, chosen by the seed",
 	new: func(e Env) (Fault, error) { return &clockFault{env: e}, nil }}
 
 // clockJumpKind is the "clock-jump" fault.
-var clockJumpKind = Kind{Name: "clock-jump", Clock: true, Redis: true, Description: "jump a Redis node's wall clock forward by 2x the TTL: its keys expire at once",
+var clockJumpKind = Kind{Name: "clock-jump", Servers: true, Clock: true, Redis: true, Description: "jump a Redis node's wall clock forward by 2x the TTL: its keys expire at once",
 	new: func(e Env) (Fault, error) { return &clockFault{env: e, forwardOnly: true}, nil }}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+
+	"github.com/lockcheck/lockcheck/cluster"
 )
 
-// latency delays every reply from a node to the clients by half the TTL:
+// latency delays every reply from a primary to the clients by half the TTL:
 // a client that gets its lock late has less of it left (its deadline runs
 // from the call).
 type latency struct {
@@ -15,26 +17,19 @@ type latency struct {
 }
 
 func (l *latency) Start(ctx context.Context, rng *rand.Rand) ([]string, error) {
-	n, err := l.env.Cluster.Master(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if n.Client == nil {
-		return nil, fmt.Errorf("%s has no client proxy", n.Name)
-	}
-	l.set(n)
-	return []string{n.Name}, n.Client.AddToxic("latency", "latency", "downstream",
-		fmt.Sprintf(`{"latency":%d,"jitter":%d}`, (l.env.TTL/2).Milliseconds(), (l.env.TTL/10).Milliseconds()))
+	attrs := fmt.Sprintf(`{"latency":%d,"jitter":%d}`, (l.env.TTL / 2).Milliseconds(), (l.env.TTL / 10).Milliseconds())
+	return l.start(ctx, l.env, rng, func(n *cluster.Node) error {
+		if n.Client == nil {
+			return fmt.Errorf("%s has no client proxy", n.Name)
+		}
+		return n.Client.AddToxic("latency", "latency", "downstream", attrs)
+	})
 }
 
 func (l *latency) Stop(context.Context) error {
-	n := l.take()
-	if n == nil {
-		return nil
-	}
-	return n.Client.RemoveToxics("latency")
+	return l.stop(func(n *cluster.Node) error { return n.Client.RemoveToxics("latency") })
 }
 
 // latencyKind is the "latency" fault.
-var latencyKind = Kind{Name: "latency", ClientProxies: true, Description: "delay the master's replies to clients by TTL/2 (toxiproxy latency toxic)", Redis: true,
+var latencyKind = Kind{Name: "latency", ClientProxies: true, Description: "delay a primary's (--nemesis-targets) replies to clients by TTL/2 (toxiproxy latency toxic)", Redis: true,
 	new: func(e Env) (Fault, error) { return &latency{env: e}, nil }}

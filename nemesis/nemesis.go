@@ -31,6 +31,13 @@ type Clients interface {
 	// CrashClients arms a crash for n clients chosen by rng, right before
 	// their first command after a successful one; it returns their ids.
 	CrashClients(rng *rand.Rand, n int) []int
+	// CutClients cuts n clients chosen by rng (holders first) off Redis
+	// until HealClients; it returns their ids.
+	CutClients(rng *rand.Rand, n int) []int
+	// SkewClients makes the clocks of n clients chosen by rng (holders
+	// first) run at rate and jump back by jump until HealClients; it
+	// returns their ids.
+	SkewClients(rng *rand.Rand, n int, rate float64, jump time.Duration) []int
 	// HealClients disarms client faults not yet taken.
 	HealClients()
 }
@@ -46,6 +53,9 @@ type Env struct {
 	RestartDelay time.Duration
 	// Window is how long each fault stays on (Config.Duration).
 	Window time.Duration
+	// Targets picks the nodes a fault on Redis nodes acts on
+	// (Config.Targets).
+	Targets string
 }
 
 // Fault is one kind of failure.
@@ -56,7 +66,8 @@ type Fault interface {
 	Stop(ctx context.Context) error
 }
 
-// Lasting is a Fault that decides how long it stays on.
+// Lasting is a Fault that decides how long it stays on (a negative Hold:
+// for the window after all).
 type Lasting interface {
 	Hold() time.Duration
 }
@@ -73,9 +84,15 @@ type Kind struct {
 	CrashesClients bool
 	// ClientProxies: the fault needs a proxy between clients and nodes.
 	ClientProxies bool
+	// Clients: the fault acts on clients (pauses them, crashes them).
+	Clients bool
 	// Clock: the fault shifts nodes' clocks (the nodes run under the
 	// clock shim).
 	Clock bool
+	// Servers: the fault acts on the Redis servers themselves (stops,
+	// kills, cuts or reconfigures them), so it needs a backend that runs
+	// them: not an external Redis.
+	Servers bool
 	// Topologies, if set, are the only topologies the fault can act on.
 	Topologies []string
 	new        func(Env) (Fault, error)
@@ -92,17 +109,25 @@ func Builtin() []Kind {
 		failoverKind,
 		partitionKind,
 		latencyKind,
+		lostReplyKind,
 		clockKind,
 		clockJumpKind,
 		clockQuorumKind,
+		clientPartitionKind,
+		clientClockKind,
 		killRedisKind,
+		reshardKind,
 	}
 	sort.Slice(ks, func(i, j int) bool { return ks[i].Name < ks[j].Name })
 	return ks
 }
 
-// Lookup returns the named fault kind.
+// Lookup returns the named fault kind; names joined by "+" are one fault
+// that starts and stops them all together (compose).
 func Lookup(name string) (Kind, error) {
+	if strings.Contains(name, "+") {
+		return compose(name)
+	}
 	var names []string
 	for _, k := range Builtin() {
 		if k.Name == name {
@@ -128,16 +153,54 @@ func (c Config) Fits(topology string) error {
 	return nil
 }
 
-// FitsOwnClient says why the faults cannot act on a lock that talks to
-// Redis through a client of its own (lockimpl.Entry.OwnClient), if one
-// cannot: a crash hook or a proxy in lockcheck's client would do nothing.
-func (c Config) FitsOwnClient(lock string) error {
+// FitsBackend says why the faults cannot act on backend, if one cannot:
+// an external Redis meets only the faults that act on clients and on the
+// path to it.
+func (c Config) FitsBackend(backend string) error {
+	if backend != cluster.External {
+		return nil
+	}
 	for _, f := range c.Faults {
-		if k, err := Lookup(f); err == nil && (k.CrashesClients || k.ClientProxies) {
-			return fmt.Errorf("--nemesis %s acts inside lockcheck's own Redis client, which lock %s does not use (it has a client of its own); choose another fault", f, lock)
+		if k, err := Lookup(f); err == nil && k.Servers {
+			return fmt.Errorf("--nemesis %s acts on the Redis servers, which needs a backend that runs Redis: use --backend local or docker (an external Redis meets the client faults: %s)", f, strings.Join(ClientSide(), ", "))
 		}
 	}
 	return nil
+}
+
+// ClientSide names the faults that need no control of the servers.
+func ClientSide() []string {
+	var names []string
+	for _, k := range Builtin() {
+		if !k.Servers {
+			names = append(names, k.Name)
+		}
+	}
+	return names
+}
+
+// FitsOwnClient says why the faults cannot act on a lock that talks to
+// Redis through a client of its own (lockimpl.Entry.OwnClient), if one
+// cannot: a crash hook or a proxy in lockcheck's client would do nothing.
+// A lock with a process per client (perClient) meets crashes: the
+// process is killed.
+func (c Config) FitsOwnClient(lock string, perClient bool) error {
+	for _, f := range c.Faults {
+		if k, err := Lookup(f); err == nil && ((k.CrashesClients && !perClient) || k.ClientProxies) {
+			return fmt.Errorf("--nemesis %s acts inside lockcheck's own Redis client, which lock %s does not use (it has a client of its own); choose another fault (for crash-client: --lock-cmd-per-client)", f, lock)
+		}
+	}
+	return nil
+}
+
+// ActsOnClients says whether a fault pauses or crashes clients.
+func (c Config) ActsOnClients() bool {
+	for _, f := range c.Faults {
+		if k, _ := Lookup(f); k.Clients {
+			return true
+		}
+	}
+	return false
 }
 
 // Needs reports which machinery the faults need: the clients' crash hook,
@@ -155,10 +218,15 @@ func (c Config) Needs() (crashHook, clientProxies, clock bool) {
 // Config is a schedule: every Interval, one of Faults (chosen by the seed)
 // is started and kept on for Duration (or as long as it says).
 type Config struct {
+	// Faults are fault names, or several joined by "+" (started and
+	// stopped together).
 	Faults   []string
 	Interval time.Duration
 	Duration time.Duration
-	Seed     int64
+	// Targets picks the nodes of faults on Redis nodes: one of Targets
+	// ("": one).
+	Targets string
+	Seed    int64
 }
 
 // WithDefaults fills zero fields and checks the fault names.
@@ -171,6 +239,9 @@ func (c Config) WithDefaults() (Config, error) {
 	}
 	if c.Interval < 0 || c.Duration < 0 {
 		return c, fmt.Errorf("--nemesis-interval and --nemesis-duration must not be negative")
+	}
+	if c.Targets != "" && !slices.Contains(Targets, c.Targets) {
+		return c, fmt.Errorf("--nemesis-targets %q: want one of %s", c.Targets, strings.Join(Targets, ", "))
 	}
 	for _, f := range c.Faults {
 		if _, err := Lookup(f); err != nil {
@@ -206,7 +277,7 @@ func Run(ctx context.Context, cfg Config, env Env, record func(history.Op), now 
 		targets, err := f.Start(ctx, rng)
 		recordOp(record, name, "start", targets, call, now(), err)
 		hold := cfg.Duration
-		if l, ok := f.(Lasting); ok {
+		if l, ok := f.(Lasting); ok && l.Hold() >= 0 {
 			hold = l.Hold()
 		}
 		ctxwait.Sleep(ctx, hold)

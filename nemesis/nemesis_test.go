@@ -30,6 +30,12 @@ func (f *fakeClients) CrashClients(rng *rand.Rand, n int) []int {
 	return []int{rng.IntN(100)}
 }
 
+func (f *fakeClients) CutClients(rng *rand.Rand, n int) []int { return f.CrashClients(rng, n) }
+
+func (f *fakeClients) SkewClients(rng *rand.Rand, n int, _ float64, _ time.Duration) []int {
+	return f.CrashClients(rng, n)
+}
+
 func (f *fakeClients) HealClients() { f.mu.Lock(); f.heals++; f.mu.Unlock() }
 
 func schedule(t *testing.T, seed int64, stopAfter time.Duration) ([]history.Op, *fakeClients) {

@@ -19,7 +19,10 @@ type partition struct {
 
 var partitionToxics = []string{"partition-down", "partition-up"}
 
-func (p *partition) Start(ctx context.Context, _ *rand.Rand) ([]string, error) {
+func (p *partition) Start(ctx context.Context, rng *rand.Rand) ([]string, error) {
+	if p.env.Cluster.Topology == cluster.RedisCluster {
+		return p.startCluster(ctx, rng)
+	}
 	m, err := sentinelMaster(ctx, p.env, "partition")
 	if err != nil {
 		return nil, err
@@ -28,11 +31,7 @@ func (p *partition) Start(ctx context.Context, _ *rand.Rand) ([]string, error) {
 		return nil, fmt.Errorf("%s has no peer proxy", m.Name)
 	}
 	p.set(m)
-	// timeout 0: data is dropped, connections stay open, until removed.
-	if err := m.Peer.AddToxic("partition-down", "timeout", "downstream", `{"timeout":0}`); err != nil {
-		return nil, err
-	}
-	if err := m.Peer.AddToxic("partition-up", "timeout", "upstream", `{"timeout":0}`); err != nil {
+	if err := cut(m.Peer); err != nil {
 		return []string{m.Name}, err
 	}
 	// The majority side promotes a replica (see cluster.Failover); the old
@@ -40,14 +39,52 @@ func (p *partition) Start(ctx context.Context, _ *rand.Rand) ([]string, error) {
 	return []string{m.Name}, p.env.Cluster.Failover(ctx)
 }
 
-func (p *partition) Stop(context.Context) error {
-	n := p.take()
+// startCluster cuts a master chosen by rng off its replica and the
+// cluster bus (timeouts on its peer and bus proxies: replication stops,
+// no node reaches it) while clients still do, and has its replica take
+// its slots without a vote (CLUSTER FAILOVER TAKEOVER), as the majority
+// side would after cluster-node-timeout. The old master learns of it and
+// turns replica; what it took while cut off is lost.
+func (p *partition) startCluster(ctx context.Context, rng *rand.Rand) ([]string, error) {
+	sh, err := pickShard(ctx, p.env.Cluster, rng)
+	if err != nil {
+		return nil, err
+	}
+	p.set(sh.Master)
+	names := []string{sh.Master.Name, sh.Replica.Name}
+	for _, px := range []*cluster.Proxy{sh.Master.Peer, sh.Master.Bus} {
+		if err := cut(px); err != nil {
+			return names, err
+		}
+	}
+	return names, p.env.Cluster.TakeOver(ctx, sh.Replica, "takeover")
+}
+
+// cut drops everything through px, both ways, until healed.
+func cut(px *cluster.Proxy) error {
+	// timeout 0: data is dropped, connections stay open, until removed.
+	if err := px.AddToxic("partition-down", "timeout", "downstream", `{"timeout":0}`); err != nil {
+		return err
+	}
+	return px.AddToxic("partition-up", "timeout", "upstream", `{"timeout":0}`)
+}
+
+func (p *partition) Stop(ctx context.Context) error {
+	n := p.takeOne()
 	if n == nil {
 		return nil
 	}
-	return n.Peer.RemoveToxics(partitionToxics...)
+	if n.Bus == nil {
+		return n.Peer.RemoveToxics(partitionToxics...)
+	}
+	for _, px := range []*cluster.Proxy{n.Peer, n.Bus} {
+		if err := px.RemoveToxics(partitionToxics...); err != nil {
+			return err
+		}
+	}
+	return p.env.Cluster.Rejoin(ctx, n)
 }
 
 // partitionKind is the "partition" fault.
-var partitionKind = Kind{Name: "partition", Topologies: []string{cluster.Sentinel}, Description: "cut the master off from its replicas and sentinels while clients still reach it (topology sentinel): split brain", Redis: true,
+var partitionKind = Kind{Name: "partition", Servers: true, Topologies: []string{cluster.Sentinel, cluster.RedisCluster}, Description: "cut the master off from its replicas and sentinels (cluster: a master off its replica and the cluster bus) while clients still reach it: split brain", Redis: true,
 	new: func(e Env) (Fault, error) { return &partition{env: e}, nil }}

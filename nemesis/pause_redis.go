@@ -3,6 +3,8 @@ package nemesis
 import (
 	"context"
 	"math/rand/v2"
+
+	"github.com/lockcheck/lockcheck/cluster"
 )
 
 // pauseRedis is pause-redis.
@@ -12,22 +14,11 @@ type pauseRedis struct {
 }
 
 func (p *pauseRedis) Start(ctx context.Context, rng *rand.Rand) ([]string, error) {
-	n, err := pickNode(ctx, p.env.Cluster, rng)
-	if err != nil {
-		return nil, err
-	}
-	p.set(n)
-	return []string{n.Name}, n.Pause()
+	return p.start(ctx, p.env, rng, (*cluster.Node).Pause)
 }
 
-func (p *pauseRedis) Stop(context.Context) error {
-	n := p.take()
-	if n == nil {
-		return nil
-	}
-	return n.Resume()
-}
+func (p *pauseRedis) Stop(context.Context) error { return p.stop((*cluster.Node).Resume) }
 
 // pauseRedisKind is the "pause-redis" fault.
-var pauseRedisKind = Kind{Name: "pause-redis", Description: "SIGSTOP a Redis node, SIGCONT at the end of the window", Redis: true,
+var pauseRedisKind = Kind{Name: "pause-redis", Servers: true, Description: "SIGSTOP a Redis node (--nemesis-targets), SIGCONT at the end of the window", Redis: true,
 	new: func(e Env) (Fault, error) { return &pauseRedis{env: e}, nil }}

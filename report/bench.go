@@ -47,7 +47,10 @@ type BenchRow struct {
 	BaselinePairs    float64         `json:"baseline_pairs_per_sec,omitempty"`
 	Ratio            float64         `json:"ratio,omitempty"`
 	PeakRSSMB        float64         `json:"peak_rss_mb"`
-	Run              string          `json:"run"`
+	// ThresholdsFailed counts the cell's failed --thresholds (judged on
+	// its whole run, warm-up included, as run judges them).
+	ThresholdsFailed int    `json:"thresholds_failed"`
+	Run              string `json:"run"`
 }
 
 var benchPage = template.Must(template.ParseFS(assets, "assets/bench.html.tmpl"))

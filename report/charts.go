@@ -85,13 +85,16 @@ func (percentileTicks) Ticks(min, max float64) []plot.Tick {
 
 // latencyPercentiles is the classic HdrHistogram plot: latency against
 // percentile on a log axis, one line per series.
-func latencyPercentiles(hs map[string]*hdrhistogram.Histogram, names []string) template.HTML {
+func latencyPercentiles(title string, hs map[string]*hdrhistogram.Histogram, names []string) template.HTML {
 	p := plot.New()
-	p.Title.Text = "Latency by percentile"
-	p.X.Label.Text, p.Y.Label.Text = "percentile", "latency (ms)"
+	p.Title.Text = title
+	p.X.Label.Text, p.Y.Label.Text = "percentile", "latency (ms, log)"
 	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, percentileTicks{}
+	// A log axis: sub-millisecond acquires and 100 ms holds on one page
+	// stay readable (every recorded latency is at least 1 µs).
+	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
 	p.Legend.Top = true
-	maxX := 10.0
+	maxX, ymin, ymax := 10.0, math.Inf(1), 0.0
 	for i, name := range names {
 		h := hs[name]
 		if h == nil || h.TotalCount() == 0 {
@@ -103,7 +106,9 @@ func latencyPercentiles(hs map[string]*hdrhistogram.Histogram, names []string) t
 			if q >= 1 {
 				q = 1 - 1/float64(h.TotalCount()+1)
 			}
-			xys = append(xys, plotter.XY{X: 1 / (1 - q), Y: float64(b.ValueAt) / 1000})
+			y := math.Max(float64(b.ValueAt), 1) / 1000
+			ymin, ymax = math.Min(ymin, y), math.Max(ymax, y)
+			xys = append(xys, plotter.XY{X: 1 / (1 - q), Y: y})
 		}
 		if len(xys) == 0 {
 			continue
@@ -112,25 +117,42 @@ func latencyPercentiles(hs map[string]*hdrhistogram.Histogram, names []string) t
 		addLine(p, xys, i, name)
 	}
 	p.X.Min, p.X.Max = 1, maxX
+	if ymax == 0 { // nothing drawn: an empty log axis still needs a range
+		ymin, ymax = 0.001, 1
+	}
+	p.Y.Min, p.Y.Max = ymin, math.Max(ymax, ymin*10)
 	return svg(p, 18*vg.Centimeter, 10*vg.Centimeter)
 }
 
-// overTime plots series against time with fault windows shaded.
-func overTime(title, ylabel string, bucket float64, series map[string][]float64, names []string, faults []checker.FaultWindow) template.HTML {
+// overTime plots series against time with fault windows shaded; logY
+// puts the y axis on a log scale (latencies).
+func overTime(title, ylabel string, bucket float64, series map[string][]float64, names []string, faults []checker.FaultWindow, logY bool) template.HTML {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text, p.Y.Label.Text = "time (s)", ylabel
 	p.Legend.Top = true
-	ymax, end := 1.0, 0.0
+	ymin, ymax, end := math.Inf(1), 1.0, 0.0
 	for _, name := range names {
 		for i, y := range series[name] {
 			if !math.IsNaN(y) {
 				ymax = math.Max(ymax, y)
+				if y > 0 {
+					ymin = math.Min(ymin, y)
+				}
 			}
 			end = math.Max(end, float64(i+1)*bucket)
 		}
 	}
-	shadeFaults(p, faults, 0, end, 0, ymax*1.05)
+	y0 := 0.0
+	if logY {
+		if math.IsInf(ymin, 1) {
+			ymin = ymax
+		}
+		y0 = math.Min(ymin, ymax) / 1.5
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+		p.Y.Label.Text = ylabel + ", log"
+	}
+	shadeFaults(p, faults, 0, end, y0, ymax*1.05)
 	for i, name := range names {
 		var xys plotter.XYs
 		for b, y := range series[name] {
@@ -142,7 +164,7 @@ func overTime(title, ylabel string, bucket float64, series map[string][]float64,
 			addLine(p, xys, i, name)
 		}
 	}
-	p.Y.Min, p.X.Min = 0, 0
+	p.Y.Min, p.X.Min = y0, 0
 	return svg(p, 18*vg.Centimeter, 8*vg.Centimeter)
 }
 

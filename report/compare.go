@@ -70,10 +70,10 @@ func WriteCompare(path string, before, after Run) error {
 	var out bytes.Buffer
 	err := comparePage.Execute(&out, map[string]any{
 		"A": a, "B": b, "Checkers": checkers, "Latency": lat,
-		"Percentiles": latencyPercentiles(hs, names),
+		"Percentiles": latencyPercentiles("Latency by percentile", hs, names),
 		"Throughput": overTime("Throughput (ok ops/s)", "ops/s", a.Stats.Bucket.Seconds(),
 			map[string][]float64{"before": a.Stats.OK, "after": rebucket(b.Stats, a.Stats.Bucket.Seconds())},
-			[]string{"before", "after"}, nil),
+			[]string{"before", "after"}, nil, false),
 		"CSS": template.CSS(css), "JS": template.JS(js),
 	})
 	if err != nil {

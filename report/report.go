@@ -37,6 +37,10 @@ type Meta struct {
 	Config string
 	// Nodes maps node names to their log files.
 	Nodes map[string]string
+	// External is set for a run on an external Redis.
+	External *RunExternal
+	// Thresholds are the run's --threshold results (a JUnit case each).
+	Thresholds []ThresholdResult
 }
 
 // DrawnViolations caps the violations the page draws a timeline for, of
@@ -85,7 +89,11 @@ func ms(h *hdrhistogram.Histogram, q float64) string {
 
 // Write writes report.html, junit.xml and latency-<op>.hgrm into dir.
 func Write(dir string, ops []history.Op, rep checker.Findings, meta Meta) error {
-	s := Compute(ops)
+	return WriteStats(dir, ops, Compute(ops), rep, meta)
+}
+
+// WriteStats is Write with the history's Stats already computed.
+func WriteStats(dir string, ops []history.Op, s *Stats, rep checker.Findings, meta Meta) error {
 	hgrms, err := writeHgrm(dir, s)
 	if err != nil {
 		return err
@@ -285,6 +293,8 @@ type junitCase struct {
 	Time    string        `xml:"time,attr"`
 	Failure *junitProblem `xml:"failure,omitempty"`
 	Error   *junitProblem `xml:"error,omitempty"`
+	Skipped *junitProblem `xml:"skipped,omitempty"`
+	Out     string        `xml:"system-out,omitempty"`
 }
 
 type junitProblem struct {
@@ -323,6 +333,23 @@ func writeJUnit(path string, rep checker.Findings, meta Meta, s *Stats) error {
 		}
 		suite.Cases = append(suite.Cases, tc)
 	}
+	for _, t := range meta.Thresholds {
+		tc := junitCase{Class: "lockcheck." + meta.Lock + ".thresholds", Name: t.Threshold, Time: "0"}
+		if !t.Pass {
+			suite.Failures++
+			msg := fmt.Sprintf("threshold failed: %s (actual %g)", t.Threshold, t.Actual)
+			if t.Error != "" {
+				msg = "threshold failed: " + t.Threshold + ": " + t.Error
+			}
+			tc.Failure = &junitProblem{Message: msg, Type: "threshold"}
+		}
+		suite.Cases = append(suite.Cases, tc)
+	}
+	return writeSuite(path, suite)
+}
+
+// writeSuite writes suite, its test count filled in, as a junit.xml.
+func writeSuite(path string, suite junitSuite) error {
 	suite.Tests = len(suite.Cases)
 	b, err := xml.MarshalIndent(junitSuites{Suites: []junitSuite{suite}}, "", "  ")
 	if err != nil {

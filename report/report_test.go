@@ -57,7 +57,7 @@ func write(t *testing.T) (string, string) {
 func TestWrite_Sections(t *testing.T) {
 	_, page := write(t)
 	for _, want := range []string{`id="reproduce"`, `id="checkers"`, `id="violations"`, `id="latency"`,
-		`id="throughput"`, `id="contention"`, `id="leases"`, `id="nodes"`,
+		`id="throughput"`, `id="contention"`, `id="leases"`, `id="nodes"`, `id="coverage"`,
 		"lockcheck run --lock setnx --seed 42", "INVALID", "double holder", "<svg", "pause-client"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report lacks %q", want)
@@ -89,6 +89,14 @@ func TestWrite_FiguresMatchHistory(t *testing.T) {
 		`<th>success ratio</th><td class="num">0.667</td>`,
 		`<th>releases that found the lease gone</th><td class="num">1</td>`,
 		`<th>critical sections cut short at the lease deadline</th><td class="num">1</td>`,
+		// Coverage: p0 wrote on after its lease expired and p1 acquired;
+		// its release came late while p1 held the key; p1's first
+		// acquire was refused; the pause began while p0 held a lease.
+		`<td>stale_holder</td><td class="num">1</td>`,
+		`<td>late_release_taken</td><td class="num">1</td>`,
+		`<td>late_release_free</td><td class="num">0</td>`,
+		`<td>contended</td><td class="num">1</td>`,
+		`<td>pause-client</td><td class="num">1 / 1</td>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report lacks figure %s", want)

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -20,7 +21,14 @@ type Results struct {
 	Interrupted bool                  `json:"interrupted,omitempty"`
 	Summary     Summary               `json:"summary"`
 	Faults      []checker.FaultWindow `json:"faults,omitempty"`
-	Checkers    []checker.Result      `json:"checkers"`
+	// Coverage is what the run exercised (checker.CoverageFigures).
+	Coverage checker.Coverage `json:"coverage"`
+	Checkers []checker.Result `json:"checkers"`
+	// Latency is each op series' percentiles (ms), Throughput the rates
+	// over the history; Thresholds the --threshold results.
+	Latency    map[string]Percentiles `json:"latency"`
+	Throughput Throughput             `json:"throughput"`
+	Thresholds []ThresholdResult      `json:"thresholds,omitempty"`
 }
 
 // Summary is what the clients did: op counts, cut-short and late
@@ -41,6 +49,7 @@ type Summary struct {
 	Undone    int64 `json:"undone,omitempty"`
 	Crashed   int64 `json:"crashed"`
 	Paused    int64 `json:"paused"`
+	CutOff    int64 `json:"cut_off,omitempty"`
 	// StaleRejected counts writes the fenced resource rejected (failed
 	// writes).
 	StaleRejected int64 `json:"stale_rejected"`
@@ -52,7 +61,7 @@ func Summarize(ops []history.Op, u history.Unrecorded) Summary {
 	c := history.Count(ops)
 	delete(c, history.Nemesis)
 	s := Summary{Ops: c, Lost: u.Lost, GiveUps: u.GiveUps, NotSent: u.NotSent, Undone: u.Undone,
-		Crashed: u.Crashed, Paused: u.Paused, StaleRejected: c.Get(history.Write, history.Fail)}
+		Crashed: u.Crashed, Paused: u.Paused, CutOff: u.CutOff, StaleRejected: c.Get(history.Write, history.Fail)}
 	for i := range ops {
 		if ops[i].CutShort {
 			s.CutShort++
@@ -66,7 +75,7 @@ func Summarize(ops []history.Op, u history.Unrecorded) Summary {
 
 // Unrecorded returns the figures of s that the history does not record.
 func (s Summary) Unrecorded() history.Unrecorded {
-	return history.Unrecorded{Lost: s.Lost, GiveUps: s.GiveUps, NotSent: s.NotSent, Undone: s.Undone, Crashed: s.Crashed, Paused: s.Paused}
+	return history.Unrecorded{Lost: s.Lost, GiveUps: s.GiveUps, NotSent: s.NotSent, Undone: s.Undone, Crashed: s.Crashed, Paused: s.Paused, CutOff: s.CutOff}
 }
 
 // WriteResults writes r as results.json into dir.
@@ -84,11 +93,15 @@ func ReadResults(dir string) (Results, error) {
 	return r, err
 }
 
-// writeJSON writes v, indented, with a final newline.
+// writeJSON writes v, indented, with a final newline; < > & stay as
+// they are (a threshold reads "acquire.p99<5ms").
 func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return os.WriteFile(path, b.Bytes(), 0o644)
 }

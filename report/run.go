@@ -17,6 +17,7 @@ type RunInfo struct {
 	Redis          string          `json:"redis"`
 	Topology       string          `json:"topology"`
 	Backend        string          `json:"backend"`
+	RedisConf      []string        `json:"redis_conf,omitempty"`
 	Args           []string        `json:"args,omitempty"`
 	Seed           int64           `json:"seed"`
 	Started        time.Time       `json:"started"`
@@ -25,7 +26,19 @@ type RunInfo struct {
 	ClockTolerance string          `json:"clock_tolerance"`
 	InfoHorizon    string          `json:"info_horizon"`
 	Nodes          []RunNode       `json:"nodes"`
+	External       *RunExternal    `json:"external,omitempty"`
 	Extra          json.RawMessage `json:"extra,omitempty"`
+}
+
+// RunExternal is run.json's account of an external Redis: where the
+// run's keys were, the round trip that widened the clock tolerance, and
+// what each server said about itself (cluster.FactNames; no secret).
+type RunExternal struct {
+	KeyPrefix string              `json:"key_prefix"`
+	User      string              `json:"user,omitempty"`
+	TLS       bool                `json:"tls"`
+	RoundTrip string              `json:"round_trip"`
+	Servers   []map[string]string `json:"servers"`
 }
 
 // RunWorkload is run.json's workload.
@@ -53,6 +66,7 @@ type RunNemesis struct {
 	Duration     string   `json:"duration,omitempty"`
 	RestartDelay string   `json:"restart_delay,omitempty"`
 	Persistence  string   `json:"persistence,omitempty"`
+	Targets      string   `json:"targets,omitempty"`
 }
 
 // RunNode is a node of run.json: its log is relative to the run dir.
@@ -86,7 +100,7 @@ func ReadRunInfo(dir string) (RunInfo, []byte, error) {
 // (raw, as it is on disk).
 func MetaOf(dir string, info RunInfo, raw []byte) Meta {
 	meta := Meta{Lock: info.Lock, LockVersion: info.LockVersion, Redis: info.Redis, Lockcheck: info.Lockcheck, Topology: info.Topology,
-		Command: shellJoin(info.Args), Config: string(raw), Nodes: map[string]string{}}
+		Command: shellJoin(info.Args), Config: string(raw), Nodes: map[string]string{}, External: info.External}
 	for _, n := range info.Nodes {
 		meta.Nodes[n.Name] = filepath.Join(dir, n.Log)
 	}

@@ -34,8 +34,8 @@ type View struct {
 // Sections returns report.html's sections, in page order. To add one: a
 // file with its Section, and a line here.
 func Sections() []Section {
-	return []Section{reproduceSection, checkersSection, violationsSection, latencySection, throughputSection,
-		contentionSection, leasesSection, nodesSection}
+	return []Section{reproduceSection, checkersSection, coverageSection, violationsSection, latencySection, throughputSection,
+		contentionSection, leasesSection, nodesSection, serversSection}
 }
 
 // render draws the sections for v.

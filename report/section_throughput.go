@@ -6,5 +6,5 @@ var throughputSection = Section{Name: "throughput", Template: `<h2>Throughput</h
 	Data: func(v *View) any {
 		s := v.Stats
 		return overTime("Throughput by outcome", "ops/s", s.Bucket.Seconds(),
-			map[string][]float64{"ok": s.OK, "fail": s.Fail, "info": s.Info}, []string{"ok", "fail", "info"}, s.Faults)
+			map[string][]float64{"ok": s.OK, "fail": s.Fail, "info": s.Info}, []string{"ok", "fail", "info"}, s.Faults, false)
 	}}

@@ -43,6 +43,9 @@ type Config struct {
 	Clients int
 	Keys    int
 	KeyDist string
+	// KeyPrefix goes before every lock key (KeyName); the external
+	// backend sets it, so that a run touches only keys under it.
+	KeyPrefix string
 	// Ops bounds the number of acquire attempts (0: no bound).
 	Ops int64
 	// Duration bounds the run (0: DefaultDuration, unless Ops is set).

@@ -16,10 +16,11 @@ type Counters struct {
 	undone  atomic.Int64
 	crashed atomic.Int64
 	paused  atomic.Int64
+	cutOff  atomic.Int64
 }
 
 // Snapshot returns the current totals.
 func (c *Counters) Snapshot() history.Unrecorded {
 	return history.Unrecorded{Lost: c.lost.Load(), GiveUps: c.giveUps.Load(), NotSent: c.notSent.Load(),
-		Undone: c.undone.Load(), Crashed: c.crashed.Load(), Paused: c.paused.Load()}
+		Undone: c.undone.Load(), Crashed: c.crashed.Load(), Paused: c.paused.Load(), CutOff: c.cutOff.Load()}
 }

@@ -33,6 +33,12 @@ func (h crashHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 			cmd.SetErr(ErrCrashed)
 			return ErrCrashed
 		}
+		if healed := h.f.cutOff(id); healed != nil {
+			if err := h.f.waitCut(ctx, healed); err != nil {
+				cmd.SetErr(err)
+				return err
+			}
+		}
 		err := next(ctx, cmd)
 		if err == nil && success(cmd) {
 			h.f.succeeded(id)
@@ -59,11 +65,19 @@ func success(cmd redis.Cmder) bool {
 
 func (h crashHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if h.f.crashed(lockimpl.ClientFrom(ctx)) {
-			for _, c := range cmds {
-				c.SetErr(ErrCrashed)
+		id := lockimpl.ClientFrom(ctx)
+		err := ErrCrashed
+		if !h.f.crashed(id) {
+			err = nil
+			if healed := h.f.cutOff(id); healed != nil {
+				err = h.f.waitCut(ctx, healed)
 			}
-			return ErrCrashed
+		}
+		if err != nil {
+			for _, c := range cmds {
+				c.SetErr(err)
+			}
+			return err
 		}
 		return next(ctx, cmds)
 	}

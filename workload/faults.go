@@ -1,8 +1,11 @@
 package workload
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,12 +27,24 @@ type faults struct {
 	poke      []chan struct{}
 	crash     []atomic.Int32 // crash state of the slot's current client
 	gates     []gate
+	// cut are the slots cut off from Redis (client-partition), each
+	// closed when healed; opTimeout is how long a cut-off command waits
+	// before it times out.
+	cutMu  sync.Mutex
+	cut    map[int]chan struct{}
+	clocks map[int]clientClock // skewed client clocks (client-clock), by slot
+	// faulty is set while cut or clocks has an entry: the clients' hot
+	// path reads it, and takes cutMu only then.
+	faulty    atomic.Bool
+	opTimeout time.Duration
+	cutOps    *atomic.Int64 // commands that timed out cut off (Counters)
 }
 
 func newFaults(clients int) *faults {
 	f := &faults{slots: clients, ids: make([]atomic.Int64, clients), pause: make([]atomic.Int64, clients), holdPause: make([]atomic.Int64, clients),
 		crash: make([]atomic.Int32, clients), gates: make([]gate, clients),
-		holding: make([]atomic.Bool, clients), poke: make([]chan struct{}, clients)}
+		holding: make([]atomic.Bool, clients), poke: make([]chan struct{}, clients), cut: map[int]chan struct{}{},
+		clocks: map[int]clientClock{}}
 	for i := range f.poke {
 		f.poke[i] = make(chan struct{}, 1)
 	}
@@ -125,9 +140,132 @@ func (r *Runner) CrashClients(rng *rand.Rand, n int) []int {
 	return ids
 }
 
+// holdersFirst returns n slots chosen by rng, those in a critical
+// section now first.
+func (f *faults) holdersFirst(rng *rand.Rand, n int) []int {
+	var holders, rest []int
+	for _, s := range rng.Perm(f.slots) {
+		if f.holding[s].Load() {
+			holders = append(holders, s)
+		} else {
+			rest = append(rest, s)
+		}
+	}
+	return append(holders, rest...)[:min(n, f.slots)]
+}
+
+// CutClients cuts n clients chosen by rng off Redis, current holders
+// first, until HealClients: their commands (their watchdog's too) are not
+// sent, and time out after the op timeout unless the cut heals first
+// (then they go, as TCP would resend them). It returns the process ids.
+func (r *Runner) CutClients(rng *rand.Rand, n int) []int {
+	f := r.faults
+	var ids []int
+	f.cutMu.Lock()
+	defer f.cutMu.Unlock()
+	for _, s := range f.holdersFirst(rng, n) {
+		if f.cut[s] == nil {
+			f.cut[s] = make(chan struct{})
+		}
+		ids = append(ids, int(f.ids[s].Load()))
+	}
+	f.faulty.Store(true)
+	return ids
+}
+
+// clientClock is a client's own clock gone wrong: from start (history
+// clock, ns) it runs at rate and is jump behind.
+type clientClock struct {
+	start int64
+	rate  float64
+	jump  time.Duration
+}
+
+// behind is how far the clock is behind the true time at t.
+func (c clientClock) behind(t int64) int64 {
+	if t < c.start {
+		return 0
+	}
+	return int64(c.jump) + int64((1-c.rate)*float64(t-c.start))
+}
+
+// SkewClients makes the clocks of n clients chosen by rng (holders first)
+// run at rate and jump back by jump, until HealClients: the clock they
+// time their leases by, so that a slow or set-back one keeps its client
+// in its critical section after its lease expired. It returns the ids.
+func (r *Runner) SkewClients(rng *rand.Rand, n int, rate float64, jump time.Duration) []int {
+	f := r.faults
+	now := r.now()
+	var ids []int
+	f.cutMu.Lock()
+	defer f.cutMu.Unlock()
+	for _, s := range f.holdersFirst(rng, n) {
+		f.clocks[s] = clientClock{start: now, rate: rate, jump: jump}
+		ids = append(ids, int(f.ids[s].Load()))
+		select {
+		case f.poke[s] <- struct{}{}: // a holder re-reads its clock
+		default:
+		}
+	}
+	f.faulty.Store(true)
+	return ids
+}
+
+// drift is how much further behind the client's clock is at t than at
+// from: what it misses of the time its lease has run since from.
+func (f *faults) drift(id int, from, t int64) int64 {
+	if !f.faulty.Load() {
+		return 0
+	}
+	f.cutMu.Lock()
+	c, ok := f.clocks[f.slot(id)]
+	f.cutMu.Unlock()
+	if !ok {
+		return 0
+	}
+	return c.behind(t) - c.behind(from)
+}
+
+// cutOff returns the channel closed when the client's cut heals, or nil.
+func (f *faults) cutOff(id int) chan struct{} {
+	if id < 0 || !f.faulty.Load() {
+		return nil
+	}
+	f.cutMu.Lock()
+	defer f.cutMu.Unlock()
+	return f.cut[f.slot(id)]
+}
+
+// ErrCutOff is what a command of a client cut off from Redis returns when
+// its op timeout passes: it was never sent.
+var ErrCutOff = errors.New("i/o timeout: client cut off from redis (client-partition)")
+
+// waitCut holds a cut-off client's command until the cut heals (nil: send
+// it) or its op timeout or ctx ends (ErrCutOff).
+func (f *faults) waitCut(ctx context.Context, healed chan struct{}) error {
+	t := time.NewTimer(f.opTimeout)
+	defer t.Stop()
+	select {
+	case <-healed:
+		return nil
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	f.cutOps.Add(1)
+	return ErrCutOff
+}
+
 // HealClients disarms every client fault not yet taken (a client that has
-// died stays dead).
+// died stays dead) and heals every cut.
 func (r *Runner) HealClients() {
+	r.faults.cutMu.Lock()
+	for s, ch := range r.faults.cut {
+		close(ch)
+		delete(r.faults.cut, s)
+	}
+	clear(r.faults.clocks)
+	r.faults.faulty.Store(false)
+	r.faults.cutMu.Unlock()
 	for s := 0; s < r.faults.slots; s++ {
 		r.faults.pause[s].Store(0)
 		r.faults.holdPause[s].Store(0)
@@ -138,10 +276,11 @@ func (r *Runner) HealClients() {
 
 // Instrument gives a lock's Env the clients' side of the faults: Wait,
 // which holds a paused client's background work, and, when crashes is
-// set (a fault crashes clients), the go-redis hook that kills a crashed
-// client's commands. The lock is built with env before Run.
+// set (a fault crashes or cuts off clients), the go-redis hook that kills
+// a crashed client's commands and holds a cut-off one's. The lock is built with env before Run.
 func (r *Runner) Instrument(env *lockimpl.Env, crashes bool) {
 	env.Wait = waitGate
+	r.faults.opTimeout = cmp.Or(env.OpTimeout, 3*time.Second) // go-redis's default read timeout
 	if crashes {
 		env.Hooks = append(env.Hooks, crashHook{r.faults})
 	}
@@ -161,8 +300,27 @@ func (r *Runner) pauseClient(ctx context.Context, c *client, d time.Duration) {
 	g := &r.faults.gates[r.faults.slot(c.id)]
 	g.pause()
 	defer g.resume()
+	if r.procs != nil {
+		defer r.procs.Stop(c.id)() // the client's lock process stops too
+	}
 	r.counters.paused.Add(1)
 	ctxwait.Sleep(ctx, d)
+}
+
+// crashProcess kills the client's lock process if the client is armed to
+// crash and the lock runs one process per client: a holder dies before its
+// release. It says whether it did.
+func (r *Runner) crashProcess(c *client) bool {
+	if r.procs == nil {
+		return false
+	}
+	s := r.faults.slot(c.id)
+	if r.faults.crash[s].Load() == crashNone || r.faults.ids[s].Load() != int64(c.id) {
+		return false
+	}
+	r.procs.Kill(c.id)
+	r.die(c)
+	return true
 }
 
 // die replaces a crashed client by a new process in its slot: a crashed

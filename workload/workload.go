@@ -18,8 +18,11 @@ import (
 
 // Runner runs one workload. Build it with New, then call Run once.
 type Runner struct {
-	cfg      Config
-	locker   lockimpl.Locker
+	cfg    Config
+	locker lockimpl.Locker
+	// procs is locker's process per client, if it runs one: pauses stop
+	// it and crashes kill it.
+	procs    lockimpl.ClientProcesses
 	now      func() int64
 	record   func(history.Op)
 	counters *Counters
@@ -37,14 +40,22 @@ func New(cfg Config, now func() int64, record func(history.Op)) *Runner {
 	r := &Runner{cfg: cfg, now: now, record: record, counters: &Counters{}}
 	r.resource = newResource(r.record, now)
 	r.faults = newFaults(cfg.Clients)
+	r.faults.cutOps = &r.counters.cutOff
 	return r
 }
 
 // Counters returns the live totals.
 func (r *Runner) Counters() *Counters { return r.counters }
 
-// KeyName returns the lock key of key number i.
-func KeyName(i int) string { return "lock:" + strconv.Itoa(i) }
+// KeyName returns the lock key of key number i: "lock:i", or under a
+// prefix prefix{lock:i}, whose hash tag keeps a lock's own keys
+// ("{key}:fence") in its cluster slot and under the prefix too.
+func KeyName(prefix string, i int) string {
+	if prefix == "" {
+		return "lock:" + strconv.Itoa(i)
+	}
+	return prefix + "{lock:" + strconv.Itoa(i) + "}"
+}
 
 // Run starts the clients and returns when all of them have stopped: when
 // ctx is cancelled, the duration has passed or the op budget is spent. A
@@ -53,6 +64,7 @@ func KeyName(i int) string { return "lock:" + strconv.Itoa(i) }
 // error; nothing recorded is lost.
 func (r *Runner) Run(ctx context.Context, locker lockimpl.Locker) error {
 	r.locker = locker
+	r.procs, _ = locker.(lockimpl.ClientProcesses)
 	if r.cfg.Duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, r.cfg.Duration)
@@ -97,7 +109,7 @@ func (r *Runner) client(ctx context.Context, id int) {
 		c.zipf = rand.NewZipf(c.rng, 1.1, 1, uint64(r.cfg.Keys-1))
 	}
 	for ctx.Err() == nil {
-		key := KeyName(c.pickKey(r.cfg.Keys))
+		key := KeyName(r.cfg.KeyPrefix, c.pickKey(r.cfg.Keys))
 		lease, ok := r.acquire(ctx, c, key)
 		if ok {
 			r.hold(ctx, c, lease)
@@ -226,7 +238,7 @@ func (r *Runner) acquire(ctx context.Context, c *client, key string) (lockimpl.L
 func (r *Runner) hold(ctx context.Context, c *client, l lockimpl.Lease) {
 	start := r.now()
 	end := start + int64(r.holdTime(c))
-	if r.now() < int64(l.Deadline())-int64(r.cfg.Margin) {
+	if r.clientNow(c, l) < int64(l.Deadline())-int64(r.cfg.Margin) {
 		if d := r.takePause(c, false); d > 0 {
 			r.pauseClient(ctx, c, d)
 			r.section(ctx, c, l, r.now()+int64(staleWrite(r.cfg.TTL)), false)
@@ -248,9 +260,9 @@ func staleWrite(ttl time.Duration) time.Duration { return max(5*time.Millisecond
 // unbounded, it is a paused client's stale write) and whether the client
 // left after its lease's deadline.
 func (r *Runner) section(ctx context.Context, c *client, l lockimpl.Lease, end int64, bounded bool) {
-	wcall, accepted := r.resource.enter(l)
+	wcall, sec, accepted := r.resource.enter(l)
 	if !accepted {
-		r.resource.exit(history.Op{Process: c.id, Call: wcall, Return: wcall, CutShort: true}, l, false)
+		r.resource.exit(history.Op{Process: c.id, Call: wcall, Return: wcall, CutShort: true}, l, nil, false)
 		return
 	}
 	var reached bool
@@ -262,7 +274,7 @@ func (r *Runner) section(ctx context.Context, c *client, l lockimpl.Lease, end i
 		wret = r.now()
 	}
 	r.resource.exit(history.Op{Process: c.id, Call: wcall, Return: wret, CutShort: !bounded || !reached,
-		Late: r.now() > int64(l.Deadline())}, l, true)
+		Late: r.now() > int64(l.Deadline())}, l, sec, true)
 }
 
 // waitInSection waits until end, or until the lease's deadline minus the
@@ -291,28 +303,34 @@ func (r *Runner) waitInSection(ctx context.Context, c *client, l lockimpl.Lease,
 	slot := r.faults.slot(c.id)
 	r.faults.holding[slot].Store(true)
 	defer r.faults.holding[slot].Store(false)
-	due := int64(-1) // when the last timer was due
+	// idle is since when the client has done nothing with the resource
+	// (asleep on its timer or frozen by a pause); -1: not yet.
+	idle := int64(-1)
 	for {
 		// The deadline moves when a watchdog extends the lease.
-		deadline := int64(l.Deadline()) - int64(r.cfg.Margin)
-		until := min(end, deadline)
+		// A client whose own clock fell behind (client-clock) sees its
+		// deadline that much later.
 		now := r.now()
+		deadline := int64(l.Deadline()) - int64(r.cfg.Margin) + r.faults.drift(c.id, int64(l.Acquired), now)
+		until := min(end, deadline)
 		if now >= until {
 			exit := now
-			if due >= until {
-				exit = min(now, due)
+			if idle >= 0 {
+				// Idle since then, it left when until was due.
+				exit = min(now, max(idle, until))
 			}
 			return until == end, exit
 		}
+		if idle < 0 {
+			idle = now
+		}
 		if d := r.takePause(c, true); d > 0 {
 			r.pauseClient(ctx, c, d)
-			due = until
 			continue
 		}
 		t := time.NewTimer(time.Duration(until - now))
 		select {
 		case <-t.C:
-			due = until
 		case <-r.faults.poke[slot]:
 			t.Stop() // a pause-holder armed: take it at the top
 		case <-lost:
@@ -327,6 +345,13 @@ func (r *Runner) waitInSection(ctx context.Context, c *client, l lockimpl.Lease,
 	}
 }
 
+// clientNow is the time by the client's own clock, measured from the
+// lease's start (client-clock makes it run slow or jump back).
+func (r *Runner) clientNow(c *client, l lockimpl.Lease) int64 {
+	now := r.now()
+	return now - r.faults.drift(c.id, int64(l.Acquired), now)
+}
+
 func (r *Runner) holdTime(c *client) time.Duration {
 	h := r.cfg.Hold
 	switch r.cfg.HoldDist {
@@ -339,6 +364,9 @@ func (r *Runner) holdTime(c *client) time.Duration {
 }
 
 func (r *Runner) release(ctx context.Context, c *client, l lockimpl.Lease) {
+	if r.crashProcess(c) {
+		return
+	}
 	octx := r.opCtx(c)
 	call := r.now()
 	err := r.locker.Release(octx, l)

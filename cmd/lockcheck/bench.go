@@ -11,6 +11,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/workload"
@@ -21,6 +22,14 @@ func benchCmd(ctx context.Context, args []string) (int, error) {
 	var cfg harness.BenchConfig
 	var faults []string
 	fs.StringSliceVar(&cfg.Locks, "lock", []string{"setnx"}, "locks to sweep (comma-separated)")
+	var own userLockFlags
+	own.add(fs)
+	var backend string
+	var ext externalOpts
+	fs.StringVar(&backend, "backend", cluster.Local, "where Redis runs: local (redis-server processes) or external (a Redis you run: --redis, --sentinel or --cluster)")
+	externalFlags(fs, &ext)
+	var thresholds []string
+	thresholdFlag(fs, &thresholds)
 	fs.IntSliceVar(&cfg.Clients, "clients", []int{50, 500, 2000}, "client counts to sweep")
 	fs.IntSliceVar(&cfg.Keys, "keys", []int{1000000}, "key counts to sweep (many keys: no contention, the harness's own limit)")
 	fs.DurationVar(&cfg.Workload.Duration, "duration", 10*time.Second, "length of each cell, warm-up included")
@@ -47,6 +56,21 @@ func benchCmd(ctx context.Context, args []string) (int, error) {
 	if fs.NArg() > 0 {
 		return exitUsage, usageError{fmt.Errorf("bench takes no arguments, got %q", fs.Args())}
 	}
+	reg, names, err := own.registry()
+	if err != nil {
+		return exitUsage, err
+	}
+	if cfg.Cluster.External, err = ext.config(fs, backend); err != nil {
+		return exitUsage, err
+	}
+	cfg.Cluster.Backend = backend
+	if cfg.Thresholds, err = parseThresholds(thresholds); err != nil {
+		return exitUsage, err
+	}
+	if len(names) > 0 && !fs.Changed("lock") {
+		cfg.Locks = nil // the user's rows only, unless --lock asks for more
+	}
+	cfg.Registry, cfg.Locks = reg, append(cfg.Locks, names...)
 	if fs.Changed("ops") && !fs.Changed("duration") {
 		cfg.Workload.Duration = 0
 	}
@@ -65,10 +89,16 @@ func benchCmd(ctx context.Context, args []string) (int, error) {
 		return exitFailed, err
 	}
 	verdicts := make([]checker.Verdict, len(cells))
+	failed := 0
 	for i, c := range cells {
 		verdicts[i] = c.Verdict
+		failed += c.ThresholdsFailed
 	}
-	return exitFor(checker.Compose(verdicts...)), nil
+	if code := exitFor(checker.Compose(verdicts...)); code != exitValid || failed == 0 {
+		return code, nil
+	}
+	fmt.Printf("thresholds: %d failed (each cell's results.json says which)\n", failed)
+	return exitThreshold, nil
 }
 
 func printBench(cells []harness.BenchCell) {

@@ -30,6 +30,7 @@ func listCmd(args []string) (int, error) {
 	fmt.Fprintln(tw, "single\tlocal\tone redis-server on 127.0.0.1")
 	fmt.Fprintln(tw, "sentinel\tlocal\ta master, two replicas and three redis-sentinel processes; peers talk through toxiproxy")
 	fmt.Fprintln(tw, "redlock\tlocal\t--nodes independent masters (5), for redlock and redsync")
+	fmt.Fprintln(tw, "cluster\tlocal\tRedis Cluster: --nodes masters (3) with a replica each; nodes talk through toxiproxy; clients use the cluster client")
 	fmt.Fprintln(tw, "(each)\tdocker\tthe same in containers on a network made for the run, ports published on 127.0.0.1 (--backend docker, --image)")
 	return exitValid, tw.Flush()
 }

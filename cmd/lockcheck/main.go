@@ -28,6 +28,9 @@ const (
 	exitUsage   = 2
 	exitUnknown = 3
 	exitFailed  = 4
+	// exitThreshold: the lock was valid but a --threshold failed (k6's
+	// status for a failed threshold); a safety verdict wins over it.
+	exitThreshold = 99
 )
 
 // usageError is a mistake on the command line: exit status 2.
@@ -53,12 +56,13 @@ usage:
   lockcheck report --compare BEFORE AFTER [--out compare.html]
                                 one page putting two runs side by side
   lockcheck bench [flags]       a sweep of locks × clients × keys, with an optional redis-benchmark baseline
+  lockcheck verify [flags]      a battery of scenarios for one lock, each until its coverage is met; gates on its guarantees
   lockcheck matrix [flags]      locks × fault scenarios, one run per cell: matrix.md, matrix.html; --expect gates on it
   lockcheck list                the locks, faults and topologies
   lockcheck cleanup             remove temp dirs left by runs that were killed (run and bench do it too)
 
 "lockcheck COMMAND --help" shows the flags of a command.
-exit status: 0 valid, 1 invalid, 2 usage or config error, 3 unknown, 4 the harness failed`
+exit status: 0 valid, 1 invalid, 2 usage or config error, 3 unknown, 4 the harness failed, 99 valid but a --threshold failed (report --compare: a regression)`
 
 func run(args []string) int {
 	if len(args) == 0 {
@@ -80,6 +84,8 @@ func run(args []string) int {
 		code, err = benchCmd(ctx, args[1:])
 	case "matrix":
 		code, err = matrixCmd(ctx, args[1:])
+	case "verify":
+		code, err = verifyCmd(ctx, args[1:])
 	case "cleanup":
 		code, err = cleanupCmd(args[1:])
 	case "list":
@@ -88,7 +94,7 @@ func run(args []string) int {
 		fmt.Println(usage)
 		return exitValid
 	default:
-		err = usageError{fmt.Errorf("unknown command %q (want run, check, report, bench, matrix, list or cleanup)", args[0])}
+		err = usageError{fmt.Errorf("unknown command %q (want run, check, report, bench, verify, matrix, list or cleanup)", args[0])}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "lockcheck:", err)

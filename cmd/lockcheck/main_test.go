@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/lockcheck/lockcheck/internal/testutil"
 )
@@ -60,11 +63,20 @@ func TestCLI_UsageErrors(t *testing.T) {
 	if err := os.WriteFile(badSpec, []byte(strings.Replace(string(spec), `args = ["{token}"]`, `args = ["{tokn}"]`, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	expect := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
 	tests := []struct {
 		name string
 		args []string
 		want string
 	}{
+		{"verify: bad expect line", []string{"verify", "--expect", expect("e1", "pause mutex\n")}, `e1:1: want "SCENARIO lease|mutex valid|invalid"`},
+		{"verify: expect names nothing", []string{"verify", "--expect", expect("e2", "meteor lease valid\n")}, `--expect "meteor lease": want a scenario`},
 		{"corrupt history", []string{"check", corrupt}, "history.jsonl line 2: not a history op"},
 		{"lock process exits", []string{"run", "--lock-cmd", "true", "--duration", "2s", "-q", "--out", dir}, `lock process "true" exited`},
 		{"missing path", []string{"check", filepath.Join(dir, "nope")}, "no such run dir or history file"},
@@ -98,8 +110,21 @@ func TestCLI_UsageErrors(t *testing.T) {
 		{"bench zero clients", []string{"bench", "--clients", "50,0"}, "--clients 0: want at least 1"},
 		{"unknown topology", []string{"run", "--topology", "ring"}, `--topology "ring" is not supported`},
 		{"unknown backend", []string{"run", "--backend", "k8s"}, `--backend "k8s" is not supported`},
-		{"fault needs sentinel", []string{"run", "--nemesis", "failover"}, "--nemesis failover needs --topology sentinel (this run: single)"},
+		{"fault needs sentinel", []string{"run", "--nemesis", "failover"}, "--nemesis failover needs --topology sentinel or cluster (this run: single)"},
+		{"redis-conf without a value", []string{"run", "--redis-conf", "appendonly"}, `--redis-conf "appendonly": want "name value"`},
+		{"unknown nemesis targets", []string{"run", "--nemesis", "kill-redis", "--nemesis-targets", "half"}, `--nemesis-targets "half": want one of one, minority, majority, primaries, all`},
+		{"a+b names a fault twice", []string{"run", "--nemesis", "kill-redis+kill-redis"}, `names kill-redis twice`},
+		{"reshard needs cluster", []string{"run", "--nemesis", "reshard"}, "--nemesis reshard needs --topology cluster (this run: single)"},
+		{"cluster has 3 masters or more", []string{"run", "--topology", "cluster", "--nodes", "2"}, "--nodes 2: want 3 to 15 masters"},
+		{"verify: unknown scenario", []string{"verify", "--scenario", "meteor"}, `unknown scenario "meteor" (known: contention,`},
+		{"verify: unknown require", []string{"verify", "--require", "luck"}, `--require "luck": want fencing, server or a scenario`},
+		{"verify: unknown lock", []string{"verify", "--lock", "nope"}, `unknown lock "nope"`},
 		{"fault needs redlock", []string{"run", "--nemesis", "clock-quorum", "--topology", "sentinel"}, "--nemesis clock-quorum needs --topology redlock (this run: sentinel)"},
+		{"external flag without external", []string{"run", "--redis", "127.0.0.1:6379"}, "--redis is for a Redis lockcheck does not run: add --backend external"},
+		{"external without an address", []string{"run", "--backend", "external"}, "--backend external needs exactly one of --redis"},
+		{"external and persistence", []string{"run", "--backend", "external", "--redis", "127.0.0.1:1", "--persistence", "aof-always"}, "an external Redis keeps its own settings"},
+		{"external redlock on one node", []string{"verify", "--backend", "external", "--redis", "127.0.0.1:1", "--lock", "redlock"}, "the external Redis given is topology single, but this run wants redlock"},
+		{"external empty password file", []string{"run", "--backend", "external", "--redis", "127.0.0.1:1", "--redis-password-file", expect("pw", "\n")}, "--redis-password-file: its first line is empty"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -161,6 +186,34 @@ func TestCLI_RunThenCheck(t *testing.T) {
 		}
 		if named == 0 || tc.code == exitInvalid && named < 2 {
 			t.Errorf("check %s named %d files (want results.json, and a visualization when invalid):\n%s", tc.lock, named, check)
+		}
+	}
+}
+
+// TestCLI_Seeds: --seeds runs one seed after another and stops at the
+// first run that is not valid, unless --keep-going; the exit status is
+// the worst verdict.
+func TestCLI_Seeds(t *testing.T) {
+	testutil.RequireRedis(t)
+	bin := lockcheck(t)
+	out := t.TempDir()
+	args := []string{"run", "--clients", "100", "--keys", "3", "--duration", "2s", "--ttl", "100ms", "--hold", "50ms",
+		"--retry", "none", "--margin", "30ms", "-q", "--out", out, "--seed", "1", "--seeds", "2"}
+	for _, tc := range []struct {
+		extra []string
+		code  int
+		tally string
+	}{
+		{[]string{"--lock", "setnx"}, exitValid, "seeds: 2 of 2 run: valid valid"},
+		{[]string{"--lock", "broken-check-then-set"}, exitInvalid, "seeds: 1 of 2 run: invalid"},
+		{[]string{"--lock", "broken-check-then-set", "--keep-going"}, exitInvalid, "seeds: 2 of 2 run: invalid invalid"},
+	} {
+		stdout, code := runBin(t, bin, append(args, tc.extra...)...)
+		if code != tc.code || !strings.Contains(stdout, tc.tally) {
+			t.Errorf("%v: exit %d, want %d, and %q in:\n%s", tc.extra, code, tc.code, tc.tally, stdout)
+		}
+		if n := strings.Count(stdout, "\nverdict: "); n != strings.Count(tc.tally, " ")-4 {
+			t.Errorf("%v: %d verdicts printed for %q", tc.extra, n, tc.tally)
 		}
 	}
 }
@@ -263,5 +316,122 @@ func TestCLI_CheckFailureKeepsOutDir(t *testing.T) {
 	runBin(t, bin, "check", "--out", made, empty)
 	if _, err := os.Stat(made); !os.IsNotExist(err) {
 		t.Errorf("a check dir made for a check that failed is still there (%v)", err)
+	}
+}
+
+// TestCLI_UserLockRows: matrix and bench take a spec and a lock process
+// as rows beside (or instead of) the built-in locks.
+func TestCLI_UserLockRows(t *testing.T) {
+	testutil.RequireRedis(t)
+	bin := lockcheck(t)
+	out := t.TempDir()
+	spec := "../../examples/specs/setnx.toml"
+	stdout, code := runBin(t, bin, "matrix", "--lock-spec", spec, "--faults", "none", "--duration", "2s", "--out", out)
+	md, err := os.ReadFile(filepath.Join(out, "latest", "matrix.md"))
+	if code != exitValid || err != nil || !strings.Contains(string(md), "| `spec-setnx` | valid |") || strings.Contains(string(md), "`redlock`") {
+		t.Errorf("matrix --lock-spec: exit %d, %v; want a spec-setnx row alone, valid:\n%s\n%s", code, err, md, stdout)
+	}
+	stdout, code = runBin(t, bin, "bench", "--lock", "setnx", "--lock-spec", spec, "--clients", "10", "--keys", "10",
+		"--duration", "2s", "--warmup", "0s", "--out", out)
+	rows, _ := filepath.Glob(filepath.Join(out, "bench", "*", "bench.csv"))
+	var body []byte
+	if len(rows) == 1 {
+		body, _ = os.ReadFile(rows[0])
+	}
+	if code != exitValid || !strings.Contains(string(body), "\nsetnx,") || !strings.Contains(string(body), "\nspec-setnx,") {
+		t.Errorf("bench --lock setnx --lock-spec: exit %d; want rows for setnx and spec-setnx in bench.csv:\n%s\n%s", code, body, stdout)
+	}
+}
+
+// TestCLI_External: a password-protected Redis the test started, run as
+// external with the password in a file: valid, every key deleted, and
+// the password in no file the run wrote nor in its output.
+func TestCLI_External(t *testing.T) {
+	c := testutil.StartRedis(t)
+	bin := lockcheck(t)
+	dir := t.TempDir()
+	pw := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(pw, []byte(c.Password+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, code := runBin(t, bin, "run", "--backend", "external", "--redis", c.Nodes[0].Addr, "--redis-password-file", pw,
+		"--duration", "2s", "--clients", "20", "--keys", "3", "--seed", "1", "-q", "--out", dir)
+	if code != exitValid || !strings.Contains(out, "external redis: every key under \"lockcheck:") || !strings.Contains(out, " 0 left") {
+		t.Fatalf("exit %d, want %d with the keys accounted for:\n%s", code, exitValid, out)
+	}
+	if strings.Contains(out, c.Password) {
+		t.Errorf("the output holds the password")
+	}
+	_ = filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), c.Password) {
+				t.Errorf("%s holds the password", p)
+			}
+		}
+		return nil
+	})
+	rc := redis.NewClient(&redis.Options{Addr: c.Nodes[0].Addr, Password: c.Password})
+	defer rc.Close()
+	if n, err := rc.DBSize(context.Background()).Result(); err != nil || n != 0 {
+		t.Errorf("%d keys left on the server (%v), want 0", n, err)
+	}
+}
+
+// TestCLI_Thresholds: a threshold the run cannot meet fails it with exit
+// 99 and a failing JUnit case, one it meets passes, a safety violation
+// still exits 1; report --compare --max-regression exits 99 when the
+// after run acquires far less often than the before run, and 0 against
+// itself.
+func TestCLI_Thresholds(t *testing.T) {
+	testutil.RequireRedis(t)
+	bin := lockcheck(t)
+	dir := t.TempDir()
+	base := []string{"run", "--duration", "2s", "--clients", "20", "--keys", "5", "--seed", "1", "-q"}
+	runIn := func(name string, extra ...string) (string, int, string) {
+		out, code := runBin(t, bin, append(append(base, "--out", filepath.Join(dir, name)), extra...)...)
+		runs, _ := filepath.Glob(filepath.Join(dir, name, "*", "2*"))
+		if len(runs) != 1 {
+			t.Fatalf("%s: runs %v\n%s", name, runs, out)
+		}
+		return out, code, runs[0]
+	}
+	out, code, fast := runIn("fast", "--hold", "1ms", "--threshold", "acquisitions_per_sec>=1000000000", "--threshold", "stuck_acquires==0")
+	if code != exitThreshold || !strings.Contains(out, "threshold FAIL  acquisitions_per_sec>=1000000000") || !strings.Contains(out, "threshold pass  stuck_acquires==0") {
+		t.Errorf("exit %d, want %d with one failed and one passed threshold:\n%s", code, exitThreshold, out)
+	}
+	junit, _ := os.ReadFile(filepath.Join(fast, "junit.xml"))
+	if !strings.Contains(string(junit), `type="threshold"`) {
+		t.Errorf("junit.xml has no failed threshold case:\n%s", junit)
+	}
+	results, _ := os.ReadFile(filepath.Join(fast, "results.json"))
+	for _, want := range []string{`"threshold": "acquisitions_per_sec>=1000000000"`, `"pass": false`, `"latency": {`, `"acquisitions_per_sec": `} {
+		if !strings.Contains(string(results), want) {
+			t.Errorf("results.json lacks %s", want)
+		}
+	}
+	if out, code, _ := runIn("ok", "--hold", "1ms", "--threshold", "acquire.p99<10s"); code != exitValid {
+		t.Errorf("a threshold met: exit %d, want 0:\n%s", code, out)
+	}
+	if out, code, _ := runIn("broken", "--lock", "broken-check-then-set", "--hold", "1ms", "--threshold", "acquisitions_per_sec>=1000000000"); code != exitInvalid {
+		t.Errorf("a broken lock with a failed threshold: exit %d, want 1:\n%s", code, out)
+	}
+	_, _, slow := runIn("slow", "--hold", "50ms")
+	page := filepath.Join(dir, "compare.html")
+	if out, code := runBin(t, bin, "report", "--compare", fast, slow, "--out", page, "--max-regression", "10%"); code != exitThreshold || !strings.Contains(out, "regression: acquisitions/s") {
+		t.Errorf("compare fast→slow: exit %d, want %d naming the throughput:\n%s", code, exitThreshold, out)
+	}
+	if out, code := runBin(t, bin, "report", "--compare", fast, fast, "--out", page, "--max-regression", "10%"); code != exitValid {
+		t.Errorf("compare a run with itself: exit %d, want 0:\n%s", code, out)
+	}
+	if out, code := runBin(t, bin, "report", "--compare", fast, slow, "--out", page, "--max-regression", "ten"); code != exitUsage {
+		t.Errorf("--max-regression ten: exit %d, want 2:\n%s", code, out)
+	}
+	// bench and verify gate on thresholds too.
+	if out, code := runBin(t, bin, "bench", "--clients", "20", "--keys", "100", "--duration", "2s", "--warmup", "500ms",
+		"--threshold", "acquire.p99<1us", "--out", dir); code != exitThreshold || !strings.Contains(out, "thresholds: 1 failed") {
+		t.Errorf("bench with a threshold it cannot meet: exit %d, want %d:\n%s", code, exitThreshold, out)
+	}
+	if out, code := runBin(t, bin, "verify", "--scenario", "contention", "--seed", "1", "-q", "--threshold", "acquire.p99<1us", "--out", dir); code != exitThreshold || !strings.Contains(out, "threshold failed: acquire.p99<1us") {
+		t.Errorf("verify with a threshold it cannot meet: exit %d, want %d:\n%s", code, exitThreshold, out)
 	}
 }

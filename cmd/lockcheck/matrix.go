@@ -10,6 +10,7 @@ import (
 
 	flag "github.com/spf13/pflag"
 
+	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/harness"
 )
 
@@ -18,12 +19,22 @@ func matrixCmd(ctx context.Context, args []string) (int, error) {
 	var expect string
 	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
 	fs.StringSliceVar(&cfg.Locks, "locks", harness.MatrixLocks, "the rows: locks (see lockcheck list)")
+	var own userLockFlags
+	own.add(fs)
+	var backend string
+	var ext externalOpts
+	fs.StringVar(&backend, "backend", cluster.Local, "where Redis runs: local (redis-server processes) or external (a Redis you run: --redis, --sentinel or --cluster)")
+	externalFlags(fs, &ext)
 	fs.StringSliceVar(&cfg.Scenarios, "faults", nil, "the columns: scenarios (default all; see below)")
 	fs.DurationVar(&cfg.Duration, "duration", 0, "run length of each cell (default: the scenario's, 10s or 12s)")
 	fs.Int64Var(&cfg.Seed, "seed", 1, "seed of the first run of every cell")
 	fs.StringVar(&expect, "expect", "", `file of "LOCK SCENARIO valid|invalid" lines: exit 1 if a cell differs`)
 	fs.IntVar(&cfg.Attempts, "attempts", 1, "runs (seeds) a cell expected invalid gets before it counts as valid")
 	fs.StringVar(&cfg.OutDir, "out", "results", "results root: the matrix goes to OUT/matrix/<timestamp>")
+	var seeds int
+	var keepGoing bool
+	fs.IntVar(&seeds, "seeds", 1, "matrices, with seeds --seed, --seed+1000, ...; stops at the first that differs from --expect unless --keep-going")
+	fs.BoolVar(&keepGoing, "keep-going", false, "with --seeds: run every matrix even after one differed")
 	fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: lockcheck matrix [flags]\n\nruns every lock under every scenario and writes matrix.md and matrix.html\n\nflags:")
 		fs.PrintDefaults()
@@ -38,8 +49,19 @@ func matrixCmd(ctx context.Context, args []string) (int, error) {
 	if fs.NArg() > 0 {
 		return exitUsage, usageError{fmt.Errorf("matrix takes no arguments, got %q", fs.Args())}
 	}
+	reg, names, err := own.registry()
+	if err != nil {
+		return exitUsage, err
+	}
+	if cfg.Cluster.External, err = ext.config(fs, backend); err != nil {
+		return exitUsage, err
+	}
+	cfg.Cluster.Backend = backend
+	if len(names) > 0 && !fs.Changed("locks") {
+		cfg.Locks = nil // the user's rows only, unless --locks asks for more
+	}
+	cfg.Registry, cfg.Locks = reg, append(cfg.Locks, names...)
 	if expect != "" {
-		var err error
 		if cfg.Expect, err = harness.ReadExpect(expect); err != nil {
 			return exitUsage, err
 		}
@@ -47,6 +69,15 @@ func matrixCmd(ctx context.Context, args []string) (int, error) {
 	sweepLeftovers()
 	cfg.Progress = os.Stdout
 	cfg.Args = append([]string{"lockcheck", "matrix"}, args...)
+	seed := cfg.Seed
+	return eachSeed(ctx, seeds, keepGoing, func(i int) (int, error) {
+		cfg.Seed = seed + int64(i)*1000
+		return matrixOnce(ctx, cfg, expect)
+	})
+}
+
+// matrixOnce runs one matrix and says whether it met the expectations.
+func matrixOnce(ctx context.Context, cfg harness.MatrixConfig, expect string) (int, error) {
 	res, err := harness.Matrix(ctx, cfg)
 	if err != nil {
 		if errors.Is(err, harness.ErrConfig) {
@@ -61,10 +92,12 @@ func matrixCmd(ctx context.Context, args []string) (int, error) {
 		for _, c := range miss {
 			cells = append(cells, fmt.Sprintf("%s/%s is %s, expected %s", c.Lock, c.Scenario, c.Verdict, c.Expected))
 		}
-		return exitInvalid, fmt.Errorf("%d cell(s) differ from %s: %s", len(miss), expect, strings.Join(cells, "; "))
+		fmt.Fprintf(os.Stderr, "lockcheck: %d cell(s) differ from %s: %s\n", len(miss), expect, strings.Join(cells, "; "))
+		return exitInvalid, nil
 	}
 	if ctx.Err() != nil {
-		return exitUnknown, errors.New("interrupted: cells not run are marked n/a")
+		fmt.Fprintln(os.Stderr, "lockcheck: interrupted: cells not run are marked n/a")
+		return exitUnknown, nil
 	}
 	return exitValid, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/report"
 	"github.com/lockcheck/lockcheck/workload"
 )
 
@@ -31,6 +32,7 @@ type runOpts struct {
 	w               workload.Config
 	nemesis         nemesis.Config
 	nemesisList     []string
+	redisConf       []string
 	persistence     string
 	topology        string
 	nodes           int
@@ -40,6 +42,12 @@ type runOpts struct {
 	check           checker.Options
 	redisServer     string
 	quiet           bool
+	seeds           int
+	keepGoing       bool
+	perClient       bool
+	ext             externalOpts
+	thresholds      []string
+	metrics         string
 }
 
 func runFlags(o *runOpts) *flag.FlagSet {
@@ -47,6 +55,7 @@ func runFlags(o *runOpts) *flag.FlagSet {
 	fs.StringVar(&o.lock, "lock", "setnx", "lock implementation (see lockcheck list)")
 	fs.StringVar(&o.lockSpec, "lock-spec", "", "lock under test from a TOML file of Lua scripts (see examples/specs)")
 	fs.StringVar(&o.lockCmd, "lock-cmd", "", "lock under test as a program in any language, spoken to in JSON lines (see README)")
+	fs.BoolVar(&o.perClient, "lock-cmd-per-client", false, "--lock-cmd: one process per client, so pause-client stops the process (SIGSTOP) and crash-client kills it (SIGKILL)")
 	fs.DurationVar(&o.w.ExtendEvery, "extend-every", 0, "clients extend their lease by the TTL at this interval while they hold it (a client-side watchdog for any lock)")
 	fs.IntVar(&o.w.Clients, "clients", workload.DefaultClients, "concurrent clients")
 	fs.IntVar(&o.w.Keys, "keys", workload.DefaultKeys, "lock keys the clients contend for")
@@ -59,21 +68,28 @@ func runFlags(o *runOpts) *flag.FlagSet {
 	fs.StringVar(&o.w.Retry, "retry", workload.RetryBackoff, "acquire retry: none, or backoff (50ms doubling, full jitter, 5 attempts)")
 	fs.DurationVar(&o.w.Think, "think", 0, "pause between a release and the next acquire")
 	fs.Int64Var(&o.w.Seed, "seed", 0, "seed of every random choice (0: from the clock; the run records it)")
+	fs.IntVar(&o.seeds, "seeds", 1, "runs, with seeds --seed, --seed+1, ...; stops at the first that is not valid unless --keep-going")
+	fs.BoolVar(&o.keepGoing, "keep-going", false, "with --seeds: run every seed even after one is not valid")
 	fs.DurationVar(&o.w.OpTimeout, "op-timeout", workload.DefaultOpTimeout, "bound on each Redis operation; one that runs out is indeterminate")
 	fs.DurationVar(&o.w.Margin, "margin", 0, "clients leave the critical section this long before the lease deadline (default 5ms + 10% of the TTL)")
-	fs.StringSliceVar(&o.nemesisList, "nemesis", nil, "faults to inject, comma-separated (see lockcheck list)")
+	fs.StringSliceVar(&o.nemesisList, "nemesis", nil, "faults to inject, comma-separated, one at a time; a+b starts a and b together (see lockcheck list)")
+	fs.StringVar(&o.nemesis.Targets, "nemesis-targets", nemesis.TargetOne, "nodes a fault on Redis nodes acts on: "+strings.Join(nemesis.Targets, ", ")+" (primaries first)")
+	fs.StringArrayVar(&o.redisConf, "redis-conf", nil, `"name value" given to every Redis node, as in redis.conf (repeatable): e.g. "min-replicas-to-write 1"`)
 	fs.DurationVar(&o.nemesis.Interval, "nemesis-interval", nemesis.DefaultInterval, "time between two faults")
 	fs.DurationVar(&o.nemesis.Duration, "nemesis-duration", nemesis.DefaultDuration, "how long each fault stays on")
-	fs.StringVar(&o.topology, "topology", "", "single (one node), sentinel (master, two replicas, three sentinels) or redlock (--nodes independent masters); default single, redlock for the Redlock locks")
-	fs.StringVar(&o.backend, "backend", cluster.Local, "where Redis runs: local (redis-server processes) or docker (containers on a network made for the run)")
+	fs.StringVar(&o.topology, "topology", "", "single (one node), sentinel (master, two replicas, three sentinels), redlock (--nodes independent masters) or cluster (Redis Cluster: --nodes masters with a replica each); default single, redlock for the Redlock locks")
+	fs.StringVar(&o.backend, "backend", cluster.Local, "where Redis runs: local (redis-server processes), docker (containers on a network made for the run) or external (a Redis you run: --redis, --sentinel or --cluster)")
+	externalFlags(fs, &o.ext)
+	thresholdFlag(fs, &o.thresholds)
+	fs.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics while the clients run (ADDR [HOST]:PORT; HOST defaults to 127.0.0.1)")
 	fs.StringVar(&o.image, "image", cluster.DefaultImage, "docker backend: the Redis image; if not present it is built from the host's redis-server (never pulled)")
-	fs.IntVar(&o.nodes, "nodes", cluster.DefaultRedlockNodes, "masters of the redlock topology")
-	fs.DurationVar(&o.replLag, "repl-lag", 0, "sentinel topology: delay the replication stream by this much (asynchronous replication, made visible)")
+	fs.IntVar(&o.nodes, "nodes", 0, "masters of the redlock topology (default 5) or the cluster topology (default 3)")
+	fs.DurationVar(&o.replLag, "repl-lag", 0, "sentinel and cluster topologies: delay the replication stream by this much (asynchronous replication, made visible)")
 	fs.StringVar(&o.persistence, "persistence", "none", "Redis persistence: none, aof-everysec or aof-always")
 	fs.DurationVar(&o.restartDelay, "restart-delay", 0, "how long kill-redis keeps a node down before restarting it")
 	fs.StringVar(&o.out, "out", "results", "results root")
 	fs.StringVar(&o.name, "name", "", "run name: results go to OUT/NAME/<timestamp> (default the lock)")
-	fs.DurationVar(&o.check.ClockTolerance, "clock-tolerance", checker.DefaultClockTolerance, "clock tolerance eps of the lease model")
+	fs.DurationVar(&o.check.ClockTolerance, "clock-tolerance", 0, "clock tolerance eps of the lease model (default 25ms; on --backend external 25ms plus the worst of 20 PING round trips)")
 	fs.DurationVar(&o.check.InfoHorizon, "info-horizon", 0, "how long after it returned an indeterminate op may take effect (default: op timeout + 1s)")
 	fs.DurationVar(&o.check.Timeout, "check-timeout", checker.DefaultTimeout, "bound on the linearizability check; keys not done are unknown")
 	fs.StringVar(&o.redisServer, "redis-server", "", "redis-server program (default: found on PATH)")
@@ -100,10 +116,14 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 		o.w.Duration = 0
 	}
 	o.nemesis.Faults = o.nemesisList
-	cfg := harness.Config{Name: o.name, OutDir: o.out, Lock: o.lock, Workload: o.w, Check: o.check,
+	ext, thresholds, err := o.externalAndThresholds(fs, o.backend)
+	if err != nil {
+		return exitUsage, err
+	}
+	cfg := harness.Config{Name: o.name, OutDir: o.out, Lock: o.lock, Workload: o.w, Check: o.check, Thresholds: thresholds, Metrics: o.metrics,
 		Nemesis: o.nemesis, RestartDelay: o.restartDelay,
 		Cluster: cluster.Config{RedisServer: o.redisServer, Persistence: o.persistence, Topology: o.topology,
-			ReplicationLag: o.replLag, Nodes: o.nodes, Backend: o.backend, Image: o.image,
+			ReplicationLag: o.replLag, Nodes: o.nodes, Backend: o.backend, Image: o.image, RedisConf: o.redisConf, External: ext,
 			Say: func(s string) { fmt.Fprintln(os.Stderr, "lockcheck:", s) }},
 		Args: reproduce(fs, o.w.Seed)}
 	if !o.quiet {
@@ -115,8 +135,59 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	if err := harness.Validate(cfg); err != nil {
 		return exitUsage, err
 	}
+	seed := o.w.Seed
+	return eachSeed(ctx, o.seeds, o.keepGoing, func(i int) (int, error) {
+		cfg.Workload.Seed = seed + int64(i)
+		cfg.Args = reproduce(fs, cfg.Workload.Seed)
+		return runOnce(ctx, cfg)
+	})
+}
+
+// externalAndThresholds reads the external Redis's settings (for
+// backend) and the --thresholds, shared by run and verify.
+func (o *runOpts) externalAndThresholds(fs *flag.FlagSet, backend string) (cluster.ExternalConfig, []report.Threshold, error) {
+	ext, err := o.ext.config(fs, backend)
+	if err != nil {
+		return ext, nil, err
+	}
+	thresholds, err := parseThresholds(o.thresholds)
+	return ext, thresholds, err
+}
+
+// rank orders exit statuses from best to worst: a safety verdict wins
+// over a failed threshold.
+var rank = map[int]int{exitValid: 0, exitThreshold: 1, exitUnknown: 2, exitInvalid: 3}
+
+// eachSeed calls once for seeds 0..n-1 (n 0 or 1: once), stopping at the
+// first exit status that is not valid unless keepGoing, and returns the
+// worst: invalid over unknown over valid; an error ends it at once.
+func eachSeed(ctx context.Context, n int, keepGoing bool, once func(i int) (int, error)) (int, error) {
+	worst := exitValid
+	var tally []string
+	for i := 0; i < max(n, 1); i++ {
+		code, err := once(i)
+		if err != nil || (code != exitValid && code != exitInvalid && code != exitUnknown) {
+			return code, err
+		}
+		if code == exitInvalid || (code == exitUnknown && worst == exitValid) {
+			worst = code
+		}
+		tally = append(tally, map[int]string{exitValid: "valid", exitInvalid: "invalid", exitUnknown: "unknown"}[code])
+		if (code != exitValid && !keepGoing) || ctx.Err() != nil {
+			break
+		}
+	}
+	if n > 1 {
+		fmt.Fprintf(os.Stdout, "seeds: %d of %d run: %s\n", len(tally), n, strings.Join(tally, " "))
+	}
+	return worst, nil
+}
+
+// runOnce is one run of cfg: its header, the run, its summary.
+func runOnce(ctx context.Context, cfg harness.Config) (int, error) {
+	w := cfg.Workload
 	fmt.Fprintf(os.Stderr, "lockcheck run: %s, %d clients, %d keys, ttl %v, seed %d\n",
-		cfg.Lock, o.w.Clients, o.w.Keys, o.w.TTL, o.w.Seed)
+		cfg.Lock, w.Clients, w.Keys, w.TTL, w.Seed)
 	res, err := harness.Run(ctx, cfg)
 	if errors.Is(err, harness.ErrConfig) {
 		// A misbehaving lock or a bad setting: no verdict, whatever the
@@ -132,7 +203,10 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	if err != nil {
 		return exitFailed, err
 	}
-	return exitFor(res.Verdict), nil
+	if code := exitFor(res.Verdict); code != exitValid || len(res.ThresholdsFailed()) == 0 {
+		return code, nil
+	}
+	return exitThreshold, nil
 }
 
 // ownLock sets cfg up for --lock-spec or --lock-cmd: the user's lock.
@@ -159,17 +233,30 @@ func (o *runOpts) ownLock(fs *flag.FlagSet, cfg *harness.Config) error {
 	case o.lockCmd != "":
 		// The harness refuses faults a process cannot meet (OwnClient).
 		cfg.Lock, cfg.LockVersion = cmp.Or(o.name, "lock-cmd"), "command "+o.lockCmd
-		cfg.Registry = &lockimpl.Registry{}
-		cfg.Registry.Register(lockimpl.ProcessEntry(cfg.Lock, o.lockCmd, cmp.Or(o.topology, cluster.Single)))
+		cfg.Registry = o.processRegistry(cfg.Lock, o.perClient)
+	case o.perClient:
+		return errors.New("--lock-cmd-per-client goes with --lock-cmd")
 	}
 	return nil
+}
+
+// processRegistry registers --lock-cmd as name: one process, or one per
+// client.
+func (o *runOpts) processRegistry(name string, perClient bool) *lockimpl.Registry {
+	entry := lockimpl.ProcessEntry
+	if perClient {
+		entry = lockimpl.PerClientProcessEntry
+	}
+	reg := &lockimpl.Registry{}
+	reg.Register(entry(name, o.lockCmd, cmp.Or(o.topology, cluster.Single)))
+	return reg
 }
 
 // reproduce is the command line that repeats this run, seed included.
 func reproduce(fs *flag.FlagSet, seed int64) []string {
 	args := []string{"lockcheck", "run"}
 	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "seed" {
+		if f.Name == "seed" || f.Name == "seeds" || f.Name == "keep-going" {
 			return
 		}
 		v := f.Value.String()
@@ -191,6 +278,9 @@ func printSummary(w io.Writer, res *harness.Result) {
 	if res.Interrupted {
 		fmt.Fprint(w, " (interrupted)")
 	}
+	if c := res.Cleaned; c.Prefix != "" {
+		fmt.Fprintf(w, "\nexternal redis: every key under %q; %d deleted at the end, %d left", c.Prefix, c.Deleted, c.Left)
+	}
 	fmt.Fprintf(w, "\n\n  %-8s %10s %10s %10s\n", "op", "ok", "fail", "info")
 	for _, f := range []history.Func{history.Acquire, history.Write, history.Extend, history.Release} {
 		m := s.Ops[f]
@@ -206,6 +296,9 @@ func printSummary(w io.Writer, res *harness.Result) {
 	if s.Undone > 0 {
 		fmt.Fprintf(w, "  acquisitions undone (no majority either way) %d\n", s.Undone)
 	}
+	if s.CutOff > 0 {
+		fmt.Fprintf(w, "  commands timed out with their client cut off from redis %d\n", s.CutOff)
+	}
 	fmt.Fprintf(w, "  peak RSS of lockcheck: %.0f MB\n\n", float64(harness.PeakRSS())/(1<<20))
 	if len(res.Faults) > 0 {
 		fmt.Fprintln(w, "  fault windows:")
@@ -215,6 +308,8 @@ func printSummary(w io.Writer, res *harness.Result) {
 		fmt.Fprintln(w)
 	}
 	printChecks(w, res.Findings, res.Dir)
+	printCoverage(w, res.Findings.Coverage)
+	printThresholds(w, res.Thresholds)
 	fmt.Fprintf(w, "verdict: %s\nresults: %s\nreport:  %s\n", strings.ToUpper(string(res.Verdict)), res.Dir,
 		filepath.Join(res.Dir, "report.html"))
 }
@@ -254,4 +349,20 @@ func figures(c checker.Result) string {
 		parts = append(parts, fmt.Sprintf("violations=%d", c.ViolationCount))
 	}
 	return strings.Join(parts, " ")
+}
+
+// printCoverage prints what the run exercised: the figures a verdict rests
+// on.
+func printCoverage(w io.Writer, c checker.Coverage) {
+	fmt.Fprintln(w, "  coverage (what the run gave each failure the chance to show):")
+	for _, f := range checker.CoverageFigures {
+		fmt.Fprintf(w, "    %-20s %6d  %s\n", f.Name, c[f.Name], f.Meaning)
+	}
+	for _, f := range c.FaultHits() {
+		fmt.Fprintf(w, "    %-20s %6s  %s windows that began while a lease was live\n", f.Fault, fmt.Sprintf("%d/%d", f.Hits, f.Windows), f.Fault)
+		if f.Hits == 0 {
+			fmt.Fprintf(w, "    (%s never began while a lease was live: the verdict owes nothing to it)\n", f.Fault)
+		}
+	}
+	fmt.Fprintln(w)
 }

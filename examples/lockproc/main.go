@@ -5,7 +5,14 @@
 // environment, read one request per line on stdin, answer each on stdout,
 // concurrently, in any order, and exit when stdin closes.
 //
+// With -watchdog it also keeps each lease alive by itself, as most Java and
+// Go lock libraries do: every TTL/3 it extends the lease in the
+// background, reporting each extend as the protocol's events ask
+// (announce, wait for the ack, send, report), until the release or a
+// failed extend (the lease is lost).
+//
 //	lockcheck run --lock-cmd "go run ./examples/lockproc"
+//	lockcheck run --lock-cmd "go run ./examples/lockproc -watchdog" --lock-cmd-per-client --nemesis pause-client
 package main
 
 import (
@@ -15,6 +22,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -25,6 +33,7 @@ import (
 )
 
 type request struct {
+	Ack   int64  `json:"ack"` // lockcheck's ack of an announced extend
 	ID    int64  `json:"id"`
 	Op    string `json:"op"`
 	Key   string `json:"key"`
@@ -60,8 +69,9 @@ func main() {
 	}
 	defer c.Close()
 
-	out := bufio.NewWriter(os.Stdout)
-	var mu sync.Mutex
+	p := &proc{c: c, out: bufio.NewWriter(os.Stdout), acks: map[int64]chan struct{}{}, dogs: map[string]chan struct{}{}}
+	flag.BoolVar(&p.watchdog, "watchdog", false, "extend each lease every TTL/3 in the background until its release")
+	flag.Parse()
 	var wg sync.WaitGroup
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
@@ -70,18 +80,112 @@ func main() {
 			fmt.Fprintf(os.Stderr, "lockproc: bad request %q: %v\n", in.Text(), err)
 			os.Exit(1)
 		}
+		if req.Ack != 0 {
+			p.acked(req.Ack)
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := handle(c, req)
-			b, _ := json.Marshal(r)
-			mu.Lock()
-			out.Write(append(b, '\n'))
-			out.Flush()
-			mu.Unlock()
+			p.write(p.handle(req))
 		}()
 	}
 	wg.Wait()
+}
+
+// proc is the process's state: the client, stdout, and the watchdogs.
+type proc struct {
+	c        redis.UniversalClient
+	watchdog bool
+	mu       sync.Mutex
+	out      *bufio.Writer
+	seq      int64
+	acks     map[int64]chan struct{}  // announced extends awaiting their ack
+	dogs     map[string]chan struct{} // watchdog stop channels, by token
+}
+
+// write writes one line (a reply or an event) to stdout.
+func (p *proc) write(v any) {
+	b, _ := json.Marshal(v)
+	p.mu.Lock()
+	p.out.Write(append(b, '\n'))
+	p.out.Flush()
+	p.mu.Unlock()
+}
+
+func (p *proc) acked(seq int64) {
+	p.mu.Lock()
+	ch := p.acks[seq]
+	delete(p.acks, seq)
+	p.mu.Unlock()
+	if ch != nil {
+		close(ch)
+	}
+}
+
+func (p *proc) handle(req request) reply {
+	if req.Op == "release" {
+		p.stopDog(req.Token)
+	}
+	r := handle(p.c, req)
+	if req.Op == "acquire" && r.OK && p.watchdog {
+		stop := make(chan struct{})
+		p.mu.Lock()
+		p.dogs[r.Token] = stop
+		p.mu.Unlock()
+		go p.watch(req.Key, r.Token, req.TTLms, stop)
+	}
+	return r
+}
+
+func (p *proc) stopDog(token string) {
+	p.mu.Lock()
+	stop := p.dogs[token]
+	delete(p.dogs, token)
+	p.mu.Unlock()
+	if stop != nil {
+		close(stop)
+	}
+}
+
+// event is a line the process writes on its own (README: "Lock
+// processes").
+type event struct {
+	Event string `json:"event"`
+	Seq   int64  `json:"seq,omitempty"`
+	Key   string `json:"key,omitempty"`
+	Token string `json:"token,omitempty"`
+	TTLms int64  `json:"ttl_ms,omitempty"`
+	OK    bool   `json:"ok,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// watch extends the lease every TTL/3 until stop, or until an extend
+// fails: then the lease is lost.
+func (p *proc) watch(key, token string, ttlMs int64, stop chan struct{}) {
+	t := time.NewTicker(time.Duration(ttlMs) * time.Millisecond / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		p.mu.Lock()
+		p.seq++
+		seq, ack := p.seq, make(chan struct{})
+		p.acks[seq] = ack
+		p.mu.Unlock()
+		p.write(event{Event: "extend", Seq: seq, Key: key, Token: token, TTLms: ttlMs})
+		<-ack // the history's call time is taken before we send
+		r := handle(p.c, request{Op: "extend", Key: key, Token: token, TTLms: ttlMs})
+		p.write(event{Event: "extended", Seq: seq, OK: r.OK, Error: r.Error})
+		if !r.OK {
+			p.write(event{Event: "lost", Key: key, Token: token})
+			p.stopDog(token)
+			return
+		}
+	}
 }
 
 func handle(c redis.UniversalClient, req request) reply {

@@ -1,0 +1,345 @@
+package checker
+
+import (
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// Coverage is what a run exercised, read off its history: how many times
+// each classic failure of a lock was given its chance (Antithesis calls
+// these "sometimes" assertions). A valid verdict over a run whose figures
+// are zero says only that nothing was tried.
+//
+// The figures are certain, not possible: a lease counts as expired at a
+// moment only if it had surely expired then (its latest possible deadline,
+// plus the clock tolerance, was past), as live only if it was surely live
+// (acquired, not yet released, its earliest possible deadline less the
+// clock tolerance still ahead), and a key as free only if no other lease
+// could have been live on it. The lease is judged as a lease: a broken
+// lock that lost it some other way is the checkers' business.
+type Coverage map[string]int
+
+// The coverage figures. A fault's figures are named by Hit and Windows.
+const (
+	// LateReleaseFree counts releases called after their lease had
+	// expired, on a key no other lease could hold.
+	LateReleaseFree = "late_release_free"
+	// LateReleaseTaken counts releases called after their lease had
+	// expired while another client held the key.
+	LateReleaseTaken = "late_release_taken"
+	// LateExtendFree and LateExtendTaken are the same for extends.
+	LateExtendFree  = "late_extend_free"
+	LateExtendTaken = "late_extend_taken"
+	// StaleHolder counts leases whose holder was still in its critical
+	// section after the lease had expired and after another client had
+	// acquired the key (a paused client's write).
+	StaleHolder = "stale_holder"
+	// AbandonedTaken counts leases acquired (or maybe acquired: a client
+	// that crashed in its acquire) and never released (no release, or one
+	// that may not have happened: a crashed holder) whose key another
+	// client acquired after they had surely expired.
+	AbandonedTaken = "abandoned_taken"
+	// Contended counts acquires refused because the key was taken (failed
+	// acquires): races between acquirers. A run adds the Redlock attempts
+	// its clients counted as undone (too few nodes granted them), which the
+	// history does not record.
+	Contended = "contended"
+)
+
+// CoverageFigures names the figures and what each means, in the order
+// they are shown.
+var CoverageFigures = []struct{ Name, Meaning string }{
+	{Contended, "acquires refused because another client held the key"},
+	{LateReleaseFree, "releases called after their lease expired, on a free key"},
+	{LateReleaseTaken, "releases called after their lease expired, while another client held the key"},
+	{LateExtendFree, "extends called after their lease expired, on a free key"},
+	{LateExtendTaken, "extends called after their lease expired, while another client held the key"},
+	{StaleHolder, "holders still in their critical section after their lease expired and another client acquired"},
+	{AbandonedTaken, "leases (maybe) acquired, never released (crashed holder), whose key another client acquired after expiry"},
+}
+
+// Hit is the figure of fault windows that began while a lease was
+// surely live; Windows counts the fault's windows.
+func Hit(fault string) string     { return "hit:" + fault }
+func Windows(fault string) string { return "windows:" + fault }
+
+// leaseSpan is one token's lease as the history shows it.
+type leaseSpan struct {
+	start int64 // first acquire call
+	// steps are the acquires and extends that may have set its deadline,
+	// in call order.
+	steps       []*history.Op
+	releaseCall int64 // first release call; MaxInt64 if none
+	// released: a release that surely happened or surely did not (ok or
+	// fail) was called: the holder was alive to release.
+	released   bool
+	releasedAt int64 // return of the first ok release; MaxInt64 if none
+	acquiredAt int64 // return of the first ok acquire; MaxInt64 if none
+}
+
+const never = math.MaxInt64
+
+// upper is the latest the lease could expire, counting the steps called
+// before t, clock tolerance included.
+func (l *leaseSpan) upper(t int64, o Options) int64 {
+	var u int64
+	for _, s := range l.steps {
+		if s.Call >= t {
+			break
+		}
+		at := s.Return
+		if s.Type == history.Info {
+			at += int64(o.InfoHorizon)
+		}
+		d := at + int64(s.TTL())
+		if s.Mode == history.ExtendAdd {
+			d = max(d, u+int64(s.TTL()))
+		}
+		u = max(u, d)
+	}
+	return u + int64(o.ClockTolerance)
+}
+
+// lower is the earliest the lease could expire, counting the ok steps
+// that returned before t, less the clock tolerance; 0 if it was not surely
+// held at t (not yet acquired, or a release was under way).
+func (l *leaseSpan) lower(t int64, o Options) int64 {
+	if l.acquiredAt >= t || l.releaseCall < t {
+		return 0
+	}
+	var lo int64
+	for _, s := range l.steps {
+		if s.Type != history.OK || s.Return >= t {
+			continue
+		}
+		d := s.Call + int64(s.TTL())
+		if s.Mode == history.ExtendAdd {
+			d = max(d, lo+int64(s.TTL())) // the earliest: added to what lo left
+		}
+		lo = max(lo, d)
+	}
+	return lo - int64(o.ClockTolerance)
+}
+
+// liveAt says whether the lease was surely live at t.
+func (l *leaseSpan) liveAt(t int64, o Options) bool { return l.lower(t, o) > t }
+
+// mayLiveAt says whether the lease could have been live at t.
+func (l *leaseSpan) mayLiveAt(t int64, o Options) bool {
+	return l.start <= t && t < l.releasedAt && t < l.upper(t, o)
+}
+
+// keyLeases are one key's leases in order of their first acquire.
+type keyLeases struct {
+	leases  []*leaseSpan
+	maxSpan int64 // the longest any of them may have lasted
+}
+
+// near calls f for each lease of k that may have begun before t and may
+// still have been live at t, until f returns false.
+func (k *keyLeases) near(t int64, f func(*leaseSpan) bool) {
+	i := sort.Search(len(k.leases), func(i int) bool { return k.leases[i].start > t })
+	for i--; i >= 0 && k.leases[i].start >= t-k.maxSpan; i-- {
+		if !f(k.leases[i]) {
+			return
+		}
+	}
+}
+
+// CoverageOf measures a history's coverage.
+func CoverageOf(ops []history.Op, o Options) Coverage {
+	o = o.Resolved()
+	byToken, keys := leaseSpans(ops, o)
+	cov := Coverage{}
+	for _, f := range CoverageFigures {
+		cov[f.Name] = 0
+	}
+	stale := map[*leaseSpan]bool{}
+	for i := range ops {
+		op := &ops[i]
+		if op.F == history.Acquire && op.Type == history.Fail {
+			cov[Contended]++
+		}
+		l := byToken[op.Token]
+		if l == nil || op.F == history.Acquire || op.F == history.Nemesis {
+			continue
+		}
+		k := keys[op.Key]
+		switch op.F {
+		case history.Release, history.Extend:
+			if op.Call <= l.upper(op.Call, o) {
+				continue
+			}
+			name := lateFigures[op.F]
+			switch otherLease(k, l, op.Call, o) {
+			case keyFree:
+				cov[name[0]]++
+			case keyTaken:
+				cov[name[1]]++
+			}
+		case history.Write:
+			if !stale[l] && op.Return > l.upper(op.Return, o) && acquiredSince(k, l, op.Return) {
+				stale[l] = true
+				cov[StaleHolder]++
+			}
+		}
+	}
+	for _, k := range keys {
+		for _, l := range k.leases {
+			if len(l.steps) > 0 && !l.released && acquiredAfter(k, l, l.upper(never, o)) {
+				cov[AbandonedTaken]++
+			}
+		}
+	}
+	for _, w := range FaultWindows(ops) {
+		cov[Windows(w.Fault)]++
+		if _, ok := cov[Hit(w.Fault)]; !ok {
+			cov[Hit(w.Fault)] = 0
+		}
+		if anyLive(keys, w.Start, o) {
+			cov[Hit(w.Fault)]++
+		}
+	}
+	return cov
+}
+
+// lateFigures are the free and taken figures of a late release and a
+// late extend.
+var lateFigures = map[history.Func][2]string{history.Release: {LateReleaseFree, LateReleaseTaken},
+	history.Extend: {LateExtendFree, LateExtendTaken}}
+
+// leaseSpans gathers each token's lease, and each key's leases.
+func leaseSpans(ops []history.Op, o Options) (map[string]*leaseSpan, map[string]*keyLeases) {
+	byToken := map[string]*leaseSpan{}
+	keys := map[string]*keyLeases{}
+	idx := make([]int, 0, len(ops))
+	for i := range ops {
+		if ops[i].F != history.Nemesis && ops[i].F != history.Write && ops[i].Token != "" {
+			idx = append(idx, i)
+		}
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return ops[idx[a]].Call < ops[idx[b]].Call })
+	for _, i := range idx {
+		op := &ops[i]
+		l := byToken[op.Token]
+		if l == nil {
+			if op.F != history.Acquire || op.Type == history.Fail {
+				continue // a release or extend of a lease never acquired
+			}
+			l = &leaseSpan{start: op.Call, releaseCall: never, releasedAt: never, acquiredAt: never}
+			byToken[op.Token] = l
+			if keys[op.Key] == nil {
+				keys[op.Key] = &keyLeases{}
+			}
+			keys[op.Key].leases = append(keys[op.Key].leases, l)
+		}
+		switch {
+		case op.F == history.Release:
+			l.releaseCall = min(l.releaseCall, op.Call)
+			l.released = l.released || op.Type != history.Info
+			if op.Type == history.OK {
+				l.releasedAt = min(l.releasedAt, op.Return)
+			}
+		case op.Type == history.Fail: // an acquire or extend that did not happen
+		default:
+			l.steps = append(l.steps, op)
+			if op.F == history.Acquire && op.Type == history.OK {
+				l.acquiredAt = min(l.acquiredAt, op.Return)
+			}
+		}
+	}
+	for _, k := range keys {
+		for _, l := range k.leases {
+			k.maxSpan = max(k.maxSpan, min(l.releasedAt, l.upper(never, o))-l.start)
+		}
+	}
+	return byToken, keys
+}
+
+// What otherLease found on a key.
+const (
+	keyUnclear = iota // another lease may have been live, or not
+	keyFree           // no other lease could have been live
+	keyTaken          // another lease was surely live
+)
+
+// otherLease says whether, at t, a lease on k other than l was surely
+// live (taken), none could have been (free), or neither.
+func otherLease(k *keyLeases, l *leaseSpan, t int64, o Options) int {
+	state := keyFree
+	k.near(t, func(m *leaseSpan) bool {
+		switch {
+		case m == l:
+		case m.liveAt(t, o):
+			state = keyTaken
+			return false
+		case m.mayLiveAt(t, o):
+			state = keyUnclear
+		}
+		return true
+	})
+	return state
+}
+
+// acquiredSince says whether another client acquired k after l was
+// acquired and before t.
+func acquiredSince(k *keyLeases, l *leaseSpan, t int64) bool {
+	// A lease acquired after l began no earlier than l's start less the
+	// longest span (its acquire was called before it returned).
+	i := sort.Search(len(k.leases), func(i int) bool { return k.leases[i].start >= l.start-k.maxSpan })
+	for ; i < len(k.leases) && k.leases[i].start < t; i++ {
+		if m := k.leases[i]; m != l && m.acquiredAt > l.acquiredAt && m.acquiredAt < t {
+			return true
+		}
+	}
+	return false
+}
+
+// acquiredAfter says whether another lease on k was acquired by a call
+// after t.
+func acquiredAfter(k *keyLeases, l *leaseSpan, t int64) bool {
+	i := sort.Search(len(k.leases), func(i int) bool { return k.leases[i].start > t })
+	for ; i < len(k.leases); i++ {
+		if m := k.leases[i]; m != l && m.acquiredAt != never {
+			return true
+		}
+	}
+	return false
+}
+
+// anyLive says whether some lease was surely live at t.
+func anyLive(keys map[string]*keyLeases, t int64, o Options) bool {
+	for _, k := range keys {
+		live := false
+		k.near(t, func(m *leaseSpan) bool {
+			live = m.liveAt(t, o)
+			return !live
+		})
+		if live {
+			return true
+		}
+	}
+	return false
+}
+
+// FaultHit is one fault's coverage: its windows, and how many began while
+// a lease was surely live.
+type FaultHit struct {
+	Fault         string
+	Windows, Hits int
+}
+
+// FaultHits returns each fault's windows and hits, by fault name.
+func (c Coverage) FaultHits() []FaultHit {
+	var out []FaultHit
+	for name, n := range c {
+		if f, ok := strings.CutPrefix(name, "windows:"); ok {
+			out = append(out, FaultHit{Fault: f, Windows: n, Hits: c[Hit(f)]})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Fault < out[j].Fault })
+	return out
+}

@@ -1,0 +1,92 @@
+package checker
+
+import (
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// cov builds ops in ms: f, type, process, token, call, return; acquires and
+// extends take a 100 ms TTL.
+func covOp(f history.Func, typ history.Type, p int, tok string, call, ret int64) history.Op {
+	op := history.Op{F: f, Type: typ, Process: p, Key: "k", Token: tok, Call: call * 1e6, Return: ret * 1e6}
+	if f == history.Acquire || f == history.Extend {
+		op.TTLms = 100
+	}
+	return op
+}
+
+func TestCoverageOf(t *testing.T) {
+	A, R, E, W := history.Acquire, history.Release, history.Extend, history.Write
+	ok, info := history.OK, history.Info
+	kill := func(at int64) history.Op {
+		return history.Op{F: history.Nemesis, Type: ok, Process: history.NemesisProcess, Call: at * 1e6, Return: at * 1e6,
+			Value: &history.NemesisValue{Fault: "kill-redis", Phase: "start", Targets: []string{"n1"}}}
+	}
+	cases := []struct {
+		name string
+		ops  []history.Op
+		want Coverage
+	}{
+		{"release in time", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(R, ok, 1, "a", 50, 51)}, Coverage{}},
+		{"late release, free key", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(R, ok, 1, "a", 200, 201)},
+			Coverage{LateReleaseFree: 1}},
+		{"late release, key taken", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(A, ok, 2, "b", 150, 151), covOp(R, ok, 1, "a", 200, 201)},
+			Coverage{LateReleaseTaken: 1}},
+		// b's acquire may or may not have happened: the key was neither
+		// surely free nor surely taken.
+		{"late release, key unclear", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(A, info, 2, "b", 150, 151), covOp(R, ok, 1, "a", 200, 201)},
+			Coverage{}},
+		// b released before a's release: free again.
+		{"late release after another's release", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(A, ok, 2, "b", 110, 111),
+			covOp(R, ok, 2, "b", 120, 121), covOp(R, ok, 1, "a", 200, 201)}, Coverage{LateReleaseFree: 1}},
+		{"extend keeps the release in time", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(E, ok, 1, "a", 80, 81),
+			covOp(R, ok, 1, "a", 150, 151)}, Coverage{}},
+		{"late extend, free key", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(E, ok, 1, "a", 300, 301)},
+			Coverage{LateExtendFree: 1}},
+		{"late extend, key taken", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(A, ok, 2, "b", 120, 121), covOp(E, info, 1, "a", 150, 151)},
+			Coverage{LateExtendTaken: 1}},
+		{"stale holder", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(A, ok, 2, "b", 150, 151), covOp(W, ok, 1, "a", 10, 200),
+			covOp(R, ok, 1, "a", 201, 202), covOp(R, ok, 2, "b", 210, 211)}, Coverage{StaleHolder: 1, LateReleaseTaken: 1}},
+		{"writes in time", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(W, ok, 1, "a", 10, 90), covOp(R, ok, 1, "a", 91, 92),
+			covOp(A, ok, 2, "b", 150, 151), covOp(W, ok, 2, "b", 160, 200)}, Coverage{}},
+		// Late but alone: no one acquired while it overran.
+		{"late write alone", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(W, ok, 1, "a", 10, 200)}, Coverage{}},
+		{"abandoned, taken over", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(A, ok, 2, "b", 300, 301)},
+			Coverage{AbandonedTaken: 1}},
+		// A release that failed was still a release: not abandoned.
+		{"failed release, not abandoned", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(R, history.Fail, 1, "a", 250, 251),
+			covOp(A, ok, 2, "b", 300, 301)}, Coverage{LateReleaseFree: 1}},
+		// A crashed client's release is info: it may not have happened.
+		{"crashed release, abandoned", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(R, info, 1, "a", 50, 51),
+			covOp(A, ok, 2, "b", 300, 301)}, Coverage{AbandonedTaken: 1}},
+		// A client that crashed in its acquire may hold the key: taken
+		// over only once even its latest deadline (10 ms horizon) passed.
+		{"maybe acquired, abandoned", []history.Op{covOp(A, info, 1, "a", 0, 1), covOp(A, ok, 2, "b", 300, 301)},
+			Coverage{AbandonedTaken: 1}},
+		{"maybe acquired, taken over too soon", []history.Op{covOp(A, info, 1, "a", 0, 1), covOp(A, ok, 2, "b", 105, 106)},
+			Coverage{}},
+		{"abandoned, never taken", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(A, ok, 2, "b", 50, 51)}, Coverage{}},
+		{"kill hits a live lease once of twice", []history.Op{covOp(A, ok, 1, "a", 0, 1), kill(50), covOp(R, ok, 1, "a", 60, 61), kill(70)},
+			Coverage{Windows("kill-redis"): 2, Hit("kill-redis"): 1}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for i := range c.ops {
+				c.ops[i].Index = int64(i)
+			}
+			got := CoverageOf(c.ops, Options{ClockTolerance: time.Millisecond, InfoHorizon: 10 * time.Millisecond})
+			for name, v := range got {
+				if v != c.want[name] {
+					t.Errorf("%s = %d, want %d (all: %v)", name, v, c.want[name], got)
+				}
+			}
+			for name, v := range c.want {
+				if _, ok := got[name]; !ok {
+					t.Errorf("%s missing, want %d", name, v)
+				}
+			}
+		})
+	}
+}

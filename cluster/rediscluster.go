@@ -1,0 +1,413 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ClusterNodeTimeout is the cluster's cluster-node-timeout: how long a
+// master must be unreachable before the others flag it failing.
+const ClusterNodeTimeout = time.Second
+
+// DefaultClusterMasters is the master count of the cluster topology.
+const DefaultClusterMasters = 3
+
+// upRedisCluster starts cfg.Nodes masters (n1..nN) with a replica each
+// (n(N+1)..n(2N)), slots split evenly. Each node sits behind two proxies:
+// a peer proxy on its client port, which it announces (so replication,
+// and the addresses CLUSTER SLOTS hands clients, go through it), and a
+// bus proxy on its cluster bus port. Clients dial nodes directly
+// (DialAddr maps a peer proxy to its node), so a fault made on the
+// proxies cuts a node off from its replica and the bus while clients
+// still reach it.
+func (c *Cluster) upRedisCluster(ctx context.Context, cfg Config, server, version string, persist []string, maxClients int) error {
+	for i := 1; i <= 2*cfg.Nodes; i++ {
+		if err := c.startClusterNode(ctx, cfg, server, version, "n"+strconv.Itoa(i), persist, maxClients); err != nil {
+			return err
+		}
+	}
+	return c.formCluster(ctx, cfg.Nodes, cfg.ReplicationLag)
+}
+
+// startClusterNode starts one cluster-enabled node and its two proxies.
+func (c *Cluster) startClusterNode(ctx context.Context, cfg Config, server, version, name string, persist []string, maxClients int) error {
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	busPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	peer, err := c.proxies.newProxy(name+"-peer", addr)
+	if err != nil {
+		return err
+	}
+	bus, err := c.proxies.newProxy(name+"-bus", net.JoinHostPort("127.0.0.1", strconv.Itoa(busPort)))
+	if err != nil {
+		return err
+	}
+	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--requirepass", c.Password, "--masterauth", c.Password, "--maxclients", strconv.Itoa(maxClients),
+		"--daemonize", "no", "--loglevel", "notice"}, persist...)
+	args = append(args, clusterArgs(peer.Addr, bus.Addr, busPort)...)
+	n, err := c.startNode(ctx, cfg, server, version, name, args, addr, c.Password)
+	if err != nil {
+		return err
+	}
+	n.Peer, n.Bus = peer, bus
+	c.dialMap[peer.Addr] = addr
+	return nil
+}
+
+// clusterArgs are a cluster node's settings: its bus on busPort, and the
+// addresses of its peer and bus proxies announced as its own.
+func clusterArgs(peer, bus string, busPort int) []string {
+	host, pport, _ := net.SplitHostPort(peer)
+	_, bport, _ := net.SplitHostPort(bus)
+	return []string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-port", strconv.Itoa(busPort),
+		"--cluster-node-timeout", strconv.Itoa(int(ClusterNodeTimeout.Milliseconds())),
+		"--cluster-announce-ip", host, "--cluster-announce-port", pport, "--cluster-announce-bus-port", bport,
+		// A replica may take over however stale it is, and the other
+		// masters keep serving while one's slots are without a master.
+		"--cluster-replica-validity-factor", "0", "--cluster-require-full-coverage", "no",
+		// A full sync starts at once, not 5 s later in case more
+		// replicas come (a new replica, an old master rejoining).
+		"--repl-diskless-sync-delay", "0"}
+}
+
+// formCluster meets every node, gives each master its share of the slots
+// and each its replica, then waits until every node agrees.
+func (c *Cluster) formCluster(ctx context.Context, masters int, lag time.Duration) error {
+	first := c.admin(c.Nodes[0])
+	defer first.Close()
+	for i, n := range c.Nodes {
+		a := c.admin(n)
+		id, err := a.ClusterMyID(ctx).Result()
+		if err == nil && i < masters {
+			lo, hi := i*16384/masters, (i+1)*16384/masters-1
+			err = a.Do(ctx, "cluster", "addslotsrange", lo, hi).Err()
+		}
+		a.Close()
+		if err != nil {
+			return fmt.Errorf("cluster set-up on %s: %w", n.Name, err)
+		}
+		n.ID = id
+		if i > 0 {
+			host, port, _ := net.SplitHostPort(n.Peer.Addr)
+			_, bport, _ := net.SplitHostPort(n.Bus.Addr)
+			if err := first.Do(ctx, "cluster", "meet", host, port, bport).Err(); err != nil {
+				return fmt.Errorf("cluster meet %s: %w", n.Name, err)
+			}
+		}
+	}
+	if err := c.waitCluster(ctx, func(v clusterView) bool { return len(v) == len(c.Nodes) }); err != nil {
+		return err
+	}
+	for i := masters; i < len(c.Nodes); i++ {
+		a := c.admin(c.Nodes[i])
+		err := a.Do(ctx, "cluster", "replicate", c.Nodes[i-masters].ID).Err()
+		a.Close()
+		if err != nil {
+			return fmt.Errorf("cluster replicate %s: %w", c.Nodes[i].Name, err)
+		}
+	}
+	if lag > 0 {
+		// Replicas read their master's stream late: asynchronous
+		// replication, made visible.
+		for _, m := range c.Nodes[:masters] {
+			if err := m.Peer.AddToxic("repl-lag", "latency", "downstream", fmt.Sprintf(`{"latency":%d}`, lag.Milliseconds())); err != nil {
+				return err
+			}
+		}
+	}
+	if err := c.waitCluster(ctx, func(v clusterView) bool { return v.settled(masters) }); err != nil {
+		return err
+	}
+	return c.waitSynced(ctx, c.Nodes[:masters])
+}
+
+// waitSynced waits until each master's replica is online (its full sync
+// done): before that, WAIT gets no acknowledgement and a failover would
+// promote an empty replica.
+func (c *Cluster) waitSynced(ctx context.Context, masters []*Node) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for _, m := range masters {
+		a := c.admin(m)
+		for {
+			info, err := a.Info(ctx, "replication").Result()
+			if err == nil && strings.Contains(info, "state=online") {
+				break
+			}
+			if time.Now().After(deadline) {
+				a.Close()
+				return fmt.Errorf("%s: replica not in sync after 30s: %v %q", m.Name, err, info)
+			}
+			select {
+			case <-ctx.Done():
+				a.Close()
+				return ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		a.Close()
+	}
+	return nil
+}
+
+// admin is a plain client to node n.
+func (c *Cluster) admin(n *Node) *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: n.Addr, Password: c.Password, Protocol: 2, DisableIdentity: true,
+		MaxRetries: -1, DialTimeout: time.Second, ReadTimeout: 2 * time.Second})
+}
+
+// clusterEntry is one line of CLUSTER NODES.
+type clusterEntry struct {
+	id, addr, master string
+	flags            []string
+	slots            []string
+}
+
+func (e clusterEntry) is(flag string) bool {
+	for _, f := range e.flags {
+		if f == flag {
+			return true
+		}
+	}
+	return false
+}
+
+// clusterView is one node's CLUSTER NODES.
+type clusterView []clusterEntry
+
+func parseClusterNodes(s string) clusterView {
+	var v clusterView
+	for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 8 {
+			continue
+		}
+		addr, _, _ := strings.Cut(f[1], "@")
+		v = append(v, clusterEntry{id: f[0], addr: addr, flags: strings.Split(f[2], ","), master: f[3], slots: f[8:]})
+	}
+	return v
+}
+
+// settled: no handshakes or failures, masters masters each with slots and
+// a replica.
+func (v clusterView) settled(masters int) bool {
+	ms, reps := 0, 0
+	for _, e := range v {
+		switch {
+		case e.is("handshake") || e.is("fail") || e.is("fail?") || e.is("noaddr"):
+			return false
+		case e.is("master") && len(e.slots) > 0:
+			ms++
+		case e.is("slave") && e.master != "-":
+			reps++
+		}
+	}
+	return ms == masters && reps == masters
+}
+
+// view reads node n's CLUSTER NODES, if its cluster_state is ok.
+func (c *Cluster) view(ctx context.Context, n *Node) (clusterView, error) {
+	a := c.admin(n)
+	defer a.Close()
+	info, err := a.ClusterInfo(ctx).Result()
+	if err != nil {
+		return nil, err
+	}
+	if !strings.Contains(info, "cluster_state:ok") {
+		return nil, fmt.Errorf("%s: cluster_state is not ok", n.Name)
+	}
+	s, err := a.ClusterNodes(ctx).Result()
+	if err != nil {
+		return nil, err
+	}
+	return parseClusterNodes(s), nil
+}
+
+// waitCluster waits until every node's view satisfies ok and its
+// cluster_state is ok.
+func (c *Cluster) waitCluster(ctx context.Context, ok func(clusterView) bool) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var last error
+		done := true
+		for _, n := range c.Nodes {
+			v, err := c.view(ctx, n)
+			if err == nil && !ok(v) {
+				err = fmt.Errorf("%s sees %d nodes, not settled", n.Name, len(v))
+			}
+			if err != nil {
+				done, last = false, err
+				break
+			}
+		}
+		if done {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("redis cluster not formed after 30s: %v", last)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// byID returns our node with the cluster node id.
+func (c *Cluster) byID(id string) *Node {
+	for _, n := range c.Nodes {
+		if n.ID == id {
+			return n
+		}
+	}
+	return nil
+}
+
+// currentView is the CLUSTER NODES of the first node that answers.
+func (c *Cluster) currentView(ctx context.Context) (clusterView, error) {
+	var last error
+	for _, n := range c.Nodes {
+		v, err := c.view(ctx, n)
+		if err == nil {
+			return v, nil
+		}
+		last = err
+	}
+	return nil, fmt.Errorf("no cluster node answers: %w", last)
+}
+
+// ClusterShard is a master and its replica, as the cluster now has them.
+type ClusterShard struct {
+	Master, Replica *Node
+	Slots           []string
+}
+
+// Shards returns the cluster's masters that serve slots and have a
+// replica that is not failing, in node order.
+func (c *Cluster) Shards(ctx context.Context) ([]ClusterShard, error) {
+	v, err := c.currentView(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var shards []ClusterShard
+	for _, m := range v {
+		if !m.is("master") || m.is("fail") || m.is("fail?") || len(m.slots) == 0 {
+			continue
+		}
+		s := ClusterShard{Master: c.byID(m.id), Slots: m.slots}
+		for _, r := range v {
+			if r.master == m.id && !r.is("fail") && !r.is("fail?") {
+				s.Replica = c.byID(r.id)
+			}
+		}
+		if s.Master != nil && s.Replica != nil {
+			shards = append(shards, s)
+		}
+	}
+	if len(shards) == 0 {
+		return nil, errors.New("no master with a live replica")
+	}
+	return shards, nil
+}
+
+// TakeOver has replica r take its master's slots now: CLUSTER FAILOVER
+// FORCE (its master is down; the other masters vote) or TAKEOVER (no
+// vote: the master is cut off and must not be asked).
+func (c *Cluster) TakeOver(ctx context.Context, r *Node, mode string) error {
+	a := c.admin(r)
+	defer a.Close()
+	if err := a.Do(ctx, "cluster", "failover", mode).Err(); err != nil {
+		return fmt.Errorf("cluster failover %s on %s: %w", mode, r.Name, err)
+	}
+	return nil
+}
+
+// Rejoin waits until the cluster has settled again after a fault that
+// made another node take n's slots ended: every node sees every master
+// with slots and a replica, n among the replicas, and no node failing.
+func (c *Cluster) Rejoin(ctx context.Context, n *Node) error {
+	if err := c.waitCluster(ctx, func(v clusterView) bool { return v.settled(len(c.Nodes) / 2) }); err != nil {
+		return fmt.Errorf("%s rejoining: %w", n.Name, err)
+	}
+	return nil
+}
+
+// Reshard moves one slot that holds keys (a key chosen by rng among the
+// masters' keys) from its master to another, the way redis-cli
+// --cluster reshard does: IMPORTING on the target, MIGRATING on the
+// source, MIGRATE of its keys (TTLs kept), then SETSLOT NODE everywhere.
+// Clients meanwhile get ASK redirects for keys already moved. It returns
+// the slot and the nodes it moved between.
+func (c *Cluster) Reshard(ctx context.Context, rng *rand.Rand) (int, *Node, *Node, error) {
+	shards, err := c.Shards(ctx)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	if len(shards) < 2 {
+		return 0, nil, nil, errors.New("reshard needs two masters")
+	}
+	i := rng.IntN(len(shards))
+	from, to := shards[i].Master, shards[(i+1+rng.IntN(len(shards)-1))%len(shards)].Master
+	src, dst := c.admin(from), c.admin(to)
+	defer src.Close()
+	defer dst.Close()
+	key, err := src.RandomKey(ctx).Result()
+	if err != nil {
+		return 0, from, to, fmt.Errorf("reshard: no key on %s: %w", from.Name, err)
+	}
+	slot, err := src.ClusterKeySlot(ctx, key).Result()
+	if err != nil {
+		return 0, from, to, err
+	}
+	s := int(slot)
+	if err := dst.Do(ctx, "cluster", "setslot", s, "importing", from.ID).Err(); err != nil {
+		return s, from, to, fmt.Errorf("reshard: %w", err)
+	}
+	if err := src.Do(ctx, "cluster", "setslot", s, "migrating", to.ID).Err(); err != nil {
+		return s, from, to, fmt.Errorf("reshard: %w", err)
+	}
+	// The target as the nodes reach it: its peer proxy.
+	host, port, _ := net.SplitHostPort(to.Peer.Addr)
+	for {
+		keys, err := src.ClusterGetKeysInSlot(ctx, s, 100).Result()
+		if err != nil {
+			return s, from, to, fmt.Errorf("reshard: %w", err)
+		}
+		if len(keys) == 0 {
+			break
+		}
+		args := append([]any{"migrate", host, port, "", 0, 5000, "auth", c.Password, "keys"}, anys(keys)...)
+		if err := src.Do(ctx, args...).Err(); err != nil && !strings.Contains(err.Error(), "NOKEY") {
+			return s, from, to, fmt.Errorf("reshard: migrate: %w", err)
+		}
+	}
+	for _, a := range []*redis.Client{dst, src} {
+		if err := a.Do(ctx, "cluster", "setslot", s, "node", to.ID).Err(); err != nil {
+			return s, from, to, fmt.Errorf("reshard: %w", err)
+		}
+	}
+	return s, from, to, nil
+}
+
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}

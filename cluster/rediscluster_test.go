@@ -1,0 +1,121 @@
+package cluster_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"net"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/internal/testutil"
+)
+
+// clusterClient is a go-redis cluster client that dials nodes directly.
+func clusterClient(c *cluster.Cluster) *redis.ClusterClient {
+	return redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), Password: c.Password, Protocol: 2, DisableIdentity: true,
+		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, c.DialAddr(addr))
+		}})
+}
+
+// TestRedisCluster_UpReshardFailoverDown: the cluster topology comes up
+// with three masters, each with a replica and a third of the slots; a
+// reshard moves a slot with its keys and their TTLs; a killed master's
+// replica takes over and the old master rejoins as a replica; Down
+// leaves no process, temp dir or proxy.
+func TestRedisCluster_UpReshardFailoverDown(t *testing.T) {
+	testutil.RequireRedis(t)
+	upReshardFailoverDown(t, cluster.Local)
+	testutil.NoRedisChildren(t)
+}
+
+// TestDocker_RedisCluster: the same on the docker backend, its nodes
+// reaching each other through proxies on the network's gateway.
+func TestDocker_RedisCluster(t *testing.T) {
+	testutil.RequireDocker(t)
+	upReshardFailoverDown(t, cluster.Docker)
+	if left := testutil.DockerLeft(t, os.Getpid()); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
+func upReshardFailoverDown(t *testing.T, backend string) {
+	ctx := context.Background()
+	c, err := cluster.Up(ctx, cluster.Config{Topology: cluster.RedisCluster, Backend: backend, LogDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Down()
+	shards, err := c.Shards(ctx)
+	if err != nil || len(c.Nodes) != 6 || len(shards) != 3 {
+		t.Fatalf("got %d nodes and %d shards (%v), want 6 and 3", len(c.Nodes), len(shards), err)
+	}
+	cc := clusterClient(c)
+	defer cc.Close()
+	for i := range 50 {
+		if err := cc.Set(ctx, "lock:"+strconv.Itoa(i), "v", time.Minute).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slot, from, to, err := c.Reshard(ctx, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(n *cluster.Node) int64 {
+		a := redis.NewClient(&redis.Options{Addr: n.Addr, Password: c.Password, Protocol: 2})
+		defer a.Close()
+		k, _ := a.ClusterCountKeysInSlot(ctx, slot).Result()
+		return k
+	}
+	n, left := count(to), count(from)
+	if n == 0 || left != 0 {
+		t.Errorf("slot %d: %d keys on %s after the reshard, %d left on %s; want some, none", slot, n, to.Name, left, from.Name)
+	}
+	for i := range 50 {
+		ttl, err := cc.PTTL(ctx, "lock:"+strconv.Itoa(i)).Result()
+		if err != nil || ttl <= 0 {
+			t.Errorf("lock:%d after the reshard: ttl %v, %v; want kept", i, ttl, err)
+		}
+	}
+
+	m, r := shards[0].Master, shards[0].Replica
+	if err := m.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.TakeOver(ctx, r, "force"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Restart(ctx, c.Password); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Rejoin(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	after, err := c.Shards(ctx)
+	promoted := false
+	for _, s := range after {
+		promoted = promoted || (s.Master == r && s.Replica == m)
+	}
+	if err != nil || !promoted {
+		t.Errorf("after the failover: %v (%v); want %s master with %s its replica", after, err, r.Name, m.Name)
+	}
+
+	var dirs []string
+	for _, n := range c.Nodes {
+		dirs = append(dirs, n.Dir())
+	}
+	if err := c.Down(); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("temp dir %s left behind", d)
+		}
+	}
+}

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	flag "github.com/spf13/pflag"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/report"
+	"github.com/lockcheck/lockcheck/workload"
+)
+
+// verifyOpts is what the verify flags fill.
+type verifyOpts struct {
+	runOpts
+	cfg harness.VerifyConfig
+	// overrides of every scenario's workload
+	clients, keys   int
+	ttl, hold, dur  time.Duration
+	extendEvery     time.Duration
+	backend, server string
+	expect          string
+}
+
+func verifyFlags(o *verifyOpts) *flag.FlagSet {
+	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
+	fs.StringVar(&o.lock, "lock", "setnx", "lock implementation (see lockcheck list)")
+	fs.StringVar(&o.lockSpec, "lock-spec", "", "lock under test from a TOML file of Lua scripts (see examples/specs)")
+	fs.StringVar(&o.lockCmd, "lock-cmd", "", "lock under test as a program in any language, spoken to in JSON lines (see README)")
+	fs.StringVar(&o.name, "name", "", "the lock's name in the results (--lock-cmd)")
+	fs.BoolVar(&o.perClient, "lock-cmd-per-client", false, "--lock-cmd: one process per client in every scenario (default: in the scenarios that pause or crash clients)")
+	fs.BoolVar(&o.cfg.Watchdog, "lock-watchdog", false, "the lock keeps its leases alive by itself (a --lock-cmd or --lock-spec with a watchdog): the extend scenario adds no client-side extends")
+	fs.StringSliceVar(&o.cfg.Scenarios, "scenario", nil, "run only these scenarios (default all; see below)")
+	fs.DurationVar(&o.cfg.Budget, "budget", harness.DefaultVerifyBudget, "time for the whole battery: a scenario short of its coverage runs again with the next seed while its share lasts")
+	fs.Int64Var(&o.cfg.Seed, "seed", 0, "seed of each scenario's first run (0: from the clock)")
+	fs.StringSliceVar(&o.cfg.Require, "require", nil, "turn findings into gates: fencing (mutual exclusion under pauses), server (every server scenario), or scenario names")
+	fs.StringVar(&o.expect, "expect", "", `file of "SCENARIO lease|mutex valid|invalid" lines: a guarantee that differs fails verify (exit 1), gated or not`)
+	fs.BoolVar(&o.cfg.KeepGoing, "keep-going", false, "run every scenario even after one broke (and, with --seeds, every battery)")
+	fs.IntVar(&o.seeds, "seeds", 1, "batteries, with seeds --seed, --seed+1000, ...; stops at the first that is not valid unless --keep-going")
+	fs.StringVar(&o.out, "out", "results", "results root: verify goes to OUT/verify/<timestamp>")
+	fs.IntVar(&o.clients, "clients", 0, "override every scenario's client count")
+	fs.IntVar(&o.keys, "keys", 0, "override every scenario's key count")
+	fs.DurationVar(&o.ttl, "ttl", 0, "override every scenario's TTL")
+	fs.DurationVar(&o.hold, "hold", 0, "override every scenario's mean hold")
+	fs.DurationVar(&o.dur, "duration", 0, "override every scenario's run length")
+	fs.DurationVar(&o.extendEvery, "extend-every", 0, "clients of every scenario extend their lease at this interval")
+	fs.StringVar(&o.backend, "backend", cluster.Local, "where Redis runs: local, docker or external (a Redis you run: its server scenarios are n/a)")
+	externalFlags(fs, &o.ext)
+	thresholdFlag(fs, &o.thresholds)
+	fs.StringVar(&o.server, "redis-server", "", "redis-server program (default: found on PATH)")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines")
+	fs.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: lockcheck verify [--lock NAME | --lock-spec FILE | --lock-cmd CMD] [flags]\n\n"+
+			"runs a battery of scenarios, each until its coverage is met, and gates on the lock's guarantees\n\nflags:")
+		fs.PrintDefaults()
+		fmt.Fprintln(os.Stderr, "\nscenarios:")
+		for _, s := range harness.VerifyScenarios() {
+			fmt.Fprintf(os.Stderr, "  %-14s %s\n", s.Name, s.Description)
+		}
+	}
+	return fs
+}
+
+func verifyCmd(ctx context.Context, args []string) (int, error) {
+	var o verifyOpts
+	fs := verifyFlags(&o)
+	if done, code, err := parse(fs, args); done {
+		return code, err
+	}
+	if fs.NArg() > 0 {
+		return exitUsage, usageError{fmt.Errorf("verify takes no arguments, got %q", fs.Args())}
+	}
+	cfg := &o.cfg
+	ext, thresholds, err := o.externalAndThresholds(fs, o.backend)
+	if err != nil {
+		return exitUsage, err
+	}
+	cfg.Lock = harness.Config{Lock: o.lock, Cluster: cluster.Config{Backend: o.backend, RedisServer: o.server, External: ext}, Thresholds: thresholds}
+	if err := o.ownLock(fs, &cfg.Lock); err != nil {
+		return exitUsage, err
+	}
+	if o.lockCmd != "" && !o.perClient {
+		// Pauses and crashes act on a process of the client's own.
+		per := cfg.Lock
+		per.Registry = o.processRegistry(per.Lock, true)
+		cfg.ClientFaultLock = &per
+	}
+	if o.expect != "" {
+		var err error
+		if cfg.Expect, err = harness.ReadVerifyExpect(o.expect); err != nil {
+			return exitUsage, err
+		}
+	}
+	cfg.Workload = o.override
+	cfg.OutDir, cfg.Args = o.out, append([]string{"lockcheck", "verify"}, args...)
+	if !o.quiet {
+		cfg.Progress = os.Stderr
+	}
+	if err := harness.ValidateVerify(*cfg); err != nil {
+		return exitUsage, err
+	}
+	sweepLeftovers()
+	if cfg.Seed == 0 {
+		cfg.Seed = time.Now().UnixNano()
+	}
+	seed := cfg.Seed
+	return eachSeed(ctx, o.seeds, cfg.KeepGoing, func(i int) (int, error) {
+		cfg.Seed = seed + int64(i)*1000
+		fmt.Fprintf(os.Stderr, "lockcheck verify: %s, budget %v, seed %d\n", cfg.Lock.Lock, cfg.Budget, cfg.Seed)
+		v, dir, err := harness.Verify(ctx, *cfg)
+		if err != nil {
+			if dir != "" {
+				fmt.Fprintf(os.Stderr, "lockcheck: what ran is in %s\n", dir)
+			}
+			if errors.Is(err, harness.ErrConfig) {
+				return exitUsage, err
+			}
+			return exitFailed, err
+		}
+		printVerify(os.Stdout, v, dir)
+		failed := 0
+		for _, r := range v.Rows {
+			failed += len(r.ThresholdsFailed)
+		}
+		if code := exitFor(v.Verdict); code != exitValid || failed == 0 {
+			return code, nil
+		}
+		return exitThreshold, nil
+	})
+}
+
+// override applies the workload flags to every scenario.
+func (o *verifyOpts) override(w *workload.Config) {
+	if o.clients > 0 {
+		w.Clients = o.clients
+	}
+	if o.keys > 0 {
+		w.Keys = o.keys
+	}
+	if o.ttl > 0 {
+		w.TTL = o.ttl
+	}
+	if o.hold > 0 {
+		w.Hold = o.hold
+	}
+	if o.dur > 0 {
+		w.Duration = o.dur
+	}
+	if o.extendEvery > 0 {
+		w.ExtendEvery = o.extendEvery
+	}
+}
+
+// printVerify is verify's one-screen summary: a line per scenario, the
+// verdict, and what to do.
+func printVerify(w io.Writer, v *report.Verify, dir string) {
+	fmt.Fprintln(w)
+	for _, r := range v.Rows {
+		harness.PrintVerifyRow(w, r)
+	}
+	fmt.Fprintf(w, "\nverdict: %s (%s)\n", strings.ToUpper(string(v.Verdict)), v.Elapsed)
+	switch v.Verdict {
+	case checker.Invalid:
+		fmt.Fprintf(w, "the lock broke in %s: open the scenario's report from verify.html\n", strings.Join(v.Broken, ", "))
+	case checker.Unknown:
+		fmt.Fprintf(w, "not exercised: %s: raise --budget, or change the workload so the failure gets its chance\n", strings.Join(v.Short, ", "))
+	default:
+		fmt.Fprintln(w, "every gated guarantee held, each scenario with its coverage met; findings (if any) are in verify.md")
+	}
+	fmt.Fprintf(w, "results: %s\nreport:  %s\n", filepath.Join(dir, "verify.md"), filepath.Join(dir, "verify.html"))
+}

@@ -1,0 +1,91 @@
+package harness
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/report"
+)
+
+// TestVerify_Gates: which break fails verify, for each kind of scenario
+// and --require, and the row status and battery verdict that follow.
+func TestVerify_Gates(t *testing.T) {
+	client := Scenario{Name: "overrun"}
+	pause := Scenario{Name: "pause", Pauses: true}
+	server := Scenario{Name: "kill-none", Server: true}
+	for _, tc := range []struct {
+		s                   Scenario
+		require             []string
+		wantLease, wantMutx bool
+	}{
+		{client, nil, true, true},
+		{pause, nil, true, false},
+		{pause, []string{"fencing"}, true, true},
+		{pause, []string{"pause"}, true, true},
+		{server, nil, false, false},
+		{server, []string{"server"}, true, true},
+		{server, []string{"kill-none"}, true, true},
+		{server, []string{"failover", "fencing"}, false, false},
+	} {
+		lease, mutex := gates(tc.s, tc.require)
+		if lease != tc.wantLease || mutex != tc.wantMutx {
+			t.Errorf("%s --require %v: gates lease %v mutex %v, want %v %v", tc.s.Name, tc.require, lease, mutex, tc.wantLease, tc.wantMutx)
+		}
+	}
+
+	findings := func(lin, mutex checker.Verdict) *Result {
+		return &Result{Findings: checker.Findings{Checkers: []checker.Result{
+			{Name: "linearizable", Verdict: lin}, {Name: "liveness", Verdict: checker.Valid},
+			{Name: "mutex", Verdict: mutex, Violations: []checker.Violation{{Message: "double holder"}}}, {Name: "fencing", Verdict: checker.Valid}},
+			Coverage: checker.Coverage{checker.StaleHolder: 1}}}
+	}
+	for _, tc := range []struct {
+		name       string
+		s          Scenario
+		lin, mutex checker.Verdict
+		requires   checker.Coverage
+		want       string
+	}{
+		{"client break", client, checker.Valid, checker.Invalid, nil, report.StatusBroken},
+		{"pause mutex", pause, checker.Valid, checker.Invalid, nil, report.StatusFinding},
+		{"pause lease", pause, checker.Invalid, checker.Valid, nil, report.StatusBroken},
+		{"server", server, checker.Invalid, checker.Invalid, nil, report.StatusFinding},
+		{"short", client, checker.Valid, checker.Valid, checker.Coverage{checker.StaleHolder: 2}, report.StatusNotExercised},
+		{"met", client, checker.Valid, checker.Valid, checker.Coverage{checker.StaleHolder: 1}, report.StatusPassed},
+		{"unknown beats short", client, checker.Unknown, checker.Valid, checker.Coverage{checker.StaleHolder: 2}, report.StatusUnknown},
+	} {
+		row := report.VerifyRow{Requires: tc.requires, Coverage: checker.Coverage{}}
+		row.LeaseGated, row.MutexGated = gates(tc.s, nil)
+		judgeRun(&row, tc.s, findings(tc.lin, tc.mutex))
+		if row.Status != tc.want {
+			t.Errorf("%s: status %s, want %s", tc.name, row.Status, tc.want)
+		}
+	}
+	// --expect: a finding expected is kept; one not expected fails.
+	row := report.VerifyRow{Scenario: "pause", Status: report.StatusFinding, Lease: checker.Valid, Mutex: checker.Invalid}
+	expectRow(&row, map[string]checker.Verdict{"pause mutex": checker.Invalid})
+	if row.Status != report.StatusFinding {
+		t.Errorf("expected finding: status %s", row.Status)
+	}
+	expectRow(&row, map[string]checker.Verdict{"pause mutex": checker.Valid})
+	if row.Status != report.StatusBroken || !strings.Contains(row.Meaning, "--expect: mutex valid, got invalid") {
+		t.Errorf("unexpected finding: status %s, %q", row.Status, row.Meaning)
+	}
+	row = report.VerifyRow{Scenario: "pause", Status: report.StatusNotExercised, Lease: checker.Valid}
+	if expectRow(&row, map[string]checker.Verdict{"pause lease": checker.Invalid}); row.Status != report.StatusNotExercised {
+		t.Errorf("not exercised: status %s, want it kept (a verdict that does not count)", row.Status)
+	}
+	rows := []report.VerifyRow{{Scenario: "a", Status: report.StatusPassed}, {Scenario: "b", Status: report.StatusNotExercised},
+		{Scenario: "c", Status: report.StatusFinding}}
+	if v, broken, short := verifyVerdict(rows); v != checker.Unknown || len(broken) != 0 || len(short) != 1 {
+		t.Errorf("not exercised: %s %v %v, want unknown", v, broken, short)
+	}
+	rows = append(rows, report.VerifyRow{Scenario: "d", Status: report.StatusBroken})
+	if v, broken, _ := verifyVerdict(rows); v != checker.Invalid || len(broken) != 1 || broken[0] != "d" {
+		t.Errorf("broken: %s %v, want invalid [d]", v, broken)
+	}
+	if v, _, _ := verifyVerdict(rows[:1]); v != checker.Valid {
+		t.Errorf("passed only: %s, want valid", v)
+	}
+}

@@ -1,0 +1,140 @@
+package harness_test
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/testutil"
+	"github.com/lockcheck/lockcheck/report"
+	"github.com/lockcheck/lockcheck/workload"
+)
+
+// verify runs lockcheck verify's scenarios for lock (a name, or
+// "spec:NAME"), with w adjusting every scenario's workload.
+func verify(t *testing.T, lock string, scenarios []string, budget time.Duration, w func(*workload.Config), require ...string) (*report.Verify, string) {
+	t.Helper()
+	cfg := harness.VerifyConfig{Lock: harness.Config{Lock: lock}, Scenarios: scenarios, Budget: budget, Seed: 1,
+		Workload: w, OutDir: t.TempDir(), Require: require}
+	ownLock(t, &cfg.Lock)
+	v, dir, err := harness.Verify(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range v.Rows {
+		t.Logf("%s: lease %s mutex %s %s runs %d %s %s", r.Scenario, r.Lease, r.Mutex, r.Status, r.Runs, r.CoverageText(), r.Meaning)
+	}
+	return v, dir
+}
+
+func row(t *testing.T, v *report.Verify, scenario string) report.VerifyRow {
+	t.Helper()
+	for _, r := range v.Rows {
+		if r.Scenario == scenario {
+			return r
+		}
+	}
+	t.Fatalf("no row %s", scenario)
+	return report.VerifyRow{}
+}
+
+// TestVerify_FreeKeyBugNeedsCoverage: a lock whose extend re-creates an
+// expired lease with SET NX breaks only on a free key. The extend
+// scenario finds it; forced onto two hot keys, where no overdue extend
+// finds a free key, the same scenario is not exercised: unknown, never
+// valid.
+func TestVerify_FreeKeyBugNeedsCoverage(t *testing.T) {
+	testutil.RequireRedis(t)
+	short := func(w *workload.Config) { w.Duration = 4 * time.Second }
+	v, dir := verify(t, "spec:broken-setnx-extend", []string{"extend"}, time.Minute, short)
+	if r := row(t, v, "extend"); v.Verdict != checker.Invalid || r.Status != report.StatusBroken || r.Lease != checker.Invalid {
+		t.Errorf("free keys: verdict %s, extend %s (lease %s), want invalid, broken (lease invalid)", v.Verdict, r.Status, r.Lease)
+	}
+	for _, f := range []string{"verify.json", "verify.md", "verify.html", "junit.xml"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+
+	hot := func(w *workload.Config) { short(w); w.Clients, w.Keys = 40, 2 }
+	v, dir = verify(t, "spec:broken-setnx-extend", []string{"extend"}, 10*time.Second, hot)
+	r := row(t, v, "extend")
+	if v.Verdict != checker.Unknown || r.Status != report.StatusNotExercised {
+		t.Fatalf("hot keys: verdict %s, extend %s, want unknown, not exercised", v.Verdict, r.Status)
+	}
+	if !slices.ContainsFunc(r.Short, func(s string) bool { return strings.HasPrefix(s, checker.LateExtendFree+" ") }) {
+		t.Errorf("short figures %v do not name %s", r.Short, checker.LateExtendFree)
+	}
+	// verify.json says the same, and junit.xml makes it an error.
+	var got report.Verify
+	if b, err := os.ReadFile(filepath.Join(dir, "verify.json")); err != nil || json.Unmarshal(b, &got) != nil {
+		t.Fatalf("verify.json: %v", err)
+	}
+	if got.Verdict != checker.Unknown || !slices.Equal(got.Short, []string{"extend"}) {
+		t.Errorf("verify.json: verdict %s, not exercised %v", got.Verdict, got.Short)
+	}
+	var suites struct {
+		Suites []struct {
+			Errors int `xml:"errors,attr"`
+		} `xml:"testsuite"`
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "junit.xml")); err != nil || xml.Unmarshal(b, &suites) != nil || len(suites.Suites) != 1 || suites.Suites[0].Errors != 2 {
+		t.Errorf("junit.xml: %+v, %v; want one suite with 2 errors (extend/lease, extend/mutex)", suites, err)
+	}
+}
+
+// TestVerify_GatesAndFindings: under the same battery, setnx passes the
+// client-side scenarios and shows its missing fencing token as a finding
+// of pause, not a failure; broken-del-release is stopped by overrun; and
+// --require fencing makes setnx's finding a failure.
+func TestVerify_GatesAndFindings(t *testing.T) {
+	testutil.RequireRedis(t)
+	scen := []string{"overrun", "pause"}
+	v, _ := verify(t, "setnx", scen, time.Minute, nil)
+	if v.Verdict != checker.Valid {
+		t.Errorf("setnx: verdict %s, want valid", v.Verdict)
+	}
+	if r := row(t, v, "pause"); r.Status != report.StatusFinding || r.Mutex != checker.Invalid || r.MutexGated || !strings.Contains(r.Meaning, "fencing") {
+		t.Errorf("setnx pause: %s, mutex %s (gated %v), %q; want a finding of the mutex, about fencing", r.Status, r.Mutex, r.MutexGated, r.Meaning)
+	}
+	v, _ = verify(t, "broken-del-release", scen, time.Minute, nil)
+	if r := row(t, v, "overrun"); v.Verdict != checker.Invalid || r.Status != report.StatusBroken {
+		t.Errorf("broken-del-release: verdict %s, overrun %s; want invalid, broken", v.Verdict, r.Status)
+	}
+	if r := row(t, v, "pause"); r.Status != report.StatusNotRun {
+		t.Errorf("broken-del-release: pause is %s after overrun broke, want not run", r.Status)
+	}
+	v, _ = verify(t, "setnx", []string{"pause"}, time.Minute, nil, "fencing")
+	if r := row(t, v, "pause"); v.Verdict != checker.Invalid || r.Status != report.StatusBroken || !r.MutexGated {
+		t.Errorf("setnx --require fencing: verdict %s, pause %s (mutex gated %v); want invalid, broken, gated", v.Verdict, r.Status, r.MutexGated)
+	}
+}
+
+// TestVerify_RedlockContention: a Redlock attempt that found the key
+// taken is undone, not recorded, so redsync's history has no refused
+// acquire; contention still counts its refusals (the clients' undone
+// count) and is exercised.
+func TestVerify_RedlockContention(t *testing.T) {
+	testutil.RequireRedis(t)
+	v, dir := verify(t, "redsync", []string{"contention"}, time.Minute, nil)
+	r := row(t, v, "contention")
+	if r.Status != report.StatusPassed {
+		t.Fatalf("redsync contention: %s in %d runs, want passed", r.Status, r.Runs)
+	}
+	res, err := report.ReadResults(filepath.Join(dir, r.Dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fails := res.Summary.Ops.Get(history.Acquire, history.Fail); res.Coverage[checker.Contended] != int(fails+res.Summary.Undone) || res.Summary.Undone == 0 {
+		t.Errorf("contended %d, want the %d refused acquires plus the %d undone (and some undone)", res.Coverage[checker.Contended], fails, res.Summary.Undone)
+	}
+}
