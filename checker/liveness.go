@@ -12,7 +12,8 @@ import (
 // ttl + tolerance + horizon after the latest moment any lease could have
 // held it. It is deliberately coarse (no release shortens a lease here), so
 // it flags only locks that truly never let go; the linearizable checker
-// catches the finer cases.
+// catches the finer cases. Its figures also say how many leases were never
+// released and the longest their key then stayed unavailable (Abandoned).
 func Liveness(ops []history.Op, opt Options) Result {
 	opt = opt.Resolved()
 	res := Result{Name: "liveness", Verdict: Valid, Figures: map[string]int64{}}
@@ -26,6 +27,17 @@ func Liveness(ops []history.Op, opt Options) Result {
 	}
 	res.Figures["stuck_acquires"] = stuckOps
 	res.Figures["longest_stuck_ms"] = longest.Milliseconds()
+	// Leases no one released (a skipped unlock, a crashed holder): the
+	// TTL heals them, after a stall this long at most.
+	var stall int64
+	abandoned := Abandoned(ops)
+	for _, s := range abandoned {
+		if s.To >= 0 {
+			stall = max(stall, s.To-s.From)
+		}
+	}
+	res.Figures["abandoned_leases"] = int64(len(abandoned))
+	res.Figures["longest_abandoned_stall_ms"] = time.Duration(stall).Milliseconds()
 	if res.ViolationCount > 0 {
 		res.Verdict = Invalid
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -29,6 +30,9 @@ type BenchConfig struct {
 	Registry *lockimpl.Registry
 	Clients  []int
 	Keys     []int
+	// Retries are the retry policies to sweep (workload.ParseRetry; none:
+	// the Workload's).
+	Retries []string
 	// Workload is the template of every cell (Clients and Keys are set per
 	// cell); its Duration or Ops bounds a cell.
 	Workload workload.Config
@@ -87,21 +91,29 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]BenchCell, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	retries := cfg.Retries
+	if len(retries) == 0 {
+		retries = []string{cfg.Workload.Retry}
+	}
+	for _, r := range retries {
+		if _, err := workload.ParseRetry(r, cfg.Workload.RetryJitter); err != nil {
+			return nil, "", configErr(err)
+		}
+	}
 	var cells []BenchCell
 	for _, clients := range cfg.Clients {
 		for _, keys := range cfg.Keys {
-			for _, lock := range cfg.Locks {
-				if ctx.Err() != nil {
-					break
-				}
-				cell, err := benchCell(ctx, cfg, dir, lock, clients, keys)
-				if err != nil {
-					return cells, dir, fmt.Errorf("cell %s clients=%d keys=%d: %w", lock, clients, keys, err)
-				}
-				cells = append(cells, cell)
-				if cfg.Progress != nil {
-					fmt.Fprintf(cfg.Progress, "%-12s clients %-6d keys %-8d %10.0f acquisitions/s  p99 %.3f ms  %s\n",
-						lock, clients, keys, cell.Acquisitions, cell.AcquireP99, cell.Verdict)
+			for _, retry := range retries {
+				for _, lock := range cfg.Locks {
+					if ctx.Err() != nil {
+						break
+					}
+					cell, err := benchCell(ctx, cfg, dir, lock, clients, keys, retry)
+					if err != nil {
+						return cells, dir, fmt.Errorf("cell %s clients=%d keys=%d retry=%s: %w", lock, clients, keys, retry, err)
+					}
+					cells = append(cells, cell)
+					benchProgress(cfg.Progress, cell, len(retries) > 1)
 				}
 			}
 		}
@@ -112,9 +124,27 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]BenchCell, string, error) {
 	return cells, dir, ctx.Err()
 }
 
-func benchCell(ctx context.Context, cfg BenchConfig, dir, lock string, clients, keys int) (BenchCell, error) {
+// benchProgress prints a cell's line, its retry policy too when the
+// sweep has several.
+func benchProgress(w io.Writer, cell BenchCell, retries bool) {
+	if w == nil {
+		return
+	}
+	fmt.Fprintf(w, "%-12s clients %-6d keys %-8d %10.0f acquisitions/s  p99 %.3f ms  %s", cell.Lock, cell.Clients, cell.Keys,
+		cell.Acquisitions, cell.AcquireP99, cell.Verdict)
+	if retries {
+		fmt.Fprintf(w, "  retry %s: wait p99 %.1f ms, %d give-ups, fairness %.3f", cell.Retry, cell.WaitP99, cell.GiveUps, cell.Jain)
+	}
+	fmt.Fprintln(w)
+}
+
+func benchCell(ctx context.Context, cfg BenchConfig, dir, lock string, clients, keys int, retry string) (BenchCell, error) {
 	cell := BenchCell{Lock: lock, Clients: clients, Keys: keys}
-	logDir := filepath.Join(dir, "nodes", fmt.Sprintf("%s-c%d-k%d", lock, clients, keys))
+	name := fmt.Sprintf("%s-c%d-k%d", lock, clients, keys)
+	if len(cfg.Retries) > 1 {
+		name += "-" + retryName(retry)
+	}
+	logDir := filepath.Join(dir, "nodes", name)
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return cell, err
 	}
@@ -137,13 +167,14 @@ func benchCell(ctx context.Context, cfg BenchConfig, dir, lock string, clients, 
 		}
 	}
 	w := cfg.Workload
-	w.Clients, w.Keys = clients, keys
-	res, err := Run(ctx, Config{Name: fmt.Sprintf("%s-c%d-k%d", lock, clients, keys), OutDir: filepath.Join(dir, "runs"),
+	w.Clients, w.Keys, w.Retry = clients, keys, retry
+	res, err := Run(ctx, Config{Name: name, OutDir: filepath.Join(dir, "runs"),
 		Lock: lock, Registry: cfg.Registry, Workload: w, Nemesis: cfg.Nemesis, Running: cl, Cluster: ccfg, Thresholds: cfg.Thresholds})
 	if err != nil {
 		return cell, err
 	}
 	cell.Run, cell.Verdict, cell.ThresholdsFailed = res.Dir, res.Verdict, len(res.ThresholdsFailed())
+	cell.Retry, cell.GiveUps = res.Workload.Policy.String(), res.Summary.GiveUps
 	ops, err := history.ReadFile(filepath.Join(res.Dir, "history.jsonl"))
 	if err != nil {
 		return cell, err
@@ -151,6 +182,11 @@ func benchCell(ctx context.Context, cfg BenchConfig, dir, lock string, clients, 
 	cell.Measure(ops, cfg.Warmup)
 	cell.PeakRSSMB = float64(PeakRSS()) / (1 << 20)
 	return cell, nil
+}
+
+// retryName is a retry policy as a file name's part.
+func retryName(r string) string {
+	return strings.NewReplacer(":", "-", ",", "-", " ", "-", "=", "-").Replace(r)
 }
 
 // baseline measures redis-benchmark with the commands of an acquire and a

@@ -138,11 +138,13 @@ func (c *checked) write(u history.Unrecorded) error {
 	c.results.Coverage = c.findings.Coverage
 	c.results.Summary = report.Summarize(c.ops, u)
 	stats := report.Compute(c.ops)
+	stats.Advise(c.info.Workload.TTLFactor)
+	c.results.TTLAdvice = stats.Advice
 	c.results.Latency, c.results.Throughput = stats.Figures()
 	c.results.Thresholds = report.Judge(c.results, c.thresholds)
 	err := report.WriteResults(c.dir, c.results)
 	meta := report.MetaOf(c.dir, c.info, c.raw)
-	meta.Thresholds = c.results.Thresholds
+	meta.Thresholds, meta.Unrecorded = c.results.Thresholds, u
 	if rerr := report.WriteStats(c.dir, c.ops, stats, c.findings, meta); rerr != nil {
 		err = errors.Join(err, fmt.Errorf("report: %w", rerr))
 	}

@@ -95,6 +95,8 @@ type Result struct {
 	Latency    map[string]report.Percentiles
 	Throughput report.Throughput
 	Thresholds []report.ThresholdResult
+	// TTLAdvice is results.json's ttl_advice.
+	TTLAdvice report.TTLAdvice
 }
 
 // ThresholdsFailed returns the thresholds the run did not meet.
@@ -438,6 +440,7 @@ func (r *run) judge(ctx context.Context) error {
 	res.Findings, res.Verdict, res.Faults = c.findings, c.findings.Verdict, c.results.Faults
 	res.Summary, res.Ops = c.results.Summary, c.results.Summary.Ops.Total()
 	res.Thresholds, res.Latency, res.Throughput = c.results.Thresholds, c.results.Latency, c.results.Throughput
+	res.TTLAdvice = c.results.TTLAdvice
 	return err
 }
 
@@ -524,7 +527,11 @@ func closeLocker(l lockimpl.Locker) {
 func toJSON(c workload.Config) report.RunWorkload {
 	w := report.RunWorkload{Clients: c.Clients, Keys: c.Keys, KeyDist: c.KeyDist, Ops: c.Ops,
 		Duration: c.Duration.String(), TTL: c.TTL.String(), Hold: c.Hold.String(), HoldDist: c.HoldDist,
-		Retry: c.Retry, Think: c.Think.String(), OpTimeout: c.OpTimeout.String(), Margin: c.Margin.String()}
+		Retry: c.Retry, Think: c.Think.String(), OpTimeout: c.OpTimeout.String(), Margin: c.Margin.String(),
+		SkipRelease: c.SkipRelease, TTLFactor: c.TTLFactor}
+	if c.Policy.Kind != "" {
+		w.Retry = c.Policy.String()
+	}
 	if c.ExtendEvery > 0 {
 		w.ExtendEvery = c.ExtendEvery.String()
 	}

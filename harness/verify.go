@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/report"
@@ -315,6 +316,13 @@ func verifyScenario(ctx context.Context, cfg VerifyConfig, s Scenario, topo stri
 			return err
 		}
 		row.Dir, _ = filepath.Rel(dir, res.Dir)
+		if fault, ok := downFault(s, topo); ok {
+			ops, err := history.ReadFile(filepath.Join(res.Dir, "history.jsonl"))
+			if err != nil {
+				return err
+			}
+			row.GrantedWhileDown += len(checker.GrantedWhileDown(ops, fault))
+		}
 		judgeRun(row, s, res)
 		if row.Status != report.StatusNotExercised || time.Now().After(share) || ctx.Err() != nil {
 			return nil
@@ -356,6 +364,15 @@ func scenarioRun(cfg VerifyConfig, s Scenario, topo string, ownWatchdog bool, se
 	return rc
 }
 
+// downFault is the fault of s that takes down every node a lock on topo
+// has (kill-redis on a single node), if it has one.
+func downFault(s Scenario, topo string) (string, bool) {
+	if topo != cluster.Single || !slices.Contains(s.Nemesis.Faults, "kill-redis") {
+		return "", false
+	}
+	return "kill-redis", true
+}
+
 // judgeRun folds one run of s into row: its guarantees, its coverage
 // added to the runs' before, and the row's status.
 func judgeRun(row *report.VerifyRow, s Scenario, res *Result) {
@@ -381,6 +398,10 @@ func judgeRun(row *report.VerifyRow, s Scenario, res *Result) {
 	}
 	row.Meaning = ""
 	switch {
+	case row.GrantedWhileDown > 0:
+		row.Status = report.StatusBroken
+		row.Meaning = fmt.Sprintf("the lock fails open: %d acquire(s) granted while its only Redis node was down (an error read as acquired)", row.GrantedWhileDown)
+		return
 	case (row.Lease == checker.Invalid && row.LeaseGated) || (row.Mutex == checker.Invalid && row.MutexGated):
 		row.Status = report.StatusBroken
 	case row.Lease == checker.Invalid || row.Mutex == checker.Invalid:

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/report"
 )
 
@@ -14,6 +15,18 @@ func TestVerify_Gates(t *testing.T) {
 	client := Scenario{Name: "overrun"}
 	pause := Scenario{Name: "pause", Pauses: true}
 	server := Scenario{Name: "kill-none", Server: true}
+	// downFault: only kill-redis on a single node takes down every node.
+	for _, tc := range []struct {
+		s    Scenario
+		topo string
+		want bool
+	}{{Scenario{Nemesis: nemesis.Config{Faults: []string{"kill-redis"}}}, "single", true},
+		{Scenario{Nemesis: nemesis.Config{Faults: []string{"kill-redis"}}}, "redlock", false},
+		{Scenario{Nemesis: nemesis.Config{Faults: []string{"clock-jump"}}}, "single", false}} {
+		if _, got := downFault(tc.s, tc.topo); got != tc.want {
+			t.Errorf("downFault(%v, %s) = %v, want %v", tc.s.Nemesis.Faults, tc.topo, got, tc.want)
+		}
+	}
 	for _, tc := range []struct {
 		s                   Scenario
 		require             []string
@@ -54,12 +67,21 @@ func TestVerify_Gates(t *testing.T) {
 		{"short", client, checker.Valid, checker.Valid, checker.Coverage{checker.StaleHolder: 2}, report.StatusNotExercised},
 		{"met", client, checker.Valid, checker.Valid, checker.Coverage{checker.StaleHolder: 1}, report.StatusPassed},
 		{"unknown beats short", client, checker.Unknown, checker.Valid, checker.Coverage{checker.StaleHolder: 2}, report.StatusUnknown},
+		// Granted while the only node was down: a break even where the
+		// server's findings are not gated.
+		{"fail open", server, checker.Valid, checker.Valid, nil, report.StatusBroken},
 	} {
 		row := report.VerifyRow{Requires: tc.requires, Coverage: checker.Coverage{}}
+		if tc.name == "fail open" {
+			row.GrantedWhileDown = 3
+		}
 		row.LeaseGated, row.MutexGated = gates(tc.s, nil)
 		judgeRun(&row, tc.s, findings(tc.lin, tc.mutex))
 		if row.Status != tc.want {
 			t.Errorf("%s: status %s, want %s", tc.name, row.Status, tc.want)
+		}
+		if tc.name == "fail open" && !strings.Contains(row.Meaning, "fails open: 3 acquire(s) granted") {
+			t.Errorf("fail open: meaning %q", row.Meaning)
 		}
 	}
 	// --expect: a finding expected is kept; one not expected fails.

@@ -138,3 +138,19 @@ func TestVerify_RedlockContention(t *testing.T) {
 		t.Errorf("contended %d, want the %d refused acquires plus the %d undone (and some undone)", res.Coverage[checker.Contended], fails, res.Summary.Undone)
 	}
 }
+
+// TestVerify_FailOpen: the kill-delayed scenario, a finding at most for a
+// correct lock, fails verify for a lock that fails open: acquires granted
+// while the only node was down, whatever the gates.
+func TestVerify_FailOpen(t *testing.T) {
+	testutil.RequireRedis(t)
+	short := func(w *workload.Config) { w.Duration = 6 * time.Second }
+	v, _ := verify(t, "broken-fail-open", []string{"kill-delayed"}, time.Minute, short)
+	if r := row(t, v, "kill-delayed"); v.Verdict != checker.Invalid || r.Status != report.StatusBroken || r.GrantedWhileDown == 0 || !strings.Contains(r.Meaning, "fails open") {
+		t.Errorf("broken-fail-open: verdict %s, kill-delayed %s, %d granted while down, %q; want invalid, broken, fails open", v.Verdict, r.Status, r.GrantedWhileDown, r.Meaning)
+	}
+	v, _ = verify(t, "setnx", []string{"kill-delayed"}, time.Minute, short)
+	if r := row(t, v, "kill-delayed"); r.Status == report.StatusBroken || r.GrantedWhileDown != 0 {
+		t.Errorf("setnx: kill-delayed %s, %d granted while down; want no break", r.Status, r.GrantedWhileDown)
+	}
+}

@@ -109,4 +109,7 @@ type Unrecorded struct {
 	// CutOff counts commands that timed out because their client was cut
 	// off from Redis (client-partition); they were never sent.
 	CutOff int64
+	// Skipped counts critical sections that ended without a release
+	// (--skip-release).
+	Skipped int64
 }

@@ -86,7 +86,7 @@ func Builtin() *Registry {
 	r := &Registry{}
 	for _, e := range []Entry{setnxEntry, watchdogEntry, fencedEntry, setnxWaitEntry, redislockEntry, redlockEntry, redsyncEntry,
 		brokenSetNXExpireEntry, brokenFixedValueEntry, brokenDelReleaseEntry, brokenGetDelReleaseEntry, brokenNoTTLEntry, brokenCheckThenSetEntry,
-		brokenResendEntry, brokenWatchdogSwallowEntry} {
+		brokenResendEntry, brokenWatchdogSwallowEntry, brokenFailOpenEntry} {
 		r.Register(e)
 	}
 	return r

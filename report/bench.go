@@ -27,26 +27,31 @@ import (
 // (its columns are the json names, in order) and bench.html are written
 // from it. Rates are per second after the warm-up; latencies in ms.
 type BenchRow struct {
-	Lock             string          `json:"lock"`
-	Clients          int             `json:"clients"`
-	Keys             int             `json:"keys"`
-	Acquisitions     float64         `json:"acquisitions_per_sec"`
-	CriticalSections float64         `json:"critical_sections_per_sec"`
-	AcquireP50       float64         `json:"acquire_p50_ms"`
-	AcquireP90       float64         `json:"acquire_p90_ms"`
-	AcquireP99       float64         `json:"acquire_p99_ms"`
-	AcquireP999      float64         `json:"acquire_p999_ms"`
-	AcquireMax       float64         `json:"acquire_max_ms"`
-	WaitP50          float64         `json:"wait_p50_ms"`
-	WaitP99          float64         `json:"wait_p99_ms"`
-	SuccessRatio     float64         `json:"success_ratio"`
-	Jain             float64         `json:"jain"`
-	Verdict          checker.Verdict `json:"verdict"`
-	BaselineSet      float64         `json:"baseline_set_per_sec,omitempty"`
-	BaselineRelease  float64         `json:"baseline_release_per_sec,omitempty"`
-	BaselinePairs    float64         `json:"baseline_pairs_per_sec,omitempty"`
-	Ratio            float64         `json:"ratio,omitempty"`
-	PeakRSSMB        float64         `json:"peak_rss_mb"`
+	Lock             string  `json:"lock"`
+	Clients          int     `json:"clients"`
+	Keys             int     `json:"keys"`
+	Retry            string  `json:"retry"`
+	Acquisitions     float64 `json:"acquisitions_per_sec"`
+	CriticalSections float64 `json:"critical_sections_per_sec"`
+	AcquireP50       float64 `json:"acquire_p50_ms"`
+	AcquireP90       float64 `json:"acquire_p90_ms"`
+	AcquireP99       float64 `json:"acquire_p99_ms"`
+	AcquireP999      float64 `json:"acquire_p999_ms"`
+	AcquireMax       float64 `json:"acquire_max_ms"`
+	WaitP50          float64 `json:"wait_p50_ms"`
+	WaitP99          float64 `json:"wait_p99_ms"`
+	SuccessRatio     float64 `json:"success_ratio"`
+	Jain             float64 `json:"jain"`
+	// AttemptsPerAcquisition is acquire attempts over acquisitions;
+	// GiveUps the acquisitions abandoned after the last retry (whole run).
+	AttemptsPerAcquisition float64         `json:"attempts_per_acquisition"`
+	GiveUps                int64           `json:"give_ups"`
+	Verdict                checker.Verdict `json:"verdict"`
+	BaselineSet            float64         `json:"baseline_set_per_sec,omitempty"`
+	BaselineRelease        float64         `json:"baseline_release_per_sec,omitempty"`
+	BaselinePairs          float64         `json:"baseline_pairs_per_sec,omitempty"`
+	Ratio                  float64         `json:"ratio,omitempty"`
+	PeakRSSMB              float64         `json:"peak_rss_mb"`
 	// ThresholdsFailed counts the cell's failed --thresholds (judged on
 	// its whole run, warm-up included, as run judges them).
 	ThresholdsFailed int    `json:"thresholds_failed"`
@@ -78,6 +83,9 @@ func (r *BenchRow) Measure(ops []history.Op, warmup time.Duration) {
 	r.AcquireP999, r.AcquireMax = ms(s.Acquire, 99.9), ms(s.Acquire, 100)
 	r.WaitP50, r.WaitP99 = ms(s.Wait, 50), ms(s.Wait, 99)
 	r.SuccessRatio, r.Jain = s.SuccessRatio, s.Jain
+	if s.Acquisitions > 0 {
+		r.AttemptsPerAcquisition = float64(s.AcquireAttempts) / float64(s.Acquisitions)
+	}
 	if r.BaselinePairs > 0 {
 		r.Ratio = r.Acquisitions / r.BaselinePairs
 	}
@@ -153,8 +161,15 @@ func againstClients(rows []BenchRow, title, ylabel string, y func(BenchRow) floa
 	p.Legend.Top = true
 	series := map[string]plotter.XYs{}
 	var names []string
+	retries := map[string]bool{}
+	for _, r := range rows {
+		retries[r.Retry] = true
+	}
 	for _, r := range rows {
 		name := r.Lock + ", keys " + strconv.Itoa(r.Keys)
+		if len(retries) > 1 {
+			name += ", retry " + r.Retry
+		}
 		if _, ok := series[name]; !ok {
 			names = append(names, name)
 		}

@@ -32,8 +32,16 @@ var faultShade = color.NRGBA{R: 230, G: 120, B: 120, A: 70}
 var xmlns = regexp.MustCompile(`\s+xmlns(:xlink)?="[^"]*"`)
 
 // svg renders p as inline SVG. The namespace attributes are dropped: inline
-// SVG in HTML needs none, and the page then names no URL at all.
-func svg(p *plot.Plot, w, h vg.Length) template.HTML {
+// SVG in HTML needs none, and the page then names no URL at all. A chart
+// gonum cannot draw (it panics on a degenerate axis) is a line saying so:
+// the rest of the report is still written.
+func svg(p *plot.Plot, w, h vg.Length) (out template.HTML) {
+	defer func() {
+		if r := recover(); r != nil {
+			out = template.HTML("<p>chart " + template.HTMLEscapeString(p.Title.Text) + " not drawn: " +
+				template.HTMLEscapeString(fmt.Sprint(r)) + "</p>")
+		}
+	}()
 	c := vgsvg.New(w, h)
 	p.Draw(draw.New(c))
 	var b bytes.Buffer
@@ -165,6 +173,11 @@ func overTime(title, ylabel string, bucket float64, series map[string][]float64,
 		}
 	}
 	p.Y.Min, p.X.Min = y0, 0
+	if logY {
+		// With no point drawn the axis would fall back to [0, 0], which
+		// a log scale cannot draw.
+		p.Y.Max = math.Max(p.Y.Max, ymax*1.05)
+	}
 	return svg(p, 18*vg.Centimeter, 8*vg.Centimeter)
 }
 

@@ -41,6 +41,12 @@ type Meta struct {
 	External *RunExternal
 	// Thresholds are the run's --threshold results (a JUnit case each).
 	Thresholds []ThresholdResult
+	// Retry is the clients' retry policy; TTLFactor the p99 rule's
+	// factor of the TTL advice.
+	Retry     string
+	TTLFactor float64
+	// Unrecorded are what the clients counted besides the history.
+	Unrecorded history.Unrecorded
 }
 
 // DrawnViolations caps the violations the page draws a timeline for, of
@@ -121,13 +127,19 @@ func WriteStats(dir string, ops []history.Op, s *Stats, rep checker.Findings, me
 }
 
 func holdChart(s *Stats) template.HTML {
+	return distribution("Hold time against the TTL", "ms", histValues(s.Hold), float64(s.TTL.Milliseconds()), "TTL")
+}
+
+// histValues are h's values in ms (a bucket's lower bound per count), at
+// most 100,000 of them.
+func histValues(h *hdrhistogram.Histogram) []float64 {
 	var vals []float64
-	for _, b := range s.Hold.Distribution() {
+	for _, b := range h.Distribution() {
 		for i := int64(0); i < b.Count && len(vals) < 100000; i++ {
 			vals = append(vals, float64(b.From)/1000)
 		}
 	}
-	return distribution("Hold time against the TTL", "ms", vals, float64(s.TTL.Milliseconds()), "TTL")
+	return vals
 }
 
 // violations picks the first DrawnViolations violations and draws the window

@@ -88,7 +88,11 @@ func TestWrite_FiguresMatchHistory(t *testing.T) {
 		`<th>acquisitions</th><td class="num">2</td>`,
 		`<th>success ratio</th><td class="num">0.667</td>`,
 		`<th>releases that found the lease gone</th><td class="num">1</td>`,
-		`<th>critical sections cut short at the lease deadline</th><td class="num">1</td>`,
+		`<th>critical sections cut short at the lease deadline</th><td class="num">1 of 2 (50.0%)</td>`,
+		// Holds 179 and 79 ms against a 100 ms TTL; 1.5 attempts each.
+		`<th>holds longer than the TTL</th><td class="num">1 of 2</td>`,
+		`<th>attempts per acquisition</th><td class="num">1.50</td>`,
+		`<th>leases never released (skipped release, crashed holder)</th><td class="num">0</td>`,
 		// Coverage: p0 wrote on after its lease expired and p1 acquired;
 		// its release came late while p1 held the key; p1's first
 		// acquire was refused; the pause began while p0 held a lease.

@@ -29,6 +29,9 @@ type Results struct {
 	Latency    map[string]Percentiles `json:"latency"`
 	Throughput Throughput             `json:"throughput"`
 	Thresholds []ThresholdResult      `json:"thresholds,omitempty"`
+	// TTLAdvice is the TTL against the hold times, and what each rule of
+	// thumb gives.
+	TTLAdvice TTLAdvice `json:"ttl_advice"`
 }
 
 // Summary is what the clients did: op counts, cut-short and late
@@ -50,6 +53,9 @@ type Summary struct {
 	Crashed   int64 `json:"crashed"`
 	Paused    int64 `json:"paused"`
 	CutOff    int64 `json:"cut_off,omitempty"`
+	// SkippedReleases counts sections that ended without a release
+	// (--skip-release): their leases ran out their TTL.
+	SkippedReleases int64 `json:"skipped_releases,omitempty"`
 	// StaleRejected counts writes the fenced resource rejected (failed
 	// writes).
 	StaleRejected int64 `json:"stale_rejected"`
@@ -61,7 +67,7 @@ func Summarize(ops []history.Op, u history.Unrecorded) Summary {
 	c := history.Count(ops)
 	delete(c, history.Nemesis)
 	s := Summary{Ops: c, Lost: u.Lost, GiveUps: u.GiveUps, NotSent: u.NotSent, Undone: u.Undone,
-		Crashed: u.Crashed, Paused: u.Paused, CutOff: u.CutOff, StaleRejected: c.Get(history.Write, history.Fail)}
+		Crashed: u.Crashed, Paused: u.Paused, CutOff: u.CutOff, SkippedReleases: u.Skipped, StaleRejected: c.Get(history.Write, history.Fail)}
 	for i := range ops {
 		if ops[i].CutShort {
 			s.CutShort++
@@ -75,7 +81,7 @@ func Summarize(ops []history.Op, u history.Unrecorded) Summary {
 
 // Unrecorded returns the figures of s that the history does not record.
 func (s Summary) Unrecorded() history.Unrecorded {
-	return history.Unrecorded{Lost: s.Lost, GiveUps: s.GiveUps, NotSent: s.NotSent, Undone: s.Undone, Crashed: s.Crashed, Paused: s.Paused, CutOff: s.CutOff}
+	return history.Unrecorded{Lost: s.Lost, GiveUps: s.GiveUps, NotSent: s.NotSent, Undone: s.Undone, Crashed: s.Crashed, Paused: s.Paused, CutOff: s.CutOff, Skipped: s.SkippedReleases}
 }
 
 // WriteResults writes r as results.json into dir.

@@ -57,6 +57,10 @@ type RunWorkload struct {
 	Margin    string `json:"margin"`
 	// ExtendEvery is the client-side watchdog's interval, if any.
 	ExtendEvery string `json:"extend_every,omitempty"`
+	// SkipRelease is the fraction of sections ended without a release.
+	SkipRelease float64 `json:"skip_release,omitempty"`
+	// TTLFactor is the factor of ttl_advice's p99 rule (0: the default).
+	TTLFactor float64 `json:"ttl_factor,omitempty"`
 }
 
 // RunNemesis is run.json's fault schedule.
@@ -100,7 +104,8 @@ func ReadRunInfo(dir string) (RunInfo, []byte, error) {
 // (raw, as it is on disk).
 func MetaOf(dir string, info RunInfo, raw []byte) Meta {
 	meta := Meta{Lock: info.Lock, LockVersion: info.LockVersion, Redis: info.Redis, Lockcheck: info.Lockcheck, Topology: info.Topology,
-		Command: shellJoin(info.Args), Config: string(raw), Nodes: map[string]string{}, External: info.External}
+		Command: shellJoin(info.Args), Config: string(raw), Nodes: map[string]string{}, External: info.External,
+		Retry: info.Workload.Retry, TTLFactor: info.Workload.TTLFactor}
 	for _, n := range info.Nodes {
 		meta.Nodes[n.Name] = filepath.Join(dir, n.Log)
 	}

@@ -53,11 +53,19 @@ type Stats struct {
 	PerClient       []int64                 // acquisitions per client, sorted
 	Jain            float64
 	// Leases.
-	TTL          time.Duration
-	Hold         *hdrhistogram.Histogram // µs from acquire return to release call
-	ReleaseGone  int64                   // releases that found the lease gone
-	CutShort     int64                   // sections cut short (write ops marked so)
-	SuggestedTTL time.Duration           // 0: the TTL fits
+	TTL         time.Duration
+	Hold        *hdrhistogram.Histogram // µs from acquire return to release call
+	ReleaseGone int64                   // releases that found the lease gone
+	CutShort    int64                   // sections cut short (write ops marked so)
+	Sections    int64                   // write ops
+	// Advice is the TTL against the holds (Advise; Compute gives it the
+	// default factor).
+	Advice TTLAdvice
+	// Abandoned are the leases never released (a skipped release, a
+	// crashed holder) and how long their key stayed unavailable after
+	// them; AbandonedStall in µs.
+	Abandoned      int64
+	AbandonedStall *hdrhistogram.Histogram
 }
 
 func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, maxLatencyUs, 3) }
@@ -81,6 +89,12 @@ func Compute(ops []history.Op) *Stats {
 		s.timeOp(op, perSeries)
 		c.see(s, op)
 	}
+	for _, st := range checker.Abandoned(ops) {
+		s.Abandoned++
+		if st.To >= 0 {
+			_ = s.AbandonedStall.RecordValue(us(st.To - st.From))
+		}
+	}
 	s.finish(perSeries, c.perClient)
 	return s
 }
@@ -89,7 +103,7 @@ func Compute(ops []history.Op) *Stats {
 // of time, at least 100ms each.
 func newStats(ops []history.Op) *Stats {
 	s := &Stats{Ops: len(ops), Latency: map[string]*hdrhistogram.Histogram{}, P99: map[string][]float64{},
-		Wait: newHist(), Hold: newHist(), Acquire: newHist(), Faults: checker.FaultWindows(ops)}
+		Wait: newHist(), Hold: newHist(), Acquire: newHist(), AbandonedStall: newHist(), Faults: checker.FaultWindows(ops)}
 	for _, se := range Series {
 		s.Latency[se.Name] = newHist()
 	}
@@ -154,6 +168,9 @@ func (c *contention) see(s *Stats, op *history.Op) {
 		}
 	case history.Write, history.Release:
 		delete(c.firstAttempt, op.Process)
+		if op.F == history.Write {
+			s.Sections++
+		}
 		if op.CutShort {
 			s.CutShort++
 		}
@@ -197,9 +214,7 @@ func (s *Stats) finish(perSeries map[string][]*hdrhistogram.Histogram, perClient
 	sort.Slice(s.PerClient, func(i, j int) bool { return s.PerClient[i] < s.PerClient[j] })
 	s.Processes = len(perClient)
 	s.Jain = jain(s.PerClient)
-	if p99 := time.Duration(s.Hold.ValueAtQuantile(99)) * time.Microsecond; s.TTL > 0 && p99 > s.TTL {
-		s.SuggestedTTL = (p99 * 3 / 2).Round(time.Millisecond)
-	}
+	s.Advise(0)
 }
 
 // jain is Jain's fairness index of xs: 1 when all are equal, 1/n when one

@@ -67,6 +67,10 @@ type VerifyRow struct {
 	Elapsed string   `json:"elapsed,omitempty"`
 	// ThresholdsFailed are the --thresholds a run of the scenario failed.
 	ThresholdsFailed []string `json:"thresholds_failed,omitempty"`
+	// GrantedWhileDown counts acquires the lock granted while the only
+	// Redis node was down (checker.GrantedWhileDown): it fails open, which
+	// no deployment excuses, so it fails verify whatever the gates.
+	GrantedWhileDown int `json:"granted_while_down,omitempty"`
 }
 
 // ShortOf lists the figures of c below their target in req.

@@ -19,7 +19,7 @@ const (
 	DefaultDuration  = 20 * time.Second
 )
 
-// Key distributions, hold distributions and retry policies.
+// Key distributions and hold distributions.
 const (
 	KeyUniform = "uniform"
 	KeyZipf    = "zipf"
@@ -27,15 +27,6 @@ const (
 	HoldFixed   = "fixed"
 	HoldExp     = "exp"
 	HoldUniform = "uniform"
-
-	RetryNone    = "none"
-	RetryBackoff = "backoff"
-)
-
-// Backoff policy: base doubling per attempt, full jitter, bounded attempts.
-const (
-	BackoffBase        = 50 * time.Millisecond
-	BackoffMaxAttempts = 5
 )
 
 // Config is one workload. Zero fields take the defaults above.
@@ -56,8 +47,20 @@ type Config struct {
 	// DefaultHold, which is the CLI's default.
 	Hold     time.Duration
 	HoldDist string
-	Retry    string
-	Think    time.Duration
+	// Retry is the acquire retry policy (ParseRetry; "": backoff) and
+	// RetryJitter its jitter ("": full); WithDefaults reads them into
+	// Policy.
+	Retry       string
+	RetryJitter string
+	Policy      RetryPolicy
+	// SkipRelease is the fraction of critical sections that end without a
+	// release, as code that returns early on an error never reaches its
+	// unlock: the lease is held until its TTL runs out.
+	SkipRelease float64
+	// TTLFactor is the factor of the TTL advice's p99 rule (0: 3); the
+	// workload only records it.
+	TTLFactor float64
+	Think       time.Duration
 	Seed     int64
 	// OpTimeout bounds each Redis operation; one that runs out is "info".
 	OpTimeout time.Duration
@@ -113,8 +116,13 @@ func (c Config) WithDefaults() (Config, error) {
 	if c.HoldDist != HoldFixed && c.HoldDist != HoldExp && c.HoldDist != HoldUniform {
 		errs = append(errs, fmt.Errorf("--hold-dist %q: want fixed, exp or uniform", c.HoldDist))
 	}
-	if c.Retry != RetryNone && c.Retry != RetryBackoff {
-		errs = append(errs, fmt.Errorf("--retry %q: want none or backoff", c.Retry))
+	p, err := ParseRetry(c.Retry, c.RetryJitter)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	c.Policy = p
+	if c.SkipRelease < 0 || c.SkipRelease > 1 {
+		errs = append(errs, fmt.Errorf("--skip-release %v: want a fraction from 0 to 1", c.SkipRelease))
 	}
 	if c.TTL < time.Millisecond {
 		errs = append(errs, fmt.Errorf("--ttl %v: want at least 1ms (Redis PX is in milliseconds)", c.TTL))
@@ -124,6 +132,9 @@ func (c Config) WithDefaults() (Config, error) {
 	}
 	if c.ExtendEvery < 0 || (c.ExtendEvery > 0 && c.ExtendEvery >= c.TTL) {
 		errs = append(errs, fmt.Errorf("--extend-every %v: want more than 0 and less than the TTL %v (a third of it is usual)", c.ExtendEvery, c.TTL))
+	}
+	if c.TTLFactor < 0 {
+		errs = append(errs, fmt.Errorf("--ttl-factor %v: want more than 0", c.TTLFactor))
 	}
 	if c.Margin >= c.TTL {
 		errs = append(errs, fmt.Errorf("margin %v: want less than the TTL %v", c.Margin, c.TTL))

@@ -17,10 +17,12 @@ type Counters struct {
 	crashed atomic.Int64
 	paused  atomic.Int64
 	cutOff  atomic.Int64
+	skipped atomic.Int64
 }
 
 // Snapshot returns the current totals.
 func (c *Counters) Snapshot() history.Unrecorded {
 	return history.Unrecorded{Lost: c.lost.Load(), GiveUps: c.giveUps.Load(), NotSent: c.notSent.Load(),
-		Undone: c.undone.Load(), Crashed: c.crashed.Load(), Paused: c.paused.Load(), CutOff: c.cutOff.Load()}
+		Undone: c.undone.Load(), Crashed: c.crashed.Load(), Paused: c.paused.Load(), CutOff: c.cutOff.Load(),
+		Skipped: c.skipped.Load()}
 }

@@ -113,7 +113,13 @@ func (r *Runner) client(ctx context.Context, id int) {
 		lease, ok := r.acquire(ctx, c, key)
 		if ok {
 			r.hold(ctx, c, lease)
-			r.release(ctx, c, lease)
+			if r.cfg.SkipRelease > 0 && c.rng.Float64() < r.cfg.SkipRelease && ctx.Err() == nil {
+				// Code that returned early and never reached its
+				// unlock: the lease runs out its TTL.
+				r.counters.skipped.Add(1)
+			} else {
+				r.release(ctx, c, lease)
+			}
 		}
 		if r.cfg.Think > 0 && !ctxwait.Sleep(ctx, r.cfg.Think) {
 			return
@@ -169,11 +175,7 @@ const notSentPause = 10 * time.Millisecond
 // acquire tries until it holds the lock, the retry policy gives up, or the
 // run stops. Every attempt is one op.
 func (r *Runner) acquire(ctx context.Context, c *client, key string) (lockimpl.Lease, bool) {
-	attempts := 1
-	if r.cfg.Retry == RetryBackoff {
-		attempts = BackoffMaxAttempts
-	}
-	for a := 0; a < attempts; a++ {
+	for a := 0; r.cfg.Policy.more(a); a++ {
 		if ctx.Err() != nil {
 			return lockimpl.Lease{}, false
 		}
@@ -214,9 +216,8 @@ func (r *Runner) acquire(ctx context.Context, c *client, key string) (lockimpl.L
 			}
 			return lease, true
 		}
-		if a+1 < attempts {
-			// Full jitter: uniform in [0, base * 2^a).
-			if !ctxwait.Sleep(ctx, time.Duration(c.rng.Int64N(int64(BackoffBase)<<a))) {
+		if r.cfg.Policy.more(a + 1) {
+			if !ctxwait.Sleep(ctx, r.cfg.Policy.Delay(a, c.rng)) {
 				return lockimpl.Lease{}, false
 			}
 		}

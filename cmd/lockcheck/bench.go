@@ -38,7 +38,8 @@ func benchCmd(ctx context.Context, args []string) (int, error) {
 	fs.DurationVar(&cfg.Workload.TTL, "ttl", 10*time.Second, "lock TTL")
 	fs.DurationVar(&cfg.Workload.Hold, "hold", 0, "mean time a client holds the lock (0: acquire and release at once)")
 	fs.StringVar(&cfg.Workload.HoldDist, "hold-dist", workload.HoldFixed, "hold time distribution: fixed, exp or uniform")
-	fs.StringVar(&cfg.Workload.Retry, "retry", workload.RetryNone, "acquire retry: none or backoff")
+	fs.StringArrayVar(&cfg.Retries, "retry", []string{workload.RetryNone}, "acquire retry policy (as run's --retry); give it several times to sweep policies side by side")
+	fs.StringVar(&cfg.Workload.RetryJitter, "retry-jitter", workload.JitterFull, "jitter of each retry delay: full, equal or none")
 	fs.DurationVar(&cfg.Workload.Think, "think", 0, "pause between a release and the next acquire")
 	fs.Int64Var(&cfg.Workload.Seed, "seed", 1, "seed of every random choice")
 	fs.BoolVar(&cfg.Baseline, "baseline", false, "before each cell, run redis-benchmark (SET NX PX and the release EVALSHA) on its node at its concurrency")
@@ -103,15 +104,15 @@ func benchCmd(ctx context.Context, args []string) (int, error) {
 
 func printBench(cells []harness.BenchCell) {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "lock\tclients\tkeys\tacq/s\tcs/s\tp50 ms\tp90 ms\tp99 ms\tp99.9 ms\tmax ms\twait p99 ms\tsuccess\tJain\tbaseline pairs/s\tratio\tverdict\t")
+	fmt.Fprintln(tw, "lock\tclients\tkeys\tretry\tacq/s\tcs/s\tp50 ms\tp90 ms\tp99 ms\tp99.9 ms\tmax ms\twait p99 ms\tattempts/acq\tgive-ups\tsuccess\tJain\tbaseline pairs/s\tratio\tverdict\t")
 	for _, c := range cells {
 		ratio, base := "-", "-"
 		if c.BaselinePairs > 0 {
 			base, ratio = fmt.Sprintf("%.0f", c.BaselinePairs), fmt.Sprintf("%.2fx", c.Ratio)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.0f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\t%s\t%s\t\n",
-			c.Lock, c.Clients, c.Keys, c.Acquisitions, c.CriticalSections, c.AcquireP50, c.AcquireP90, c.AcquireP99,
-			c.AcquireP999, c.AcquireMax, c.WaitP99, c.SuccessRatio, c.Jain, base, ratio, c.Verdict)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%.0f\t%.0f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t%d\t%.3f\t%.3f\t%s\t%s\t%s\t\n",
+			c.Lock, c.Clients, c.Keys, c.Retry, c.Acquisitions, c.CriticalSections, c.AcquireP50, c.AcquireP90, c.AcquireP99,
+			c.AcquireP999, c.AcquireMax, c.WaitP99, c.AttemptsPerAcquisition, c.GiveUps, c.SuccessRatio, c.Jain, base, ratio, c.Verdict)
 	}
 	tw.Flush()
 }

@@ -65,7 +65,10 @@ func runFlags(o *runOpts) *flag.FlagSet {
 	fs.DurationVar(&o.w.TTL, "ttl", workload.DefaultTTL, "lock TTL")
 	fs.DurationVar(&o.w.Hold, "hold", workload.DefaultHold, "mean time a client wants the lock")
 	fs.StringVar(&o.w.HoldDist, "hold-dist", workload.HoldExp, "hold time distribution: fixed, exp or uniform")
-	fs.StringVar(&o.w.Retry, "retry", workload.RetryBackoff, "acquire retry: none, or backoff (50ms doubling, full jitter, 5 attempts)")
+	fs.StringVar(&o.w.Retry, "retry", workload.RetryBackoff, "acquire retry policy: none, fixed:DELAY[,N], backoff:BASE,CAP[,N] (N attempts; without N, until acquired) or backoff (= backoff:50ms,1s,5)")
+	fs.StringVar(&o.w.RetryJitter, "retry-jitter", workload.JitterFull, "jitter of each retry delay d: full (uniform in [0,d)), equal (d/2 plus uniform in [0,d/2)) or none")
+	fs.Float64Var(&o.w.SkipRelease, "skip-release", 0, "fraction of critical sections that end without a release (code that returns early and never reaches its unlock)")
+	fs.Float64Var(&o.w.TTLFactor, "ttl-factor", report.DefaultTTLFactor, "factor of the TTL advice's rule \"p99 hold × factor\" (results.json ttl_advice)")
 	fs.DurationVar(&o.w.Think, "think", 0, "pause between a release and the next acquire")
 	fs.Int64Var(&o.w.Seed, "seed", 0, "seed of every random choice (0: from the clock; the run records it)")
 	fs.IntVar(&o.seeds, "seeds", 1, "runs, with seeds --seed, --seed+1, ...; stops at the first that is not valid unless --keep-going")
@@ -299,6 +302,10 @@ func printSummary(w io.Writer, res *harness.Result) {
 	if s.CutOff > 0 {
 		fmt.Fprintf(w, "  commands timed out with their client cut off from redis %d\n", s.CutOff)
 	}
+	if s.SkippedReleases > 0 {
+		fmt.Fprintf(w, "  critical sections ended without a release (--skip-release) %d\n", s.SkippedReleases)
+	}
+	printTTLAdvice(w, res.TTLAdvice)
 	fmt.Fprintf(w, "  peak RSS of lockcheck: %.0f MB\n\n", float64(harness.PeakRSS())/(1<<20))
 	if len(res.Faults) > 0 {
 		fmt.Fprintln(w, "  fault windows:")
@@ -312,6 +319,21 @@ func printSummary(w io.Writer, res *harness.Result) {
 	printThresholds(w, res.Thresholds)
 	fmt.Fprintf(w, "verdict: %s\nresults: %s\nreport:  %s\n", strings.ToUpper(string(res.Verdict)), res.Dir,
 		filepath.Join(res.Dir, "report.html"))
+}
+
+// printTTLAdvice prints the TTL against the holds, and the rules of thumb
+// the TTL does not fit.
+func printTTLAdvice(w io.Writer, a report.TTLAdvice) {
+	if a.Holds == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  ttl %v ms; holds p50 %.0f / p99 %.0f / max %.0f ms, %d of %d over the ttl; sections cut short %.1f%%\n",
+		a.TTLms, a.HoldP50ms, a.HoldP99ms, a.HoldMaxms, a.HoldsOverTTL, a.Holds, 100*a.CutShortFraction)
+	for _, r := range a.Rules {
+		if !r.Fits {
+			fmt.Fprintf(w, "    the rule %s gives a ttl of %v ms\n", r.Rule, r.TTLms)
+		}
+	}
 }
 
 // printChecks prints each checker's verdict and its first violations.
