@@ -60,8 +60,8 @@ type Config struct {
 	// TTLFactor is the factor of the TTL advice's p99 rule (0: 3); the
 	// workload only records it.
 	TTLFactor float64
-	Think       time.Duration
-	Seed     int64
+	Think     time.Duration
+	Seed      int64
 	// OpTimeout bounds each Redis operation; one that runs out is "info".
 	OpTimeout time.Duration
 	// ExtendEvery, if set, puts the lock under a client-side watchdog

@@ -75,7 +75,7 @@ func TestRetryPolicy_Delay(t *testing.T) {
 	if d := b.Delay(200, rng); d != 60*ms {
 		t.Errorf("attempt 200 (shift overflow): %v, want the cap", d)
 	}
-	if (RetryPolicy{Attempts: 3}).more(3) || !(RetryPolicy{Attempts: 3}).more(2) || !(RetryPolicy{}).more(1 << 30) {
+	if (RetryPolicy{Attempts: 3}).more(3) || !(RetryPolicy{Attempts: 3}).more(2) || !(RetryPolicy{}).more(1<<30) {
 		t.Errorf("more: attempts bound wrong")
 	}
 }
