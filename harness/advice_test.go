@@ -19,7 +19,7 @@ import (
 
 // skipWorkload: 20 clients on 3 keys, holds of about 50 ms under a 300 ms
 // TTL, a fifth of them ending without a release.
-var skipWorkload = workload.Config{Clients: 20, Keys: 3, Duration: 6 * time.Second, TTL: 300 * time.Millisecond,
+var skipWorkload = workload.Config{Clients: 20, Keys: 3, Duration: 5 * time.Second, TTL: 300 * time.Millisecond,
 	Hold: 50 * time.Millisecond, HoldDist: workload.HoldUniform, Retry: "fixed:10ms", SkipRelease: 0.2, Margin: 30 * time.Millisecond}
 
 // TestRun_SkipRelease: a correct lock heals a forgotten unlock by its
