@@ -528,7 +528,7 @@ func toJSON(c workload.Config) report.RunWorkload {
 	w := report.RunWorkload{Clients: c.Clients, Keys: c.Keys, KeyDist: c.KeyDist, Ops: c.Ops,
 		Duration: c.Duration.String(), TTL: c.TTL.String(), Hold: c.Hold.String(), HoldDist: c.HoldDist,
 		Retry: c.Retry, Think: c.Think.String(), OpTimeout: c.OpTimeout.String(), Margin: c.Margin.String(),
-		SkipRelease: c.SkipRelease, TTLFactor: c.TTLFactor}
+		SkipRelease: c.SkipRelease, TTLFactor: c.TTLFactor, Rate: c.Rate}
 	if c.Policy.Kind != "" {
 		w.Retry = c.Policy.String()
 	}

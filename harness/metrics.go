@@ -85,7 +85,7 @@ func (m *metrics) observe(op *history.Op) {
 	}
 	f, t := string(op.F), string(op.Type)
 	m.ops.WithLabelValues(f, t).Inc()
-	m.latency.WithLabelValues(f, t).Observe(float64(op.Return-op.Call) / 1e9)
+	m.latency.WithLabelValues(f, t).Observe(float64(op.Return-op.Start()) / 1e9)
 	switch {
 	case op.F == history.Acquire && op.Type == history.OK:
 		m.leases.Inc()

@@ -112,4 +112,8 @@ type Unrecorded struct {
 	// Skipped counts critical sections that ended without a release
 	// (--skip-release).
 	Skipped int64
+	// Scheduled, Started and Dropped are an open-model run's attempts
+	// (--rate): due on the schedule, started by a worker, and dropped
+	// because the backlog was full. Scheduled - Started is the shortfall.
+	Scheduled, Started, Dropped int64
 }

@@ -13,6 +13,7 @@ import (
 func sampleOps() []Op {
 	return []Op{
 		{Process: 3, F: Acquire, Type: OK, Key: "lock:1", Token: "ab12", TTLms: 1000, Call: 10, Return: 20},
+		{Process: 6, F: Acquire, Type: Fail, Key: "lock:1", TTLms: 1000, Call: 12, Return: 22, Scheduled: 8},
 		{Process: 3, F: Write, Type: OK, Key: "lock:1", Token: "ab12", Fence: 7, Call: 21, Return: 40},
 		{Process: 5, F: Write, Type: OK, Key: "lock:1", Token: "cd34", Call: 41, Return: 60, CutShort: true, Late: true},
 		{Process: 3, F: Extend, Type: OK, Key: "lock:1", Token: "ab12", TTLms: 500, Mode: ExtendAdd, Call: 41, Return: 45},
@@ -127,6 +128,7 @@ func TestRead_BadInput(t *testing.T) {
 		{"no token on info release", strings.NewReplacer(`"acquire"`, `"release"`, `"ok"`, `"info"`).Replace(without("token")), 1, "release info op has no token"},
 		{"cut_short on acquire", strings.Replace(good, `"return":2`, `"return":2,"cut_short":true`, 1), 1, "cut_short or late on acquire op"},
 		{"late on acquire", strings.Replace(good, `"return":2`, `"return":2,"late":true`, 1), 1, "cut_short or late on acquire op"},
+		{"scheduled after call", strings.Replace(good, `"return":2`, `"return":2,"scheduled":2`, 1), 1, "scheduled 2 on acquire op called at 1"},
 		{"mode on acquire", strings.Replace(good, `"ttl_ms":5,`, `"ttl_ms":5,"mode":"add",`, 1), 1, `mode "add" on acquire op`},
 		{"blank line inside", good + "\n\n" + second, 2, "empty line"},
 		{"no call", without("call"), 1, `missing field "call"`},
@@ -222,8 +224,8 @@ func TestCounts(t *testing.T) {
 	if !reflect.DeepEqual(live, c) {
 		t.Errorf("live %v, read %v", live, c)
 	}
-	if c.Get(Write, OK) != 2 || c.Get(Acquire, "") != 2 || c.Get(Nemesis, Info) != 1 || c.Total() != int64(len(ops)) {
-		t.Errorf("counts %v: want 2 ok writes, 2 acquires, 1 nemesis op, %d in all", c, len(ops))
+	if c.Get(Write, OK) != 2 || c.Get(Acquire, "") != 3 || c.Get(Nemesis, Info) != 1 || c.Total() != int64(len(ops)) {
+		t.Errorf("counts %v: want 2 ok writes, 3 acquires, 1 nemesis op, %d in all", c, len(ops))
 	}
 	if _, ok := Count(ops[:1])[Nemesis]; ok {
 		t.Error("a history without nemesis ops counts nemesis ops")

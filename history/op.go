@@ -66,6 +66,10 @@ type Op struct {
 	Mode   string `json:"mode,omitempty"`
 	Call   int64  `json:"call"`
 	Return int64  `json:"return"`
+	// Scheduled is set on the acquires of an open-model run (--rate):
+	// when the attempt was due, at or before its call. Its latency counts
+	// from then (coordinated omission corrected).
+	Scheduled int64 `json:"scheduled,omitempty"`
 	// CutShort and Late are set on writes only: the client left its
 	// critical section before it wanted to (at its lease's deadline less
 	// the margin, or stopped by the resource or a pause), and it left after
@@ -75,6 +79,15 @@ type Op struct {
 	Error    string `json:"error,omitempty"`
 	// Value is set on nemesis operations only.
 	Value *NemesisValue `json:"value,omitempty"`
+}
+
+// Start is when the op's latency counts from: its schedule, if it had one
+// (an open-model acquire), else its call.
+func (o *Op) Start() int64 {
+	if o.Scheduled > 0 {
+		return o.Scheduled
+	}
+	return o.Call
 }
 
 // NemesisValue describes one fault transition.
@@ -118,6 +131,9 @@ func (o *Op) validate() error {
 	}
 	if (o.CutShort || o.Late) && o.F != Write {
 		return fmt.Errorf("cut_short or late on %s op (only write ops take them)", o.F)
+	}
+	if o.Scheduled != 0 && (o.F != Acquire || o.Scheduled < 0 || o.Scheduled > o.Call) {
+		return fmt.Errorf("scheduled %d on %s op called at %d (only acquires take it, due at or before their call)", o.Scheduled, o.F, o.Call)
 	}
 	if o.Mode != "" && (o.F != Extend || o.Mode != ExtendAdd) {
 		return fmt.Errorf("mode %q on %s op (only extend ops take a mode, and only %q)", o.Mode, o.F, ExtendAdd)

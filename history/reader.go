@@ -103,21 +103,22 @@ func Read(r io.Reader) ([]Op, error) {
 // wireOp is a line as read: required fields are pointers, so that a
 // missing one is told apart from a zero.
 type wireOp struct {
-	Index    *int64        `json:"index"`
-	Process  *int          `json:"process"`
-	F        *Func         `json:"f"`
-	Type     *Type         `json:"type"`
-	Key      string        `json:"key"`
-	Token    string        `json:"token"`
-	Fence    int64         `json:"fence"`
-	TTLms    *int64        `json:"ttl_ms"`
-	Mode     string        `json:"mode"`
-	Call     *int64        `json:"call"`
-	Return   *int64        `json:"return"`
-	CutShort bool          `json:"cut_short"`
-	Late     bool          `json:"late"`
-	Error    string        `json:"error"`
-	Value    *NemesisValue `json:"value"`
+	Index     *int64        `json:"index"`
+	Process   *int          `json:"process"`
+	F         *Func         `json:"f"`
+	Type      *Type         `json:"type"`
+	Key       string        `json:"key"`
+	Token     string        `json:"token"`
+	Fence     int64         `json:"fence"`
+	TTLms     *int64        `json:"ttl_ms"`
+	Mode      string        `json:"mode"`
+	Call      *int64        `json:"call"`
+	Return    *int64        `json:"return"`
+	Scheduled int64         `json:"scheduled"`
+	CutShort  bool          `json:"cut_short"`
+	Late      bool          `json:"late"`
+	Error     string        `json:"error"`
+	Value     *NemesisValue `json:"value"`
 }
 
 // strict is how a line is decoded: the history is a contract, and a line
@@ -152,7 +153,7 @@ func decodeLine(line []byte, op *Op, want int64) error {
 		return fmt.Errorf("index %d, want %d (indexes are dense and start at 0)", *w.Index, want)
 	}
 	*op = Op{Index: *w.Index, Process: *w.Process, F: *w.F, Type: *w.Type, Key: w.Key, Token: w.Token, Fence: w.Fence,
-		Mode: w.Mode, Call: *w.Call, Return: *w.Return, CutShort: w.CutShort, Late: w.Late, Error: w.Error, Value: w.Value}
+		Mode: w.Mode, Call: *w.Call, Return: *w.Return, Scheduled: w.Scheduled, CutShort: w.CutShort, Late: w.Late, Error: w.Error, Value: w.Value}
 	if w.TTLms != nil {
 		op.TTLms = *w.TTLms
 		if op.TTLms < 1 || op.TTLms > MaxTTLms {

@@ -152,6 +152,10 @@ func AppendBody(b []byte, op *Op) []byte {
 	b = strconv.AppendInt(b, op.Call, 10)
 	b = append(b, `,"return":`...)
 	b = strconv.AppendInt(b, op.Return, 10)
+	if op.Scheduled != 0 {
+		b = append(b, `,"scheduled":`...)
+		b = strconv.AppendInt(b, op.Scheduled, 10)
+	}
 	if op.CutShort {
 		b = append(b, `,"cut_short":true`...)
 	}

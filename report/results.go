@@ -56,6 +56,13 @@ type Summary struct {
 	// SkippedReleases counts sections that ended without a release
 	// (--skip-release): their leases ran out their TTL.
 	SkippedReleases int64 `json:"skipped_releases,omitempty"`
+	// Scheduled, Started and Dropped are an open-model run's attempts
+	// (--rate): due, started, dropped with the backlog full; Shortfall is
+	// the due ones never started.
+	Scheduled int64 `json:"scheduled,omitempty"`
+	Started   int64 `json:"started,omitempty"`
+	Dropped   int64 `json:"dropped,omitempty"`
+	Shortfall int64 `json:"shortfall,omitempty"`
 	// StaleRejected counts writes the fenced resource rejected (failed
 	// writes).
 	StaleRejected int64 `json:"stale_rejected"`
@@ -67,7 +74,8 @@ func Summarize(ops []history.Op, u history.Unrecorded) Summary {
 	c := history.Count(ops)
 	delete(c, history.Nemesis)
 	s := Summary{Ops: c, Lost: u.Lost, GiveUps: u.GiveUps, NotSent: u.NotSent, Undone: u.Undone,
-		Crashed: u.Crashed, Paused: u.Paused, CutOff: u.CutOff, SkippedReleases: u.Skipped, StaleRejected: c.Get(history.Write, history.Fail)}
+		Crashed: u.Crashed, Paused: u.Paused, CutOff: u.CutOff, SkippedReleases: u.Skipped,
+		Scheduled: u.Scheduled, Started: u.Started, Dropped: u.Dropped, Shortfall: u.Scheduled - u.Started, StaleRejected: c.Get(history.Write, history.Fail)}
 	for i := range ops {
 		if ops[i].CutShort {
 			s.CutShort++
@@ -81,7 +89,8 @@ func Summarize(ops []history.Op, u history.Unrecorded) Summary {
 
 // Unrecorded returns the figures of s that the history does not record.
 func (s Summary) Unrecorded() history.Unrecorded {
-	return history.Unrecorded{Lost: s.Lost, GiveUps: s.GiveUps, NotSent: s.NotSent, Undone: s.Undone, Crashed: s.Crashed, Paused: s.Paused, CutOff: s.CutOff, Skipped: s.SkippedReleases}
+	return history.Unrecorded{Lost: s.Lost, GiveUps: s.GiveUps, NotSent: s.NotSent, Undone: s.Undone, Crashed: s.Crashed, Paused: s.Paused, CutOff: s.CutOff, Skipped: s.SkippedReleases,
+		Scheduled: s.Scheduled, Started: s.Started, Dropped: s.Dropped}
 }
 
 // WriteResults writes r as results.json into dir.

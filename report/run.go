@@ -57,6 +57,8 @@ type RunWorkload struct {
 	Margin    string `json:"margin"`
 	// ExtendEvery is the client-side watchdog's interval, if any.
 	ExtendEvery string `json:"extend_every,omitempty"`
+	// Rate is the open model's arrival rate of attempts per second.
+	Rate float64 `json:"rate,omitempty"`
 	// SkipRelease is the fraction of sections ended without a release.
 	SkipRelease float64 `json:"skip_release,omitempty"`
 	// TTLFactor is the factor of ttl_advice's p99 rule (0: the default).

@@ -66,6 +66,10 @@ type Stats struct {
 	// them; AbandonedStall in µs.
 	Abandoned      int64
 	AbandonedStall *hdrhistogram.Histogram
+	// StartLag is, in an open-model run (--rate), how long each acquire
+	// waited past its scheduled start for a free worker (µs); its latency
+	// counts from the schedule (history.Op.Start).
+	StartLag *hdrhistogram.Histogram
 }
 
 func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, maxLatencyUs, 3) }
@@ -103,7 +107,7 @@ func Compute(ops []history.Op) *Stats {
 // of time, at least 100ms each.
 func newStats(ops []history.Op) *Stats {
 	s := &Stats{Ops: len(ops), Latency: map[string]*hdrhistogram.Histogram{}, P99: map[string][]float64{},
-		Wait: newHist(), Hold: newHist(), Acquire: newHist(), AbandonedStall: newHist(), Faults: checker.FaultWindows(ops)}
+		Wait: newHist(), Hold: newHist(), Acquire: newHist(), AbandonedStall: newHist(), StartLag: newHist(), Faults: checker.FaultWindows(ops)}
 	for _, se := range Series {
 		s.Latency[se.Name] = newHist()
 	}
@@ -129,7 +133,7 @@ func (s *Stats) timeOp(op *history.Op, perSeries map[string][]*hdrhistogram.Hist
 	default:
 		s.Info[b]++
 	}
-	lat := us(op.Return - op.Call)
+	lat := us(op.Return - op.Start())
 	for _, se := range Series {
 		if op.F == se.F && (se.T == "" || op.Type == se.T) {
 			_ = s.Latency[se.Name].RecordValue(lat)
@@ -154,10 +158,13 @@ func (c *contention) see(s *Stats, op *history.Op) {
 	switch op.F {
 	case history.Acquire:
 		s.AcquireAttempts++
-		_ = s.Acquire.RecordValue(us(op.Return - op.Call))
+		_ = s.Acquire.RecordValue(us(op.Return - op.Start()))
+		if op.Scheduled > 0 {
+			_ = s.StartLag.RecordValue(us(op.Call - op.Scheduled))
+		}
 		s.TTL = max(s.TTL, op.TTL())
 		if _, ok := c.firstAttempt[op.Process]; !ok {
-			c.firstAttempt[op.Process] = op.Call
+			c.firstAttempt[op.Process] = op.Start()
 		}
 		if op.Type == history.OK {
 			s.Acquisitions++

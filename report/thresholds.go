@@ -37,7 +37,7 @@ type Throughput struct {
 // series of the report's charts (Series), the wait from a client's first
 // attempt to its acquisition, and the hold.
 func (s *Stats) latencySeries() map[string]*hdrhistogram.Histogram {
-	m := map[string]*hdrhistogram.Histogram{"acquire": s.Acquire, "wait": s.Wait, "hold": s.Hold}
+	m := map[string]*hdrhistogram.Histogram{"acquire": s.Acquire, "wait": s.Wait, "hold": s.Hold, "start_lag": s.StartLag}
 	for name, h := range s.Latency {
 		m[name] = h
 	}

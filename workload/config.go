@@ -6,6 +6,7 @@ package workload
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -37,6 +38,10 @@ type Config struct {
 	// KeyPrefix goes before every lock key (KeyName); the external
 	// backend sets it, so that a run touches only keys under it.
 	KeyPrefix string
+	// Rate, if set, is an open-model arrival rate of acquire attempts per
+	// second, run by a pool of Clients workers (runOpen): one attempt per
+	// arrival, whatever the retry policy.
+	Rate float64
 	// Ops bounds the number of acquire attempts (0: no bound).
 	Ops int64
 	// Duration bounds the run (0: DefaultDuration, unless Ops is set).
@@ -121,6 +126,9 @@ func (c Config) WithDefaults() (Config, error) {
 		errs = append(errs, err)
 	}
 	c.Policy = p
+	if c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) || c.Rate > 1e6 {
+		errs = append(errs, fmt.Errorf("--rate %v: want attempts per second, up to 1000000", c.Rate))
+	}
 	if c.SkipRelease < 0 || c.SkipRelease > 1 {
 		errs = append(errs, fmt.Errorf("--skip-release %v: want a fraction from 0 to 1", c.SkipRelease))
 	}

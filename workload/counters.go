@@ -18,11 +18,14 @@ type Counters struct {
 	paused  atomic.Int64
 	cutOff  atomic.Int64
 	skipped atomic.Int64
+	// The open model's attempts: due, started by a worker, dropped with
+	// the backlog full.
+	scheduled, started, dropped atomic.Int64
 }
 
 // Snapshot returns the current totals.
 func (c *Counters) Snapshot() history.Unrecorded {
 	return history.Unrecorded{Lost: c.lost.Load(), GiveUps: c.giveUps.Load(), NotSent: c.notSent.Load(),
 		Undone: c.undone.Load(), Crashed: c.crashed.Load(), Paused: c.paused.Load(), CutOff: c.cutOff.Load(),
-		Skipped: c.skipped.Load()}
+		Skipped: c.skipped.Load(), Scheduled: c.scheduled.Load(), Started: c.started.Load(), Dropped: c.dropped.Load()}
 }

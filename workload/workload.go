@@ -73,24 +73,32 @@ func (r *Runner) Run(ctx context.Context, locker lockimpl.Locker) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	r.stop = cancel
-	var wg sync.WaitGroup
-	for id := 0; id < r.cfg.Clients; id++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() {
-				if p := recover(); p != nil {
-					cancel(fmt.Errorf("client %d panicked: %v\n%s", id, p, debug.Stack()))
-				}
+	if r.cfg.Rate > 0 {
+		r.runOpen(ctx)
+	} else {
+		var wg sync.WaitGroup
+		for id := 0; id < r.cfg.Clients; id++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer r.recoverClient(id)
+				r.client(ctx, id)
 			}()
-			r.client(ctx, id)
-		}()
+		}
+		wg.Wait()
 	}
-	wg.Wait()
 	if err := context.Cause(ctx); err != nil && err != context.Canceled && err != context.DeadlineExceeded {
 		return err
 	}
 	return nil
+}
+
+// recoverClient stops the run with a client's panic (a Locker bug) as
+// its cause; deferred by every client goroutine.
+func (r *Runner) recoverClient(id int) {
+	if p := recover(); p != nil {
+		r.stop(fmt.Errorf("client %d panicked: %v\n%s", id, p, debug.Stack()))
+	}
 }
 
 type client struct {
@@ -103,28 +111,40 @@ type client struct {
 	ctxID int
 }
 
-func (r *Runner) client(ctx context.Context, id int) {
-	c := &client{id: id, rng: rand.New(rand.NewPCG(uint64(r.cfg.Seed), uint64(id)))}
-	if r.cfg.KeyDist == KeyZipf && r.cfg.Keys > 1 {
-		c.zipf = rand.NewZipf(c.rng, 1.1, 1, uint64(r.cfg.Keys-1))
+// newClient is client id's state: its random source, seeded from the run's
+// seed and its id, and its key distribution.
+func newClient(cfg Config, id int) *client {
+	c := &client{id: id, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(id)))}
+	if cfg.KeyDist == KeyZipf && cfg.Keys > 1 {
+		c.zipf = rand.NewZipf(c.rng, 1.1, 1, uint64(cfg.Keys-1))
 	}
+	return c
+}
+
+func (r *Runner) client(ctx context.Context, id int) {
+	c := newClient(r.cfg, id)
 	for ctx.Err() == nil {
 		key := KeyName(r.cfg.KeyPrefix, c.pickKey(r.cfg.Keys))
-		lease, ok := r.acquire(ctx, c, key)
-		if ok {
-			r.hold(ctx, c, lease)
-			if r.cfg.SkipRelease > 0 && c.rng.Float64() < r.cfg.SkipRelease && ctx.Err() == nil {
-				// Code that returned early and never reached its
-				// unlock: the lease runs out its TTL.
-				r.counters.skipped.Add(1)
-			} else {
-				r.release(ctx, c, lease)
-			}
+		if lease, ok := r.acquire(ctx, c, key); ok {
+			r.holdAndRelease(ctx, c, lease)
 		}
 		if r.cfg.Think > 0 && !ctxwait.Sleep(ctx, r.cfg.Think) {
 			return
 		}
 	}
+}
+
+// holdAndRelease holds a lease, then releases it, unless --skip-release
+// has the client forget to.
+func (r *Runner) holdAndRelease(ctx context.Context, c *client, lease lockimpl.Lease) {
+	r.hold(ctx, c, lease)
+	if r.cfg.SkipRelease > 0 && c.rng.Float64() < r.cfg.SkipRelease && ctx.Err() == nil {
+		// Code that returned early and never reached its unlock: the
+		// lease runs out its TTL.
+		r.counters.skipped.Add(1)
+		return
+	}
+	r.release(ctx, c, lease)
 }
 
 func (c *client) pickKey(keys int) int {
@@ -176,54 +196,78 @@ const notSentPause = 10 * time.Millisecond
 // run stops. Every attempt is one op.
 func (r *Runner) acquire(ctx context.Context, c *client, key string) (lockimpl.Lease, bool) {
 	for a := 0; r.cfg.Policy.more(a); a++ {
-		if ctx.Err() != nil {
-			return lockimpl.Lease{}, false
-		}
-		if r.cfg.Ops > 0 && r.attempts.Add(1) > r.cfg.Ops {
-			return lockimpl.Lease{}, false
-		}
-		octx := r.opCtx(c)
-		// call is read before the request is sent and ret after its reply
-		// is read, so [call, ret] contains the moment Redis applied it.
-		call := r.now()
-		lease, err := r.locker.Acquire(octx, key, r.cfg.TTL)
-		ret := r.now()
-		if r.notSent(ctx, err) {
-			continue
-		}
-		op := history.Op{Process: c.id, F: history.Acquire, Type: lockimpl.Outcome(err), Key: key,
-			TTLms: r.cfg.TTL.Milliseconds(), Call: call, Return: ret}
-		op.Token, op.Fence = lease.Token, lease.Fence
-		if err != nil {
-			op.Error = err.Error()
-			if op.Type == history.Info && op.Token == "" {
-				// It may have taken effect under a token the lock did not
-				// return: a lease of its own that no one releases.
-				op.Token = "unknown-" + lockimpl.NewToken()
-			}
-		}
-		r.record(op)
-		r.badLock(err)
-		if errors.Is(err, ErrCrashed) {
-			r.die(c)
-			return lockimpl.Lease{}, false
-		}
-		if err == nil {
-			// The lease runs from our call, which is no later than the one
-			// the lock took: the deadline we honour is never too late.
-			if lease.Acquired == 0 || time.Duration(call) < lease.Acquired {
-				lease.Acquired = time.Duration(call)
-			}
+		lease, res := r.attempt(ctx, c, key, 0)
+		switch res {
+		case held:
 			return lease, true
+		case stopped:
+			return lockimpl.Lease{}, false
+		case notSent:
+			continue // it paused already, and did not happen
 		}
-		if r.cfg.Policy.more(a + 1) {
-			if !ctxwait.Sleep(ctx, r.cfg.Policy.Delay(a, c.rng)) {
-				return lockimpl.Lease{}, false
-			}
+		if r.cfg.Policy.more(a+1) && !ctxwait.Sleep(ctx, r.cfg.Policy.Delay(a, c.rng)) {
+			return lockimpl.Lease{}, false
 		}
 	}
 	r.counters.giveUps.Add(1)
 	return lockimpl.Lease{}, false
+}
+
+// attemptResult is how an acquire attempt ended.
+type attemptResult int
+
+const (
+	held    attemptResult = iota // the client holds the lease
+	refused                      // taken, or indeterminate: it may try again
+	notSent                      // it never reached Redis
+	stopped                      // the run is over, the op budget spent, or the client crashed
+)
+
+// attempt makes one acquire attempt, recorded as one op; due is when an
+// open-model attempt was scheduled (0: a closed-model client, which
+// counts its attempts against the op budget here).
+func (r *Runner) attempt(ctx context.Context, c *client, key string, due int64) (lockimpl.Lease, attemptResult) {
+	if ctx.Err() != nil {
+		return lockimpl.Lease{}, stopped
+	}
+	if due == 0 && r.cfg.Ops > 0 && r.attempts.Add(1) > r.cfg.Ops {
+		return lockimpl.Lease{}, stopped
+	}
+	octx := r.opCtx(c)
+	// call is read before the request is sent and ret after its reply
+	// is read, so [call, ret] contains the moment Redis applied it.
+	call := r.now()
+	lease, err := r.locker.Acquire(octx, key, r.cfg.TTL)
+	ret := r.now()
+	if r.notSent(ctx, err) {
+		return lockimpl.Lease{}, notSent
+	}
+	op := history.Op{Process: c.id, F: history.Acquire, Type: lockimpl.Outcome(err), Key: key,
+		TTLms: r.cfg.TTL.Milliseconds(), Call: call, Return: ret, Scheduled: min(due, call)}
+	op.Token, op.Fence = lease.Token, lease.Fence
+	if err != nil {
+		op.Error = err.Error()
+		if op.Type == history.Info && op.Token == "" {
+			// It may have taken effect under a token the lock did not
+			// return: a lease of its own that no one releases.
+			op.Token = "unknown-" + lockimpl.NewToken()
+		}
+	}
+	r.record(op)
+	r.badLock(err)
+	if errors.Is(err, ErrCrashed) {
+		r.die(c)
+		return lockimpl.Lease{}, stopped
+	}
+	if err != nil {
+		return lockimpl.Lease{}, refused
+	}
+	// The lease runs from our call, which is no later than the one the
+	// lock took: the deadline we honour is never too late.
+	if lease.Acquired == 0 || time.Duration(call) < lease.Acquired {
+		lease.Acquired = time.Duration(call)
+	}
+	return lease, held
 }
 
 // hold is the time between acquire and release. The client wants the lock

@@ -30,6 +30,7 @@ func benchCmd(ctx context.Context, args []string) (int, error) {
 	externalFlags(fs, &ext)
 	var thresholds []string
 	thresholdFlag(fs, &thresholds)
+	rateFlag(fs, &cfg.Workload.Rate)
 	fs.IntSliceVar(&cfg.Clients, "clients", []int{50, 500, 2000}, "client counts to sweep")
 	fs.IntSliceVar(&cfg.Keys, "keys", []int{1000000}, "key counts to sweep (many keys: no contention, the harness's own limit)")
 	fs.DurationVar(&cfg.Workload.Duration, "duration", 10*time.Second, "length of each cell, warm-up included")

@@ -84,6 +84,7 @@ func runFlags(o *runOpts) *flag.FlagSet {
 	fs.StringVar(&o.backend, "backend", cluster.Local, "where Redis runs: local (redis-server processes), docker (containers on a network made for the run) or external (a Redis you run: --redis, --sentinel or --cluster)")
 	externalFlags(fs, &o.ext)
 	thresholdFlag(fs, &o.thresholds)
+	rateFlag(fs, &o.w.Rate)
 	fs.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics while the clients run (ADDR [HOST]:PORT; HOST defaults to 127.0.0.1)")
 	fs.StringVar(&o.image, "image", cluster.DefaultImage, "docker backend: the Redis image; if not present it is built from the host's redis-server (never pulled)")
 	fs.IntVar(&o.nodes, "nodes", 0, "masters of the redlock topology (default 5) or the cluster topology (default 3)")
@@ -301,6 +302,13 @@ func printSummary(w io.Writer, res *harness.Result) {
 	}
 	if s.CutOff > 0 {
 		fmt.Fprintf(w, "  commands timed out with their client cut off from redis %d\n", s.CutOff)
+	}
+	if s.Scheduled > 0 {
+		fmt.Fprintf(w, "  open model: %d attempts due, %d started, %d dropped (backlog full), %d never started", s.Scheduled, s.Started, s.Dropped, s.Shortfall)
+		if p, ok := res.Latency["start_lag"]; ok {
+			fmt.Fprintf(w, "; start lag p50 %.3f / p99 %.3f / max %.3f ms", p.P50, p.P99, p.Max)
+		}
+		fmt.Fprintln(w)
 	}
 	if s.SkippedReleases > 0 {
 		fmt.Fprintf(w, "  critical sections ended without a release (--skip-release) %d\n", s.SkippedReleases)
