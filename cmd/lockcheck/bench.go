@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"runtime/pprof"
 	"text/tabwriter"
 	"time"
 
@@ -48,6 +49,8 @@ func benchCmd(ctx context.Context, args []string) (int, error) {
 	fs.DurationVar(&cfg.Nemesis.Interval, "nemesis-interval", nemesis.DefaultInterval, "time between two faults")
 	fs.DurationVar(&cfg.Nemesis.Duration, "nemesis-duration", nemesis.DefaultDuration, "how long each fault stays on")
 	fs.StringVar(&cfg.OutDir, "out", "results", "results root: the sweep goes to OUT/bench/<timestamp>/")
+	var cpuProfile string
+	fs.StringVar(&cpuProfile, "cpuprofile", "", "write lockcheck's own CPU profile of the sweep to this file (go tool pprof), to see what the harness costs")
 	fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: lockcheck bench [flags]   (a sweep of locks × clients × keys; writes bench.csv, bench.json, bench.html)")
 		fs.PrintDefaults()
@@ -80,6 +83,17 @@ func benchCmd(ctx context.Context, args []string) (int, error) {
 	cfg.Nemesis.Faults = faults
 	cfg.Progress = os.Stderr
 	tuneGC()
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return exitUsage, usageError{fmt.Errorf("--cpuprofile: %w", err)}
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return exitUsage, usageError{fmt.Errorf("--cpuprofile: %w", err)}
+		}
+		defer pprof.StopCPUProfile()
+	}
 	cells, dir, err := harness.Bench(ctx, cfg)
 	if len(cells) > 0 {
 		printBench(cells)

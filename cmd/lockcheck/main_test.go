@@ -111,6 +111,7 @@ func TestCLI_UsageErrors(t *testing.T) {
 		{"retry cap below base", []string{"run", "--retry", "backoff:1s,10ms"}, `--retry "backoff:1s,10ms": the cap is below the base`},
 		{"unknown retry jitter", []string{"run", "--retry-jitter", "half"}, `--retry-jitter "half": want full, equal or none`},
 		{"bench: bad retry in a sweep", []string{"bench", "--retry", "none", "--retry", "fixed:0s"}, `--retry "fixed:0s": "0s" is not a positive duration`},
+		{"bench: cpuprofile unwritable", []string{"bench", "--cpuprofile", "/nonexistent/x.prof"}, "--cpuprofile: open /nonexistent/x.prof: no such file or directory"},
 		{"bad rate", []string{"run", "--rate", "fast"}, `invalid argument "fast" for "--rate" flag: want a positive rate such as 500/s or 3000/m`},
 		{"rate unit", []string{"run", "--rate", "5/h"}, `unit "h": want /s or /m`},
 		{"skip-release over 1", []string{"run", "--skip-release", "1.5"}, "--skip-release 1.5: want a fraction from 0 to 1"},
