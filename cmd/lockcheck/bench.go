@@ -55,11 +55,8 @@ func benchCmd(ctx context.Context, args []string) (int, error) {
 		fmt.Fprintln(os.Stderr, "usage: lockcheck bench [flags]   (a sweep of locks × clients × keys; writes bench.csv, bench.json, bench.html)")
 		fs.PrintDefaults()
 	}
-	if done, code, err := parse(fs, args); done {
+	if done, code, err := parseNoArgs(fs, args); done {
 		return code, err
-	}
-	if fs.NArg() > 0 {
-		return exitUsage, usageError{fmt.Errorf("bench takes no arguments, got %q", fs.Args())}
 	}
 	reg, names, err := own.registry()
 	if err != nil {

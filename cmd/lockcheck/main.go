@@ -166,6 +166,17 @@ func parse(fs *flag.FlagSet, args []string) (done bool, code int, err error) {
 	return false, 0, nil
 }
 
+// parseNoArgs is parse for a command that takes flags only.
+func parseNoArgs(fs *flag.FlagSet, args []string) (done bool, code int, err error) {
+	if done, code, err := parse(fs, args); done {
+		return done, code, err
+	}
+	if fs.NArg() > 0 {
+		return true, exitUsage, usageError{fmt.Errorf("%s takes no arguments, got %q", fs.Name(), fs.Args())}
+	}
+	return false, 0, nil
+}
+
 // flagFloor is the least value of every numeric flag of every command, by
 // name: a count or a TTL of 0 would otherwise run with a default while the
 // header prints 0, and a gate that passes on a misread configuration is

@@ -43,11 +43,8 @@ func matrixCmd(ctx context.Context, args []string) (int, error) {
 			fmt.Fprintf(os.Stderr, "  %-15s %s\n", s.Name, s.Description)
 		}
 	}
-	if done, code, err := parse(fs, args); done {
+	if done, code, err := parseNoArgs(fs, args); done {
 		return code, err
-	}
-	if fs.NArg() > 0 {
-		return exitUsage, usageError{fmt.Errorf("matrix takes no arguments, got %q", fs.Args())}
 	}
 	reg, names, err := own.registry()
 	if err != nil {

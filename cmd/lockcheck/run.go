@@ -104,11 +104,8 @@ func runFlags(o *runOpts) *flag.FlagSet {
 func runCmd(ctx context.Context, args []string) (int, error) {
 	var o runOpts
 	fs := runFlags(&o)
-	if done, code, err := parse(fs, args); done {
+	if done, code, err := parseNoArgs(fs, args); done {
 		return code, err
-	}
-	if fs.NArg() > 0 {
-		return exitUsage, usageError{fmt.Errorf("run takes no arguments, got %q", fs.Args())}
 	}
 	exactly(fs, "clock-tolerance", &o.check.ClockTolerance)
 	exactly(fs, "info-horizon", &o.check.InfoHorizon)

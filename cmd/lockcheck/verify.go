@@ -73,11 +73,8 @@ func verifyFlags(o *verifyOpts) *flag.FlagSet {
 func verifyCmd(ctx context.Context, args []string) (int, error) {
 	var o verifyOpts
 	fs := verifyFlags(&o)
-	if done, code, err := parse(fs, args); done {
+	if done, code, err := parseNoArgs(fs, args); done {
 		return code, err
-	}
-	if fs.NArg() > 0 {
-		return exitUsage, usageError{fmt.Errorf("verify takes no arguments, got %q", fs.Args())}
 	}
 	cfg := &o.cfg
 	ext, thresholds, err := o.externalAndThresholds(fs, o.backend)
