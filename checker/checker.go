@@ -59,6 +59,10 @@ type Options struct {
 	// OutDir, if set, receives linear-<key>.html visualizations.
 	OutDir string
 
+	// whole is the length of the whole history when a check sees part
+	// of it (Partition): a small history's keys are all visualized.
+	whole int
+
 	// skip turns off reductions of reduce.go (the oracle test's modes and
 	// the benchmarks' baseline).
 	skip reductions
@@ -152,6 +156,10 @@ type Findings struct {
 	// Coverage is what the history exercised (CoverageOf): what the
 	// verdict rests on.
 	Coverage Coverage `json:"coverage"`
+
+	// hits say, for each of the history's fault windows, whether a lease
+	// was live at its start (Merge ORs them across parts).
+	hits []bool
 }
 
 // Checker returns the named checker's result, if present.
@@ -204,8 +212,16 @@ func (c funcChecker) Check(ctx context.Context, ops []history.Op, opt Options) R
 
 // Builtin returns lockcheck's checkers, in the order they report.
 func Builtin() []Checker {
-	return []Checker{
+	return append([]Checker{
 		Func("stats", func(_ context.Context, ops []history.Op, _ Options) Result { return Stats(ops) }),
+	}, perKey()...)
+}
+
+// perKey are the checkers of Builtin that judge each key on its own (with
+// the faults): a history split by key is checked by them part by part
+// (Partition), and stats over the whole.
+func perKey() []Checker {
+	return []Checker{
 		Func("mutex", func(_ context.Context, ops []history.Op, _ Options) Result { return Mutex(ops) }),
 		Func("fencing", func(_ context.Context, ops []history.Op, _ Options) Result { return Fencing(ops) }),
 		Func("linearizable", Linearizable),
@@ -230,7 +246,7 @@ func CheckWith(ctx context.Context, cs []Checker, ops []history.Op, opt Options)
 		rep.Checkers[i], vs[i] = r, r.Verdict
 	}
 	rep.Verdict = Compose(vs...)
-	rep.Coverage = CoverageOf(ops, opt)
+	rep.Coverage, rep.hits = coverageOf(ops, opt)
 	return rep
 }
 

@@ -151,6 +151,13 @@ func (k *keyLeases) near(t int64, f func(*leaseSpan) bool) {
 
 // CoverageOf measures a history's coverage.
 func CoverageOf(ops []history.Op, o Options) Coverage {
+	cov, _ := coverageOf(ops, o)
+	return cov
+}
+
+// coverageOf is CoverageOf, and for each fault window of ops whether a
+// lease was live at its start.
+func coverageOf(ops []history.Op, o Options) (Coverage, []bool) {
 	o = o.Resolved()
 	byToken, keys := leaseSpans(ops, o)
 	cov := Coverage{}
@@ -194,20 +201,30 @@ func CoverageOf(ops []history.Op, o Options) Coverage {
 			}
 		}
 	}
-	for _, w := range FaultWindows(ops) {
-		cov[Windows(w.Fault)]++
-		if _, ok := cov[Hit(w.Fault)]; !ok {
-			cov[Hit(w.Fault)] = 0
-		}
-		if anyLive(keys, w.Start, o) {
-			cov[Hit(w.Fault)]++
-		}
+	ws := FaultWindows(ops)
+	hits := make([]bool, len(ws))
+	for i, w := range ws {
+		hits[i] = anyLive(keys, w.Start, o)
 	}
-	return cov
+	countWindows(cov, ws, hits)
+	return cov, hits
 }
 
 // lateFigures are the free and taken figures of a late release and a
 // late extend.
+// countWindows adds to cov each fault's windows, and those hit.
+func countWindows(cov Coverage, ws []FaultWindow, hits []bool) {
+	for i, w := range ws {
+		cov[Windows(w.Fault)]++
+		if _, ok := cov[Hit(w.Fault)]; !ok {
+			cov[Hit(w.Fault)] = 0
+		}
+		if hits[i] {
+			cov[Hit(w.Fault)]++
+		}
+	}
+}
+
 var lateFigures = map[history.Func][2]string{history.Release: {LateReleaseFree, LateReleaseTaken},
 	history.Extend: {LateExtendFree, LateExtendTaken}}
 

@@ -35,7 +35,7 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 	defer cancel()
 	m := leaseModel{eps: int64(opt.ClockTolerance)}
 	kc := keyCheck{ctx: ctx, m: m, pm: m.porcupine(), notes: nemesisAnnotations(ops), outDir: opt.OutDir,
-		visualizeAll: opt.OutDir != "" && len(ops) <= SmallHistory, skip: opt.skip}
+		visualizeAll: opt.OutDir != "" && max(len(ops), opt.whole) <= SmallHistory, skip: opt.skip}
 
 	type keyResult struct {
 		verdict Verdict
@@ -91,9 +91,13 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 		res.Verdict = Invalid
 	case len(res.UnknownKeys) > 0:
 		res.Verdict = Unknown
-		res.Note = fmt.Sprintf("check timed out on %d key(s); raise --check-timeout", len(res.UnknownKeys))
+		res.Note = timeoutNote(len(res.UnknownKeys))
 	}
 	return res
+}
+
+func timeoutNote(keys int) string {
+	return fmt.Sprintf("check timed out on %d key(s); raise --check-timeout", keys)
 }
 
 func deadlineOf(ctx context.Context) time.Time {
@@ -191,9 +195,11 @@ func explain(m leaseModel, lops []*lockOp, info porcupine.LinearizationInfo, v *
 	if len(parts) == 0 {
 		return
 	}
+	// porcupine gives them in a map's order: the longest, and of those the
+	// first in id order, makes the explanation the same run to run.
 	var longest []int
 	for _, l := range parts[0] {
-		if len(l) > len(longest) {
+		if len(l) > len(longest) || len(l) == len(longest) && slices.Compare(l, longest) < 0 {
 			longest = l
 		}
 	}
@@ -286,7 +292,8 @@ func describeWindow(lops []*lockOp, longest []int, done []bool, culprit int, hol
 	for id := range window {
 		ids = append(ids, id)
 	}
-	sort.Slice(ids, func(a, b int) bool { return lops[ids[a]].call < lops[ids[b]].call })
+	slices.Sort(ids)
+	sort.SliceStable(ids, func(a, b int) bool { return lops[ids[a]].call < lops[ids[b]].call })
 	v.Window = [2]int64{lops[ids[0]].call, lops[ids[0]].orig}
 	for _, id := range ids {
 		lo := lops[id]

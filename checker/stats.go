@@ -6,16 +6,19 @@ import (
 
 // Stats counts ops by f and type (figures named "<f>_<type>"). It is invalid
 // when no acquire succeeded: a run that never held the lock proves nothing.
-func Stats(ops []history.Op) Result {
+func Stats(ops []history.Op) Result { return StatsOf(history.Count(ops)) }
+
+// StatsOf is Stats of a history's counts.
+func StatsOf(counts history.Counts) Result {
 	res := Result{Name: "stats", Verdict: Valid, Figures: map[string]int64{}}
-	for f, m := range history.Count(ops) {
+	for f, m := range counts {
 		for t, n := range m {
 			if n > 0 {
 				res.Figures[string(f)+"_"+string(t)] = n
 			}
 		}
 	}
-	res.Figures["ops"] = int64(len(ops))
+	res.Figures["ops"] = counts.Total()
 	if res.Figures["acquire_ok"] == 0 {
 		res.Verdict = Invalid
 		res.add(Violation{Message: "no acquire succeeded: the run exercised nothing (is Redis reachable, is the TTL long enough?)"})

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -23,10 +24,12 @@ func CheckDir(ctx context.Context, path string, opt checker.Options) (checker.Fi
 }
 
 // checked is a history checked: what CheckDir returns, and what the
-// report needs besides.
+// report needs besides. The history itself is not held (checkDir reads
+// it in bounded memory): only its Stats and the ops the report draws.
 type checked struct {
 	dir      string
-	ops      []history.Op
+	stats    *report.Stats
+	shown    []history.Op // the ops on the report's violation timelines
 	info     report.RunInfo
 	raw      []byte // run.json as on disk
 	findings checker.Findings
@@ -60,20 +63,76 @@ func checkDir(ctx context.Context, path string, opt checker.Options) (checked, e
 			*f.opt = checker.Exactly(d)
 		}
 	}
-	if c.ops, err = history.ReadFile(hpath); err != nil {
+	if opt.OutDir == "" {
+		opt.OutDir = c.dir
+	}
+	if err := c.check(ctx, hpath, opt); err != nil {
 		var le *history.LineError
 		if errors.As(err, &le) || errors.Is(err, os.ErrNotExist) || errors.Is(err, history.ErrEmpty) {
 			return c, configErr(err)
 		}
 		return c, err
 	}
-	if opt.OutDir == "" {
-		opt.OutDir = c.dir
-	}
-	c.findings = checker.Check(ctx, c.ops, opt)
-	c.results = report.Results{Verdict: c.findings.Verdict, Lock: c.info.Lock, Ops: int64(len(c.ops)), Checkers: c.findings.Checkers,
-		Faults: checker.FaultWindows(c.ops), Coverage: c.findings.Coverage}
 	return c, nil
+}
+
+// check reads the history at hpath once, in batches, into the report's
+// Stats and a checker.Partition of spill files in opt.OutDir (removed when
+// done), then checks it bucket by bucket: what it holds is bounded by a
+// bucket, not by the history's length.
+func (c *checked) check(ctx context.Context, hpath string, opt checker.Options) error {
+	f, err := os.Open(hpath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	part, err := checker.NewPartition(opt.OutDir, checker.BucketsFor(st.Size()))
+	if err != nil {
+		return err
+	}
+	defer part.Close()
+	c.stats = report.NewStats()
+	err = history.Scan(bufio.NewReaderSize(f, 1<<20), func(batch []history.Op) error {
+		// The two readers of a batch, side by side: decoding the next
+		// waits for both.
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for i := range batch {
+				c.stats.Add(&batch[i])
+			}
+		}()
+		err := part.Add(batch)
+		<-done
+		return err
+	})
+	var le *history.LineError
+	switch {
+	case errors.As(err, &le):
+		le.Path = hpath
+		return err
+	case errors.Is(err, history.ErrEmpty):
+		return fmt.Errorf("%s: %w", hpath, err)
+	case err != nil:
+		return err
+	}
+	if c.findings, err = part.Check(ctx, opt, func(ops []history.Op) { c.stats.AddAbandoned(checker.Abandoned(ops)) }); err != nil {
+		return err
+	}
+	c.stats.Finish()
+	c.results = report.Results{Verdict: c.findings.Verdict, Lock: c.info.Lock, Ops: part.Ops(), Checkers: c.findings.Checkers,
+		Faults: c.stats.Faults, Coverage: c.findings.Coverage}
+	drawn := report.Drawn(c.findings)
+	keys := make([]string, len(drawn))
+	for i, v := range drawn {
+		keys[i] = v.Key
+	}
+	c.shown, err = part.OpsOf(keys, report.OnTimeline(drawn))
+	return err
 }
 
 // Check re-checks a run dir or a history file, as CheckDir, and writes
@@ -136,8 +195,8 @@ func (c *checked) write(u history.Unrecorded) error {
 	// recorded (its nodes said "taken"): refused all the same.
 	c.findings.Coverage[checker.Contended] += int(u.Undone)
 	c.results.Coverage = c.findings.Coverage
-	c.results.Summary = report.Summarize(c.ops, u)
-	stats := report.Compute(c.ops)
+	c.results.Summary = report.SummaryOf(c.stats, u)
+	stats := c.stats
 	stats.Advise(c.info.Workload.TTLFactor)
 	c.results.TTLAdvice = stats.Advice
 	c.results.Latency, c.results.Throughput = stats.Figures()
@@ -145,7 +204,7 @@ func (c *checked) write(u history.Unrecorded) error {
 	err := report.WriteResults(c.dir, c.results)
 	meta := report.MetaOf(c.dir, c.info, c.raw)
 	meta.Thresholds, meta.Unrecorded = c.results.Thresholds, u
-	if rerr := report.WriteStats(c.dir, c.ops, stats, c.findings, meta); rerr != nil {
+	if rerr := report.WriteStats(c.dir, c.shown, stats, c.findings, meta); rerr != nil {
 		err = errors.Join(err, fmt.Errorf("report: %w", rerr))
 	}
 	return err
@@ -161,7 +220,7 @@ func Compare(ctx context.Context, before, after, out string, opt checker.Options
 		if err != nil {
 			return report.Run{}, err
 		}
-		return report.Run{Dir: dir, Ops: c.ops, Findings: c.findings, Meta: report.Meta{Lock: c.info.Lock, Redis: c.info.Redis}}, nil
+		return report.Run{Dir: dir, Stats: c.stats, Findings: c.findings, Meta: report.Meta{Lock: c.info.Lock, Redis: c.info.Redis}}, nil
 	}
 	a, err := load(before)
 	if err != nil {

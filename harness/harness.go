@@ -427,6 +427,9 @@ func (r *run) closeHistory() error {
 // judge checks the history and writes results.json and the report.
 func (r *run) judge(ctx context.Context) error {
 	res := r.res
+	if n := r.hw.Counts().Total(); n > 1_000_000 && r.cfg.Progress != nil {
+		fmt.Fprintf(r.cfg.Progress, "checking %d ops, key bucket by key bucket\n", n)
+	}
 	c, err := checkDir(context.WithoutCancel(ctx), res.Dir, r.cfg.Check)
 	if err != nil {
 		return err

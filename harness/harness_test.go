@@ -172,6 +172,11 @@ func TestCheckDir_SameVerdictAsRun(t *testing.T) {
 	if rep.Verdict != res.Verdict {
 		t.Errorf("re-check verdict %s, run verdict %s", rep.Verdict, res.Verdict)
 	}
+	// The check reads the history through spill files in the run dir
+	// (checker.Partition); none is left behind.
+	if left, _ := filepath.Glob(filepath.Join(res.Dir, ".lockcheck-spill-*")); len(left) > 0 {
+		t.Errorf("spill files left in the run dir: %v", left)
+	}
 	for i, c := range rep.Checkers {
 		if c.ViolationCount != res.Findings.Checkers[i].ViolationCount {
 			t.Errorf("%s: re-check found %d violations, run %d", c.Name, c.ViolationCount, res.Findings.Checkers[i].ViolationCount)

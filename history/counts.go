@@ -7,11 +7,11 @@ type Counts map[Func]map[Type]int64
 
 // Count counts a history's ops.
 func Count(ops []Op) Counts {
-	var t tally
+	var t Tally
 	for i := range ops {
-		t.add(&ops[i])
+		t.Add(&ops[i])
 	}
-	return t.counts()
+	return t.Counts()
 }
 
 // Get returns the count of f ops of type t; t "" counts every type.
@@ -42,11 +42,11 @@ var (
 	types = [...]Type{OK, Fail, Info}
 )
 
-// tally counts ops into an array, indexed by a switch rather than a map:
+// Tally counts ops into an array, indexed by a switch rather than a map:
 // it is on the history writer's hot path.
-type tally [len(funcs)][len(types)]int64
+type Tally [len(funcs)][len(types)]int64
 
-func (t *tally) add(op *Op) {
+func (t *Tally) Add(op *Op) {
 	fi, ti := -1, -1
 	switch op.F {
 	case Acquire:
@@ -73,8 +73,8 @@ func (t *tally) add(op *Op) {
 	}
 }
 
-// counts returns t as Counts; nemesis ops appear only when there are some.
-func (t *tally) counts() Counts {
+// Counts returns t as Counts; nemesis ops appear only when there are some.
+func (t *Tally) Counts() Counts {
 	c := Counts{}
 	for fi, f := range funcs {
 		m := map[Type]int64{}

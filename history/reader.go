@@ -43,35 +43,88 @@ const maxLine = 1 << 20
 // line (lowest line number) is reported with its number. Indexes must be
 // dense and in order, as the Writer makes them.
 func Read(r io.Reader) ([]Op, error) {
+	var ops []Op
+	err := Scan(r, func(batch []Op) error {
+		ops = append(ops, batch...)
+		return nil
+	})
+	return ops, err
+}
+
+// ScanBatch is how many lines Scan decodes at a time: the bound on what a
+// scan holds, whatever the history's length.
+const ScanBatch = 1 << 16
+
+// Scan decodes a history batch by batch, each batch's lines in parallel,
+// and hands each to fn in order; fn must not keep the slice (its ops may
+// be kept). It is Read without holding the history: the first bad line is
+// reported with its number and ends the scan, and a history with no op is
+// ErrEmpty.
+func Scan(r io.Reader, fn func([]Op) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
-	var lines [][]byte
-	var arena []byte
+	var (
+		lines  [][]byte
+		arena  []byte
+		blanks [][]byte // blank lines held back: only trailing ones are tolerated
+		seen   int      // lines handed to decode so far
+		ops    = make([]Op, ScanBatch)
+		errs   = make([]error, ScanBatch)
+	)
+	flush := func() error {
+		if len(lines) == 0 {
+			return nil
+		}
+		batch := ops[:len(lines)]
+		if err := decodeBatch(lines, batch, errs, int64(seen)); err != nil {
+			return err
+		}
+		seen += len(lines)
+		lines, arena = lines[:0], arena[:0]
+		return fn(batch)
+	}
 	for sc.Scan() {
-		// Copy into a shared arena: one allocation per ~1 MiB, not per line.
 		line := sc.Bytes()
+		if len(bytes.TrimSpace(line)) == 0 {
+			blanks = append(blanks, nil)
+			continue
+		}
+		for range blanks { // a blank line inside the history: decodeLine reports it
+			lines = append(lines, nil)
+		}
+		blanks = blanks[:0]
+		// Copy into a shared arena: one allocation per ~1 MiB, not per line.
 		if len(arena)+len(line) > cap(arena) {
 			arena = make([]byte, 0, max(1<<20, len(line)))
 		}
 		start := len(arena)
 		arena = append(arena, line...)
 		lines = append(lines, arena[start:len(arena):len(arena)])
+		if len(lines) >= ScanBatch {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, &LineError{Line: len(lines) + 1, Err: fmt.Errorf("line longer than %d bytes", maxLine)}
+			return &LineError{Line: seen + len(lines) + len(blanks) + 1, Err: fmt.Errorf("line longer than %d bytes", maxLine)}
 		}
-		return nil, fmt.Errorf("read history: %w", err)
+		return fmt.Errorf("read history: %w", err)
 	}
 	// A trailing blank line is tolerated (an editor's final newline).
-	for len(lines) > 0 && len(bytes.TrimSpace(lines[len(lines)-1])) == 0 {
-		lines = lines[:len(lines)-1]
+	if err := flush(); err != nil {
+		return err
 	}
-	if len(lines) == 0 {
-		return nil, ErrEmpty
+	if seen == 0 {
+		return ErrEmpty
 	}
-	ops := make([]Op, len(lines))
-	errs := make([]error, len(lines))
+	return nil
+}
+
+// decodeBatch decodes lines into ops in parallel, the first line being
+// number first (from 0); it returns the lowest bad line's error.
+func decodeBatch(lines [][]byte, ops []Op, errs []error, first int64) error {
 	workers := runtime.GOMAXPROCS(0)
 	chunk := (len(lines) + workers - 1) / workers
 	var wg sync.WaitGroup
@@ -84,20 +137,23 @@ func Read(r io.Reader) ([]Op, error) {
 		go func() {
 			defer wg.Done()
 			for i := lo; i < hi; i++ {
-				errs[i] = decodeLine(lines[i], &ops[i], int64(i))
+				errs[i] = decodeLine(lines[i], &ops[i], first+int64(i))
 				if errs[i] != nil {
+					for i++; i < hi; i++ {
+						errs[i] = nil
+					}
 					return // this chunk stops at its first error; earlier chunks still report theirs
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return nil, &LineError{Line: i + 1, Err: err}
+	for i := range lines {
+		if errs[i] != nil {
+			return &LineError{Line: int(first) + i + 1, Err: errs[i]}
 		}
 	}
-	return ops, nil
+	return nil
 }
 
 // wireOp is a line as read: required fields are pointers, so that a

@@ -21,7 +21,7 @@ type Writer struct {
 	head  [32]byte // scratch for `{"index":N`, used under mu
 	bw    *bufio.Writer
 	next  int64
-	tally tally // ops written, by f and type
+	tally Tally // ops written, by f and type
 	err   error
 	pool  sync.Pool
 	stop  chan struct{}
@@ -71,7 +71,7 @@ func (w *Writer) Write(op Op) (int64, error) {
 	body := AppendBody((*bp)[:0], &op)
 	w.mu.Lock()
 	idx := w.next
-	w.tally.add(&op)
+	w.tally.Add(&op)
 	if w.err == nil {
 		h := append(w.head[:0], `{"index":`...)
 		h = strconv.AppendInt(h, idx, 10)
@@ -95,7 +95,7 @@ func (w *Writer) Counts() Counts {
 	w.mu.Lock()
 	t := w.tally
 	w.mu.Unlock()
-	return t.counts()
+	return t.Counts()
 }
 
 // Flush writes buffered ops to the underlying writer.

@@ -14,10 +14,20 @@ import (
 
 // Run is one run for a comparison.
 type Run struct {
-	Dir      string
-	Ops      []history.Op
+	Dir string
+	Ops []history.Op
+	// Stats, if set, are the run's (its ops need not be held then).
+	Stats    *Stats
 	Findings checker.Findings
 	Meta     Meta
+}
+
+// stats returns r's Stats, computed from its ops if not given.
+func (r Run) stats() *Stats {
+	if r.Stats == nil {
+		return Compute(r.Ops)
+	}
+	return r.Stats
 }
 
 type compareSide struct {
@@ -32,7 +42,7 @@ var comparePage = template.Must(template.ParseFS(assets, "assets/compare.html.tm
 // violation counts, throughput, latency percentiles.
 func WriteCompare(path string, before, after Run) error {
 	side := func(r Run) compareSide {
-		s := Compute(r.Ops)
+		s := r.stats()
 		c := compareSide{Run: r, Stats: s}
 		if s.Duration > 0 {
 			c.OpsPerSec = float64(s.Ops) / s.Duration.Seconds()

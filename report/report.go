@@ -142,8 +142,45 @@ func histValues(h *hdrhistogram.Histogram) []float64 {
 	return vals
 }
 
-// violations picks the first DrawnViolations violations and draws the window
-// around each: one lane per client, the ops on its key, faults shaded.
+// Drawn are the violations the report draws: the first DrawnViolations,
+// checker by checker.
+func Drawn(rep checker.Findings) []checker.Violation {
+	var out []checker.Violation
+	for _, c := range rep.Checkers {
+		for _, v := range c.Violations {
+			if len(out) == DrawnViolations {
+				return out
+			}
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// OnTimeline says whether op is on the timeline of one of drawn: all the
+// report needs of a history it does not hold whole.
+func OnTimeline(drawn []checker.Violation) func(*history.Op) bool {
+	return func(op *history.Op) bool {
+		for _, v := range drawn {
+			lo, hi := around(v.Window)
+			if op.Key == v.Key && op.Return >= lo && op.Call <= hi {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// around is the span a violation's timeline shows: its window widened by
+// a quarter on each side.
+func around(w [2]int64) (lo, hi int64) {
+	pad := (w[1] - w[0]) / 4
+	return w[0] - pad, w[1] + pad
+}
+
+// violations draws the window around each Drawn violation: one lane per
+// client, the ops on its key, faults shaded. ops need hold only the ops
+// OnTimeline.
 func violations(rep checker.Findings, ops []history.Op, faults []checker.FaultWindow) ([]violationView, int) {
 	var out []violationView
 	total := 0
@@ -155,6 +192,8 @@ func violations(rep checker.Findings, ops []history.Op, faults []checker.FaultWi
 	}
 	for _, c := range rep.Checkers {
 		total += c.ViolationCount
+	}
+	for _, c := range rep.Checkers {
 		for _, v := range c.Violations {
 			if len(out) == DrawnViolations {
 				break
@@ -173,8 +212,7 @@ func timeline(ops []*history.Op, w [2]int64, faults []checker.FaultWindow) templ
 	if len(ops) == 0 || w[1] <= w[0] {
 		return ""
 	}
-	pad := (w[1] - w[0]) / 4
-	lo, hi := w[0]-pad, w[1]+pad
+	lo, hi := around(w)
 	lanes := map[int]int{}
 	var procs []int
 	p := plot.New()

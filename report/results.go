@@ -71,20 +71,21 @@ type Summary struct {
 // Summarize reads a run's Summary off its history, with what the clients
 // counted besides.
 func Summarize(ops []history.Op, u history.Unrecorded) Summary {
-	c := history.Count(ops)
-	delete(c, history.Nemesis)
-	s := Summary{Ops: c, Lost: u.Lost, GiveUps: u.GiveUps, NotSent: u.NotSent, Undone: u.Undone,
-		Crashed: u.Crashed, Paused: u.Paused, CutOff: u.CutOff, SkippedReleases: u.Skipped,
-		Scheduled: u.Scheduled, Started: u.Started, Dropped: u.Dropped, Shortfall: u.Scheduled - u.Started, StaleRejected: c.Get(history.Write, history.Fail)}
-	for i := range ops {
-		if ops[i].CutShort {
-			s.CutShort++
-		}
-		if ops[i].Late {
-			s.LateExits++
+	return SummaryOf(Compute(ops), u)
+}
+
+// SummaryOf is Summarize with the history's Stats already computed.
+func SummaryOf(st *Stats, u history.Unrecorded) Summary {
+	c := history.Counts{}
+	for f, m := range st.Counts {
+		if f != history.Nemesis {
+			c[f] = m
 		}
 	}
-	return s
+	return Summary{Ops: c, Lost: u.Lost, GiveUps: u.GiveUps, NotSent: u.NotSent, Undone: u.Undone,
+		Crashed: u.Crashed, Paused: u.Paused, CutOff: u.CutOff, SkippedReleases: u.Skipped,
+		Scheduled: u.Scheduled, Started: u.Started, Dropped: u.Dropped, Shortfall: u.Scheduled - u.Started, StaleRejected: c.Get(history.Write, history.Fail),
+		CutShort: st.CutShort, LateExits: st.LateExits}
 }
 
 // Unrecorded returns the figures of s that the history does not record.

@@ -70,61 +70,129 @@ type Stats struct {
 	// waited past its scheduled start for a free worker (µs); its latency
 	// counts from the schedule (history.Op.Start).
 	StartLag *hdrhistogram.Histogram
+	// Counts are the ops by f and type; LateExits, the writes that left
+	// after their lease's deadline.
+	Counts    history.Counts
+	LateExits int64
+
+	// While ops are added.
+	tally     history.Tally
+	end       int64
+	nemesis   []history.Op
+	perSeries map[string][]*hdrhistogram.Histogram // per series, per bucket
+	c         contention
 }
 
 func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, maxLatencyUs, 3) }
 
+// newBucketHist is a histogram of one bucket of time, for its p99 on a
+// chart: two significant figures are plenty there, and a seventh of the
+// memory of three (there can be a thousand of them).
+func newBucketHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, maxLatencyUs, 2) }
+
 func us(ns int64) int64 { return min(max(ns/1000, 1), maxLatencyUs) }
 
+// Buckets of time: they start at minBucket and double whenever there
+// would be more than maxBuckets, so that a history of any length is
+// charted in maxBuckets/2 to maxBuckets points and its Stats hold no more.
+const (
+	minBucket  = 100 * time.Millisecond
+	maxBuckets = 200
+)
+
 // Compute derives Stats from a history in one pass over it (plus sorting
-// per-client counts).
+// per-client counts): NewStats, Add for each op, Finish.
 func Compute(ops []history.Op) *Stats {
-	s := newStats(ops)
-	perSeries := map[string][]*hdrhistogram.Histogram{} // per series, per bucket
-	for _, se := range Series {
-		perSeries[se.Name] = make([]*hdrhistogram.Histogram, len(s.OK))
-	}
-	c := contention{perClient: map[int]int64{}, firstAttempt: map[int]int64{}, acquiredAt: map[string]int64{}}
+	s := NewStats()
 	for i := range ops {
-		op := &ops[i]
-		if op.F == history.Nemesis {
-			continue
-		}
-		s.timeOp(op, perSeries)
-		c.see(s, op)
+		s.Add(&ops[i])
 	}
-	for _, st := range checker.Abandoned(ops) {
+	s.AddAbandoned(checker.Abandoned(ops))
+	s.Finish()
+	return s
+}
+
+// NewStats returns Stats to be fed a history op by op, in history order
+// (Add), then the leases never released (AddAbandoned), then Finish. What
+// it holds is bounded by the clients and the leases open at once, not by
+// the history's length.
+func NewStats() *Stats {
+	s := &Stats{Latency: map[string]*hdrhistogram.Histogram{}, P99: map[string][]float64{}, Bucket: minBucket,
+		Wait: newHist(), Hold: newHist(), Acquire: newHist(), AbandonedStall: newHist(), StartLag: newHist(),
+		perSeries: map[string][]*hdrhistogram.Histogram{},
+		c:         contention{perClient: map[int]int64{}, firstAttempt: map[int]int64{}, acquiredAt: map[string]int64{}}}
+	for _, se := range Series {
+		s.Latency[se.Name] = newHist()
+	}
+	return s
+}
+
+// Add counts one op; ops come in history order.
+func (s *Stats) Add(op *history.Op) {
+	s.Ops++
+	s.tally.Add(op)
+	s.end = max(s.end, op.Return)
+	if op.Late {
+		s.LateExits++
+	}
+	if op.F == history.Nemesis {
+		s.nemesis = append(s.nemesis, *op)
+		return
+	}
+	s.timeOp(op)
+	s.c.see(s, op)
+}
+
+// AddAbandoned records leases never released, and the stall after each.
+func (s *Stats) AddAbandoned(stalls []checker.Stall) {
+	for _, st := range stalls {
 		s.Abandoned++
 		if st.To >= 0 {
 			_ = s.AbandonedStall.RecordValue(us(st.To - st.From))
 		}
 	}
-	s.finish(perSeries, c.perClient)
-	return s
 }
 
-// newStats sizes s for the history: its duration and about 100 buckets
-// of time, at least 100ms each.
-func newStats(ops []history.Op) *Stats {
-	s := &Stats{Ops: len(ops), Latency: map[string]*hdrhistogram.Histogram{}, P99: map[string][]float64{},
-		Wait: newHist(), Hold: newHist(), Acquire: newHist(), AbandonedStall: newHist(), StartLag: newHist(), Faults: checker.FaultWindows(ops)}
-	for _, se := range Series {
-		s.Latency[se.Name] = newHist()
+// bucket returns the bucket of time t, doubling the buckets' width until
+// t fits among maxBuckets.
+func (s *Stats) bucket(t int64) int {
+	for t/int64(s.Bucket) >= maxBuckets {
+		s.Bucket *= 2
+		half := func(xs []float64) []float64 {
+			for i := range xs {
+				if i%2 == 1 {
+					xs[i/2] += xs[i]
+				} else {
+					xs[i/2] = xs[i]
+				}
+			}
+			return xs[:(len(xs)+1)/2]
+		}
+		s.OK, s.Fail, s.Info = half(s.OK), half(s.Fail), half(s.Info)
+		for name, hs := range s.perSeries {
+			for i, h := range hs {
+				switch {
+				case i%2 == 0:
+					hs[i/2] = h
+				case hs[i/2] == nil:
+					hs[i/2] = h
+				case h != nil:
+					hs[i/2].Merge(h)
+				}
+			}
+			s.perSeries[name] = hs[:(len(hs)+1)/2]
+		}
 	}
-	var end int64
-	for i := range ops {
-		end = max(end, ops[i].Return)
+	b := int(t / int64(s.Bucket))
+	for len(s.OK) <= b {
+		s.OK, s.Fail, s.Info = append(s.OK, 0), append(s.Fail, 0), append(s.Info, 0)
 	}
-	s.Duration = time.Duration(end)
-	s.Bucket = max(100*time.Millisecond, (s.Duration / 100).Round(100*time.Millisecond))
-	nb := int(int64(s.Duration)/int64(s.Bucket)) + 1
-	s.OK, s.Fail, s.Info = make([]float64, nb), make([]float64, nb), make([]float64, nb)
-	return s
+	return b
 }
 
 // timeOp counts op in its bucket and records its latency in its series.
-func (s *Stats) timeOp(op *history.Op, perSeries map[string][]*hdrhistogram.Histogram) {
-	b := int(op.Return / int64(s.Bucket))
+func (s *Stats) timeOp(op *history.Op) {
+	b := s.bucket(op.Return)
 	switch op.Type {
 	case history.OK:
 		s.OK[b]++
@@ -137,12 +205,15 @@ func (s *Stats) timeOp(op *history.Op, perSeries map[string][]*hdrhistogram.Hist
 	for _, se := range Series {
 		if op.F == se.F && (se.T == "" || op.Type == se.T) {
 			_ = s.Latency[se.Name].RecordValue(lat)
-			h := perSeries[se.Name][b]
-			if h == nil {
-				h = newHist()
-				perSeries[se.Name][b] = h
+			hs := s.perSeries[se.Name]
+			for len(hs) <= b {
+				hs = append(hs, nil)
 			}
-			_ = h.RecordValue(lat)
+			if hs[b] == nil {
+				hs[b] = newBucketHist()
+			}
+			_ = hs[b].RecordValue(lat)
+			s.perSeries[se.Name] = hs
 		}
 	}
 }
@@ -193,9 +264,15 @@ func (c *contention) see(s *Stats, op *history.Op) {
 	}
 }
 
-// finish turns counts into rates and percentiles, and the contention
-// figures.
-func (s *Stats) finish(perSeries map[string][]*hdrhistogram.Histogram, perClient map[int]int64) {
+// Finish turns counts into rates and percentiles, and the contention
+// figures; s is complete.
+func (s *Stats) Finish() {
+	s.Duration = time.Duration(s.end)
+	s.bucket(s.end)
+	nb := int(s.end/int64(s.Bucket)) + 1
+	s.OK, s.Fail, s.Info = s.OK[:nb], s.Fail[:nb], s.Info[:nb]
+	s.Faults = checker.FaultWindows(s.nemesis)
+	s.Counts = s.tally.Counts()
 	secs := s.Bucket.Seconds()
 	for b := range s.OK {
 		s.OK[b] /= secs
@@ -203,24 +280,26 @@ func (s *Stats) finish(perSeries map[string][]*hdrhistogram.Histogram, perClient
 		s.Info[b] /= secs
 	}
 	for _, se := range Series {
-		ys := make([]float64, len(s.OK))
-		for b, h := range perSeries[se.Name] {
+		ys := make([]float64, nb)
+		for b := range ys {
 			ys[b] = math.NaN()
-			if h != nil {
-				ys[b] = float64(h.ValueAtQuantile(99)) / 1000
+			if hs := s.perSeries[se.Name]; b < len(hs) && hs[b] != nil {
+				ys[b] = float64(hs[b].ValueAtQuantile(99)) / 1000
 			}
 		}
 		s.P99[se.Name] = ys
 	}
+	s.perSeries = nil
 	if s.AcquireAttempts > 0 {
 		s.SuccessRatio = float64(s.Acquisitions) / float64(s.AcquireAttempts)
 	}
-	for _, n := range perClient {
+	for _, n := range s.c.perClient {
 		s.PerClient = append(s.PerClient, n)
 	}
 	sort.Slice(s.PerClient, func(i, j int) bool { return s.PerClient[i] < s.PerClient[j] })
-	s.Processes = len(perClient)
+	s.Processes = len(s.c.perClient)
 	s.Jain = jain(s.PerClient)
+	s.c = contention{}
 	s.Advise(0)
 }
 

@@ -227,8 +227,8 @@ func Regressions(before, after Run, max float64) []string {
 	if worse[after.Findings.Verdict] > worse[before.Findings.Verdict] {
 		out = append(out, fmt.Sprintf("verdict %s, was %s", after.Findings.Verdict, before.Findings.Verdict))
 	}
-	bl, bt := Compute(before.Ops).Figures()
-	al, at := Compute(after.Ops).Figures()
+	bl, bt := before.stats().Figures()
+	al, at := after.stats().Figures()
 	if at.AcquisitionsPerSec < bt.AcquisitionsPerSec*(1-max) {
 		out = append(out, fmt.Sprintf("acquisitions/s %.1f, was %.1f (%+.1f%%, more than the %.0f%% allowed)",
 			at.AcquisitionsPerSec, bt.AcquisitionsPerSec, 100*(at.AcquisitionsPerSec/bt.AcquisitionsPerSec-1), 100*max))

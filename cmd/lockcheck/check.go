@@ -32,6 +32,13 @@ func checkCmd(ctx context.Context, args []string) (int, error) {
 	}
 	exactly(fs, "clock-tolerance", &opt.ClockTolerance)
 	exactly(fs, "info-horizon", &opt.InfoHorizon)
+	hpath := fs.Arg(0)
+	if st, err := os.Stat(hpath); err == nil && st.IsDir() {
+		hpath = filepath.Join(hpath, "history.jsonl")
+	}
+	if st, err := os.Stat(hpath); err == nil && st.Size() > checker.BucketBytes {
+		fmt.Fprintf(os.Stderr, "checking %s (%d MB), key bucket by key bucket\n", hpath, st.Size()>>20)
+	}
 	rep, dir, err := harness.Check(ctx, fs.Arg(0), *out, opt)
 	if err != nil {
 		if errors.Is(err, harness.ErrConfig) {

@@ -1,0 +1,236 @@
+package checker
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"reflect"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// faultyHistory is genHistory broken in every way the per-key checkers
+// look for, with faults over it: stolen leases, overlapping and
+// backwards-fenced writes, indeterminate releases, forgotten releases
+// (abandoned leases, stuck keys), extends.
+func faultyHistory(seed uint64) []history.Op {
+	const ms = int64(time.Millisecond)
+	r := rand.New(rand.NewPCG(seed, 7))
+	base := genHistory(seed, 40, 4, 200, 100*time.Millisecond)
+	var ops []history.Op
+	fence := map[string]int64{}
+	var end int64
+	for _, op := range base {
+		end = max(end, op.Return)
+		switch {
+		case op.F == history.Acquire && op.Type == history.Fail && r.IntN(40) == 0:
+			op.Type, op.Token = history.OK, "thief-"+strconv.Itoa(r.IntN(1e6))
+		case op.F == history.Release && op.Type == history.OK && r.IntN(30) == 0:
+			op.Type = history.Info
+		case op.F == history.Release && r.IntN(50) == 0:
+			continue // forgotten
+		}
+		ops = append(ops, op)
+		if op.F == history.Acquire && op.Type == history.OK {
+			fence[op.Key]++
+			f := fence[op.Key]
+			if r.IntN(25) == 0 {
+				f -= 2
+			}
+			w := history.Op{Process: op.Process, F: history.Write, Type: history.OK, Key: op.Key, Token: op.Token, Fence: max(f, 1),
+				Call: op.Return + 10_000, Return: op.Return + 10_000 + r.Int64N(3*ms), CutShort: r.IntN(9) == 0, Late: r.IntN(11) == 0}
+			ops = append(ops, w)
+			if r.IntN(6) == 0 {
+				ops = append(ops, history.Op{Process: op.Process, F: history.Extend, Type: history.OK, Key: op.Key, Token: op.Token,
+					TTLms: 100, Mode: []string{"", history.ExtendAdd}[r.IntN(2)], Call: w.Return, Return: w.Return + 200_000})
+			}
+		}
+	}
+	for t := int64(50 * ms); t < end; t += 150 * ms {
+		fault := []string{"pause-redis", "kill-redis"}[r.IntN(2)]
+		ops = append(ops,
+			history.Op{Process: history.NemesisProcess, F: history.Nemesis, Type: history.Info, Call: t, Return: t + ms,
+				Value: &history.NemesisValue{Fault: fault, Phase: "start", Targets: []string{"n1"}}},
+			history.Op{Process: history.NemesisProcess, F: history.Nemesis, Type: history.Info, Call: t + 40*ms, Return: t + 41*ms,
+				Value: &history.NemesisValue{Fault: fault, Phase: "stop", Targets: []string{"n1"}}})
+	}
+	slices.SortStableFunc(ops, func(a, b history.Op) int { return cmpInt(a.Return, b.Return) })
+	for i := range ops {
+		ops[i].Index = int64(i)
+	}
+	return ops
+}
+
+func partitionCheck(t *testing.T, ops []history.Op, buckets int, opt Options) Findings {
+	t.Helper()
+	p, err := NewPartition(t.TempDir(), buckets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	for lo := 0; lo < len(ops); lo += 1000 {
+		if err := p.Add(ops[lo:min(lo+1000, len(ops))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := p.Check(context.Background(), opt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// noElapsed is f without the checkers' timings, which differ run to run.
+func noElapsed(f Findings) Findings {
+	f.Checkers = slices.Clone(f.Checkers)
+	for i := range f.Checkers {
+		f.Checkers[i].Elapsed = ""
+	}
+	f.hits = nil
+	return f
+}
+
+// TestPartition_SameAsWhole: a history checked bucket by bucket, in
+// bounded memory, gets exactly the findings of the history checked whole:
+// every checker's verdict, figures and violations (the first
+// MaxViolations, in the same order), and the coverage, hits included.
+func TestPartition_SameAsWhole(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		ops := faultyHistory(seed)
+		whole := noElapsed(Check(context.Background(), ops, Options{}))
+		if whole.Verdict != Invalid {
+			t.Fatalf("seed %d: the faulty history is %s; the test needs violations", seed, whole.Verdict)
+		}
+		for _, name := range []string{"mutex", "fencing", "linearizable", "liveness"} {
+			if c, _ := whole.Checker(name); name != "liveness" && c.ViolationCount == 0 {
+				t.Fatalf("seed %d: %s found nothing; the test needs its violations", seed, name)
+			}
+		}
+		if whole.Coverage[Hit("pause-redis")]+whole.Coverage[Hit("kill-redis")] == 0 {
+			t.Fatalf("seed %d: no fault window hit a lease: %v", seed, whole.Coverage)
+		}
+		for _, buckets := range []int{1, 2, 7, 64} {
+			got := noElapsed(partitionCheck(t, ops, buckets, Options{}))
+			if !reflect.DeepEqual(got, whole) {
+				for i := range whole.Checkers {
+					if !reflect.DeepEqual(got.Checkers[i], whole.Checkers[i]) {
+						t.Errorf("seed %d, %d buckets, %s:\n got %+v\nwant %+v", seed, buckets, whole.Checkers[i].Name, got.Checkers[i], whole.Checkers[i])
+					}
+				}
+				if !reflect.DeepEqual(got.Coverage, whole.Coverage) {
+					t.Errorf("seed %d, %d buckets: coverage\n got %v\nwant %v", seed, buckets, got.Coverage, whole.Coverage)
+				}
+				t.Fatalf("seed %d, %d buckets: verdict %s, want %s", seed, buckets, got.Verdict, whole.Verdict)
+			}
+		}
+	}
+}
+
+// TestPartition_ValidAndEmpty: a valid history stays valid split, and a
+// history of only faults is checked as one (stats finds nothing acquired).
+func TestPartition_ValidAndEmpty(t *testing.T) {
+	ops := genHistory(3, 30, 5, 300, 100*time.Millisecond)
+	if got := partitionCheck(t, ops, 9, Options{}); got.Verdict != Valid {
+		t.Fatalf("valid history split in 9: %s %+v", got.Verdict, got.Checkers)
+	}
+	nem := []history.Op{{Process: history.NemesisProcess, F: history.Nemesis, Type: history.Info, Call: 1, Return: 2,
+		Value: &history.NemesisValue{Fault: "pause-redis", Phase: "start"}}}
+	got := noElapsed(partitionCheck(t, nem, 5, Options{}))
+	if want := noElapsed(Check(context.Background(), nem, Options{})); !reflect.DeepEqual(got, want) {
+		t.Fatalf("faults only:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// TestSpill_RoundTrip: every field an op can carry comes back from the
+// spill format as it went in, extremes included.
+func TestSpill_RoundTrip(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var ops []history.Op
+	for i := range 2000 {
+		call := r.Int64N(history.MaxTime)
+		op := history.Op{Index: int64(i), Process: r.IntN(1 << 20), F: spillFuncs[r.IntN(4)], Type: spillTypes[r.IntN(3)],
+			Key: "k" + strconv.Itoa(r.IntN(50)), Token: strconv.FormatUint(r.Uint64(), 16), Fence: r.Int64N(1 << 62),
+			TTLms: r.Int64N(history.MaxTTLms) + 1, Call: call, Return: call + r.Int64N(history.MaxTime-call+1)}
+		if r.IntN(3) == 0 {
+			op.Scheduled = r.Int64N(call + 1)
+		}
+		if r.IntN(4) == 0 {
+			op.Error = "redis: " + strconv.Itoa(r.IntN(5))
+		}
+		op.CutShort, op.Late = r.IntN(2) == 0, r.IntN(2) == 0
+		if r.IntN(2) == 0 {
+			op.Mode = history.ExtendAdd
+		}
+		ops = append(ops, op)
+	}
+	p, err := NewPartition(t.TempDir(), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Add(ops); err != nil {
+		t.Fatal(err)
+	}
+	var back []history.Op
+	for b := range 3 {
+		got, err := p.Bucket(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back = append(back, got...)
+	}
+	slices.SortFunc(back, func(a, b history.Op) int { return cmpInt(a.Index, b.Index) })
+	if !reflect.DeepEqual(back, ops) {
+		for i := range ops {
+			if i >= len(back) || !reflect.DeepEqual(back[i], ops[i]) {
+				t.Fatalf("op %d:\n got %+v\nwant %+v", i, back[min(i, len(back)-1)], ops[i])
+			}
+		}
+		t.Fatalf("%d ops back, want %d", len(back), len(ops))
+	}
+	dir := p.dir
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("spill dir %s still there after Close: %v", dir, err)
+	}
+}
+
+// BenchmarkPartition_1M is checking 1M ops in bounded memory, against
+// BenchmarkCheck_1M (the whole history held): the cost of the spill.
+func BenchmarkPartition_1M(b *testing.B) {
+	ops := genHistory(1, 1000, 5, 1000, time.Second)
+	b.ReportMetric(float64(len(ops)), "ops")
+	b.ResetTimer()
+	for range b.N {
+		p, err := NewPartition(b.TempDir(), 8)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := p.Add(ops); err != nil {
+			b.Fatal(err)
+		}
+		rep, err := p.Check(context.Background(), Options{}, nil)
+		if err != nil || rep.Verdict != Valid {
+			b.Fatalf("%v %s", err, rep.Verdict)
+		}
+		_ = p.Close()
+	}
+}
+
+// TestCheck_Deterministic: the same history gets the same findings, to
+// the word, every time (porcupine hands partial linearizations over in a
+// map's order; the explanation must not depend on it).
+func TestCheck_Deterministic(t *testing.T) {
+	ops := faultyHistory(1)
+	first := noElapsed(Check(context.Background(), ops, Options{}))
+	for range 8 {
+		if again := noElapsed(Check(context.Background(), ops, Options{})); !reflect.DeepEqual(again, first) {
+			t.Fatal("a second check of the same history found something else")
+		}
+	}
+}
