@@ -9,15 +9,21 @@ import (
 
 // Stall is a lease never released (no release op names its token: the
 // client skipped its unlock, or crashed holding it) and how long its key
-// stayed unavailable after its holder was done with it.
+// was seen unavailable after its holder was done with it.
 type Stall struct {
 	Key   string
 	Token string
 	// From is when the holder was done: the return of its last write, or
 	// of its acquire if it wrote nothing.
 	From int64
-	// To is the return of the first acquire of the key by another lease
-	// called at or after From; -1 if none followed.
+	// To is the return of the last acquire of the key by another lease
+	// refused after From and before the key's next acquisition: the key
+	// was seen unavailable until then. -1 if no one was refused (no one
+	// wanted the key before it was free again, or before the run ended).
+	// The time from the last refusal to the next grant is not counted: a
+	// client may have stopped asking (its retries ran out, or every client
+	// was queued on another key), and the key may have been free long
+	// before anyone asked again.
 	To int64
 }
 
@@ -32,16 +38,19 @@ func Abandoned(ops []history.Op) []Stall {
 	}
 	leases := map[string]*lease{}
 	var order []string
-	acquires := map[string][]*history.Op{} // ok acquires per key
+	acquires := map[string][]*history.Op{} // ok and refused acquires per key
 	for i := range ops {
 		op := &ops[i]
-		if op.F == history.Acquire && op.Type == history.OK && op.Token != "" {
+		if op.F != history.Acquire || op.Token == "" || op.Type == history.Info {
+			continue
+		}
+		if op.Type == history.OK {
 			if _, ok := leases[op.Token]; !ok {
 				leases[op.Token] = &lease{key: op.Key, from: op.Return}
 				order = append(order, op.Token)
 			}
-			acquires[op.Key] = append(acquires[op.Key], op)
 		}
+		acquires[op.Key] = append(acquires[op.Key], op)
 	}
 	for i := range ops {
 		op := &ops[i]
@@ -68,10 +77,9 @@ func Abandoned(ops []history.Op) []Stall {
 		s := Stall{Key: l.key, Token: tok, From: l.from, To: -1}
 		as := acquires[l.key]
 		i, _ := slices.BinarySearchFunc(as, l.from, func(a *history.Op, t int64) int { return cmpInt(a.Call, t) })
-		for ; i < len(as); i++ {
-			if as[i].Token != tok {
-				s.To = as[i].Return
-				break
+		for ; i < len(as) && (as[i].Type != history.OK || as[i].Token == tok); i++ {
+			if as[i].Type == history.Fail && as[i].Token != tok {
+				s.To = max(s.To, as[i].Return)
 			}
 		}
 		out = append(out, s)

@@ -17,18 +17,25 @@ func TestAbandoned(t *testing.T) {
 		// refused attempt at 100.
 		covOp(A, ok, 2, "b", 50, 51), covOp(W, ok, 2, "b", 52, 80),
 		covOp(A, fail, 3, "c", 100, 101), covOp(A, ok, 3, "c", 149, 150), covOp(R, fail, 3, "c", 160, 161),
-		// d: no write, never released, and no one after it.
-		covOp(A, ok, 4, "d", 200, 202),
+		// d: no write, never released; e takes the key at 600 without
+		// being refused first: no one was seen waiting on d.
+		covOp(A, ok, 4, "d", 200, 202), covOp(A, ok, 5, "e", 600, 601), covOp(R, ok, 5, "e", 610, 611),
+		// f: never released; g is refused at 720 and 760, and the run
+		// ends before anyone else holds the key.
+		covOp(A, ok, 6, "f", 700, 701), covOp(A, fail, 7, "g", 720, 721), covOp(A, fail, 7, "g", 760, 771),
 	}
 	got := Abandoned(ops)
-	want := []Stall{{Key: "k", Token: "b", From: 80e6, To: 150e6}, {Key: "k", Token: "d", From: 202e6, To: -1}}
+	// b's key was seen unavailable until c's refusal returned at 101 (c's
+	// grant at 150 came after a gap in which no one asked).
+	want := []Stall{{Key: "k", Token: "b", From: 80e6, To: 101e6}, {Key: "k", Token: "d", From: 202e6, To: -1},
+		{Key: "k", Token: "f", From: 701e6, To: 771e6}}
 	if !slices.Equal(got, want) {
 		t.Fatalf("Abandoned = %+v, want %+v", got, want)
 	}
 	// The liveness checker reports them as figures.
 	res := Liveness(ops, Options{})
-	if res.Figures["abandoned_leases"] != 2 || res.Figures["longest_abandoned_stall_ms"] != 70 {
-		t.Errorf("liveness figures %v, want 2 abandoned leases and a 70 ms stall", res.Figures)
+	if res.Figures["abandoned_leases"] != 3 || res.Figures["longest_abandoned_stall_ms"] != 70 {
+		t.Errorf("liveness figures %v, want 3 abandoned leases and a 70 ms stall (f's)", res.Figures)
 	}
 }
 
