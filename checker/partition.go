@@ -32,7 +32,7 @@ func BucketsFor(size int64) int {
 // A Partition checks a history in bounded memory. Ops are added in
 // history order, as they are read; each goes to a spill file, its bucket,
 // chosen by a hash of its key, and every nemesis op is kept for every
-// bucket. Check then checks the buckets two at a time with the per-key
+// bucket. Check then checks the buckets GOMAXPROCS at a time with the per-key
 // checkers, and merges what they found: every key's ops are in one
 // bucket, so the verdicts, figures and violations are those of the whole
 // history (TestPartition_SameAsWhole). What it holds is a bucket or two
@@ -56,6 +56,9 @@ func NewPartition(dir string, buckets int) (*Partition, error) {
 		return nil, fmt.Errorf("check: spill dir: %w", err)
 	}
 	p := &Partition{dir: d, sizes: make([]int64, max(1, buckets))}
+	liveSpills.Lock()
+	liveSpills.dirs[d] = struct{}{}
+	liveSpills.Unlock()
 	for i := range p.sizes {
 		f, err := os.Create(filepath.Join(d, strconv.Itoa(i)))
 		if err != nil {
@@ -74,7 +77,28 @@ func (p *Partition) Close() error {
 		_ = f.Close()
 	}
 	p.files, p.bufs = nil, nil
+	liveSpills.Lock()
+	delete(liveSpills.dirs, p.dir)
+	liveSpills.Unlock()
 	return os.RemoveAll(p.dir)
+}
+
+// liveSpills are the spill dirs of the partitions not yet closed.
+var liveSpills = struct {
+	sync.Mutex
+	dirs map[string]struct{}
+}{dirs: map[string]struct{}{}}
+
+// RemoveSpills removes the spill files of every partition not yet
+// closed, without waiting for their checks: for a process about to exit
+// (a second Ctrl-C).
+func RemoveSpills() {
+	liveSpills.Lock()
+	defer liveSpills.Unlock()
+	for d := range liveSpills.dirs {
+		_ = os.RemoveAll(d)
+		delete(liveSpills.dirs, d)
+	}
 }
 
 // Ops is how many ops were added.

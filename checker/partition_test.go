@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -197,6 +198,38 @@ func TestSpill_RoundTrip(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("spill dir %s still there after Close: %v", dir, err)
+	}
+}
+
+// TestRemoveSpills: a process interrupted twice removes the spill files
+// of the checks still running (RemoveSpills), and leaves closed ones
+// alone.
+func TestRemoveSpills(t *testing.T) {
+	root := t.TempDir()
+	a, err := NewPartition(root, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewPartition(root, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	keep := filepath.Join(root, "not-a-spill")
+	if err := os.Mkdir(keep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	RemoveSpills()
+	if _, err := os.Stat(a.dir); !os.IsNotExist(err) {
+		t.Errorf("spill dir %s of an open partition still there: %v", a.dir, err)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("RemoveSpills removed %s, not a spill dir: %v", keep, err)
+	}
+	if err := a.Close(); err != nil {
+		t.Errorf("Close after RemoveSpills: %v", err)
 	}
 }
 

@@ -111,7 +111,7 @@ func run(args []string) int {
 
 // interruptContext is cancelled by the first SIGINT or SIGTERM, so the run
 // stops, writes what it recorded, checks it and reports. A second signal
-// kills Redis and exits at once.
+// kills Redis, removes the check's spill files and exits at once.
 func interruptContext() (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
@@ -128,6 +128,7 @@ func interruptContext() (context.Context, func()) {
 		select {
 		case <-sigs:
 			cluster.Emergency()
+			checker.RemoveSpills()
 			fmt.Fprintln(os.Stderr, "lockcheck: interrupted twice: quit")
 			os.Exit(130)
 		case <-done:
