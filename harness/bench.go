@@ -14,7 +14,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockcheck/lockcheck/cluster"
-	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/report"
@@ -175,11 +174,9 @@ func benchCell(ctx context.Context, cfg BenchConfig, dir, lock string, clients, 
 	}
 	cell.Run, cell.Verdict, cell.ThresholdsFailed = res.Dir, res.Verdict, len(res.ThresholdsFailed())
 	cell.Retry, cell.GiveUps = res.Workload.Policy.String(), res.Summary.GiveUps
-	ops, err := history.ReadFile(filepath.Join(res.Dir, "history.jsonl"))
-	if err != nil {
+	if err := cell.Measure(filepath.Join(res.Dir, "history.jsonl"), cfg.Warmup); err != nil {
 		return cell, err
 	}
-	cell.Measure(ops, cfg.Warmup)
 	cell.PeakRSSMB = float64(PeakRSS()) / (1 << 20)
 	return cell, nil
 }

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -81,12 +80,7 @@ func checkDir(ctx context.Context, path string, opt checker.Options) (checked, e
 // done), then checks it bucket by bucket: what it holds is bounded by a
 // bucket, not by the history's length.
 func (c *checked) check(ctx context.Context, hpath string, opt checker.Options) error {
-	f, err := os.Open(hpath)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	st, err := f.Stat()
+	st, err := os.Stat(hpath)
 	if err != nil {
 		return err
 	}
@@ -96,7 +90,7 @@ func (c *checked) check(ctx context.Context, hpath string, opt checker.Options) 
 	}
 	defer part.Close()
 	c.stats = report.NewStats()
-	err = history.Scan(bufio.NewReaderSize(f, 1<<20), func(batch []history.Op) error {
+	err = history.ScanFile(hpath, func(batch []history.Op) error {
 		// The two readers of a batch, side by side: decoding the next
 		// waits for both.
 		done := make(chan struct{})
@@ -110,14 +104,7 @@ func (c *checked) check(ctx context.Context, hpath string, opt checker.Options) 
 		<-done
 		return err
 	})
-	var le *history.LineError
-	switch {
-	case errors.As(err, &le):
-		le.Path = hpath
-		return err
-	case errors.Is(err, history.ErrEmpty):
-		return fmt.Errorf("%s: %w", hpath, err)
-	case err != nil:
+	if err != nil {
 		return err
 	}
 	if c.findings, err = part.Check(ctx, opt, func(ops []history.Op) { c.stats.AddAbandoned(checker.Abandoned(ops)) }); err != nil {

@@ -221,18 +221,28 @@ func decodeLine(line []byte, op *Op, want int64) error {
 
 // ReadFile reads the history at path; errors name the path.
 func ReadFile(path string) ([]Op, error) {
+	var ops []Op
+	err := ScanFile(path, func(batch []Op) error {
+		ops = append(ops, batch...)
+		return nil
+	})
+	return ops, err
+}
+
+// ScanFile scans the history at path as Scan does; errors name the path.
+func ScanFile(path string, fn func([]Op) error) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
-	ops, err := Read(f)
+	err = Scan(bufio.NewReaderSize(f, 1<<20), fn)
 	if errors.Is(err, ErrEmpty) {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	var le *LineError
 	if errors.As(err, &le) {
 		le.Path = path
 	}
-	return ops, err
+	return err
 }

@@ -60,21 +60,29 @@ type BenchRow struct {
 
 var benchPage = template.Must(template.ParseFS(assets, "assets/bench.html.tmpl"))
 
-// Measure fills the row's figures from the ops that started after the
-// warm-up.
-func (r *BenchRow) Measure(ops []history.Op, warmup time.Duration) {
-	var kept []history.Op
+// Measure fills the row's figures from the ops of the history at path
+// that started after the warm-up, read in one streaming pass: a cell
+// holds its figures, not its history.
+func (r *BenchRow) Measure(path string, warmup time.Duration) error {
+	s := NewStats()
 	var end int64
-	for _, op := range ops {
-		end = max(end, op.Return)
-		if op.Call >= int64(warmup) && op.F != history.Nemesis {
-			kept = append(kept, op)
+	err := history.ScanFile(path, func(batch []history.Op) error {
+		for i := range batch {
+			op := &batch[i]
+			end = max(end, op.Return)
+			if op.Call >= int64(warmup) && op.F != history.Nemesis {
+				s.Add(op)
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	s := Compute(kept)
+	s.Finish()
 	secs := time.Duration(end - int64(warmup)).Seconds()
 	if secs <= 0 {
-		return
+		return nil
 	}
 	ms := func(h *hdrhistogram.Histogram, q float64) float64 { return float64(h.ValueAtQuantile(q)) / 1000 }
 	r.Acquisitions = float64(s.Acquisitions) / secs
@@ -89,6 +97,7 @@ func (r *BenchRow) Measure(ops []history.Op, warmup time.Duration) {
 	if r.BaselinePairs > 0 {
 		r.Ratio = r.Acquisitions / r.BaselinePairs
 	}
+	return nil
 }
 
 // WriteBench writes bench.json, bench.csv and bench.html into dir.
