@@ -3,6 +3,7 @@ package lockimpl_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,5 +53,42 @@ func TestSteady_SkipsHealthCheck(t *testing.T) {
 		}
 		t.Logf("steady %v: acquire after CLIENT KILL: %v", steady, err)
 		_ = l.(lockimpl.Closer).Close()
+	}
+}
+
+// BenchmarkSetNX_Pair is setnx's acquire+release pair from 50 goroutines
+// on one redis-server, with go-redis's pool health check (the default)
+// and without it (Steady), side by side: what Steady saves per pair.
+func BenchmarkSetNX_Pair(b *testing.B) {
+	c := testutil.StartRedis(b)
+	e, err := lockimpl.Builtin().Lookup("setnx")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, steady := range []bool{false, true} {
+		b.Run(fmt.Sprintf("steady=%v", steady), func(b *testing.B) {
+			l, err := e.Factory(lockimpl.Env{Addrs: c.Addrs(), Password: c.Password, PoolSize: 64, Steady: steady})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.(lockimpl.Closer).Close()
+			b.SetParallelism(25) // 50 goroutines on 2 cores
+			var next atomic.Int64
+			b.RunParallel(func(pb *testing.PB) {
+				ctx := context.Background()
+				key := fmt.Sprintf("pair-%d", next.Add(1))
+				for pb.Next() {
+					a, err := l.Acquire(ctx, key, time.Second)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					if err := l.Release(ctx, a); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
 	}
 }
