@@ -76,6 +76,7 @@ const (
 	skipExpiredFail
 	skipWitness
 	skipOrphans
+	skipCuts
 	// skipAll is porcupine alone on every key.
 	skipAll reductions = 1<<8 - 1
 )

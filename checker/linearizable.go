@@ -65,7 +65,7 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 					kr.verdict = Unknown
 					continue
 				}
-				kr.verdict, kr.v, kr.reduced = kc.check(key, lops)
+				kr.verdict, kr.v, kr.reduced = kc.checkCut(key, lops)
 			}
 		}()
 	}

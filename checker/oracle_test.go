@@ -212,6 +212,7 @@ var checkerModes = []struct {
 	{"no expiredFail", skipExpiredFail},
 	{"no witness", skipWitness},
 	{"no orphan-drop", skipOrphans},
+	{"no cuts", skipCuts},
 	{"porcupine alone", skipAll},
 }
 
@@ -402,15 +403,30 @@ func TestLinearizable_AgreesWithOracle(t *testing.T) {
 		n = 500
 	}
 	verdicts := map[Verdict]int{}
+	split := map[Verdict]int{} // mutations that cuts splits, by verdict
 	for seed := 0; seed < n; seed++ {
 		r := rand.New(rand.NewPCG(uint64(seed), 13))
 		h := simKey(r, 2+r.IntN(7))
 		if v := agree(t, h); v != Valid {
 			t.Fatalf("seed %d: the simulated correct lock is %s by the oracle:\n%s", seed, v, h)
 		}
-		verdicts[agree(t, mutate(r, h))]++
+		m := mutate(r, h)
+		v := agree(t, m)
+		verdicts[v]++
+		ptrs := make([]*history.Op, len(m.ops))
+		for i := range m.ops {
+			ptrs[i] = &m.ops[i]
+		}
+		if len(cuts(toLockOps(ptrs, int64(m.horizon)))) > 1 {
+			split[v]++
+		}
 	}
-	t.Logf("%d histories, %d mutations: %d valid, %d invalid", n, n, verdicts[Valid], verdicts[Invalid])
+	t.Logf("%d histories, %d mutations: %d valid, %d invalid; split by cuts: %d valid, %d invalid", n, n, verdicts[Valid], verdicts[Invalid], split[Valid], split[Invalid])
+	// The cuts must meet both verdicts often, or "all reductions" would
+	// not be testing them.
+	if split[Valid] < n/40 || split[Invalid] < n/40 {
+		t.Errorf("cuts split %d valid and %d invalid mutations of %d: too few to test the split", split[Valid], split[Invalid], n)
+	}
 	if verdicts[Valid] < n/10 || verdicts[Invalid] < n/10 {
 		t.Errorf("mutations gave %d valid and %d invalid of %d: too one-sided to prove anything", verdicts[Valid], verdicts[Invalid], n)
 	}

@@ -117,6 +117,67 @@ func (c *keyCheck) check(key string, lops []*lockOp) (Verdict, *Violation, int) 
 	return c.porcupineAll(key, append(slices.Clip(rest), outside...), dropped)
 }
 
+// checkCut checks a key's ops segment by segment, split at its cuts
+// (cuts): the key is invalid if a segment is, unknown if one is and none
+// is invalid, else valid. Porcupine's memory grows with the square of the
+// ops it searches at once, so a key with a hundred thousand ops (an
+// hour's soak on a few thousand keys) needs gigabytes whole and little
+// cut. When every valid key is drawn (a small history, visualizeAll), the
+// key is checked whole, so that its drawing is whole too.
+func (c *keyCheck) checkCut(key string, lops []*lockOp) (Verdict, *Violation, int) {
+	segs := cuts(lops)
+	if len(segs) == 1 || c.skip&skipCuts != 0 || c.visualizeAll {
+		return c.check(key, lops)
+	}
+	verdict, reduced := Valid, 0
+	for _, seg := range segs {
+		v, viol, r := c.check(key, seg)
+		reduced += r
+		switch v {
+		case Invalid:
+			return Invalid, viol, reduced
+		case Unknown:
+			verdict = Unknown
+		}
+	}
+	return verdict, nil, reduced
+}
+
+// cuts splits a key's ops, kept in their order, at every ok release r that
+// nothing overlaps: each other op returned (an info op: could take effect,
+// up to its return + horizon) before r was called, or was called after r
+// returned. Then in every timeline r comes after all the ops before it
+// and before all the ops after it, and leaves the key free; the ops after
+// it see exactly what a history starting on a free key would (their
+// instants all follow r's). So the key's ops are linearizable iff each
+// segment is, checked on its own from a free key: the split is exact
+// (TestLinearizable_AgreesWithOracle checks it against the oracle, with
+// and without cuts).
+func cuts(lops []*lockOp) [][]*lockOp {
+	byCall := slices.Clone(lops)
+	slices.SortStableFunc(byCall, func(a, b *lockOp) int { return cmpInt(a.call, b.call) })
+	var at []int64 // the calls of the cutting releases, ascending
+	maxRet := int64(-1)
+	for i, lo := range byCall {
+		if lo.f == history.Release && lo.typ == history.OK && maxRet < lo.call &&
+			i+1 < len(byCall) && byCall[i+1].call > lo.ret {
+			at = append(at, lo.call)
+		}
+		maxRet = max(maxRet, lo.ret)
+	}
+	if len(at) == 0 {
+		return [][]*lockOp{lops}
+	}
+	segs := make([][]*lockOp, len(at)+1)
+	for _, lo := range lops {
+		// The segment of lo: how many cuts were called before it (a cut
+		// belongs to the segment it ends).
+		j, _ := slices.BinarySearch(at, lo.call)
+		segs[j] = append(segs[j], lo)
+	}
+	return segs
+}
+
 // withoutOrphans returns rest without its orphan info acquires: those
 // whose token no other op of rest names (reduction 4).
 func withoutOrphans(rest []*lockOp) []*lockOp {
