@@ -210,8 +210,6 @@ func coverageOf(ops []history.Op, o Options) (Coverage, []bool) {
 	return cov, hits
 }
 
-// lateFigures are the free and taken figures of a late release and a
-// late extend.
 // countWindows adds to cov each fault's windows, and those hit.
 func countWindows(cov Coverage, ws []FaultWindow, hits []bool) {
 	for i, w := range ws {
@@ -225,6 +223,8 @@ func countWindows(cov Coverage, ws []FaultWindow, hits []bool) {
 	}
 }
 
+// lateFigures are the free and taken figures of a late release and a
+// late extend.
 var lateFigures = map[history.Func][2]string{history.Release: {LateReleaseFree, LateReleaseTaken},
 	history.Extend: {LateExtendFree, LateExtendTaken}}
 

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -43,33 +44,16 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 		reduced int
 	}
 	out := make([]keyResult, len(keys))
-	var next sync.Mutex
-	i := 0
-	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				next.Lock()
-				k := i
-				i++
-				next.Unlock()
-				if k >= len(keys) {
-					return
-				}
-				key := keys[k]
-				lops := toLockOps(groups[key], int64(opt.InfoHorizon))
-				kr := &out[k]
-				if _, ok := remaining(ctx); !ok {
-					kr.verdict = Unknown
-					continue
-				}
-				kr.verdict, kr.v, kr.reduced = kc.checkCut(key, lops)
-			}
-		}()
-	}
-	wg.Wait()
+	parallel(len(keys), func(k int) {
+		key := keys[k]
+		lops := toLockOps(groups[key], int64(opt.InfoHorizon))
+		kr := &out[k]
+		if _, ok := remaining(ctx); !ok {
+			kr.verdict = Unknown
+			return
+		}
+		kr.verdict, kr.v, kr.reduced = kc.checkCut(key, lops)
+	})
 	var lockOps, reduced int64
 	for k, key := range keys {
 		lockOps += int64(len(groups[key]))
@@ -94,6 +78,23 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 		res.Note = timeoutNote(len(res.UnknownKeys))
 	}
 	return res
+}
+
+// parallel calls fn(i) for every i in [0, n), GOMAXPROCS calls at a time,
+// each worker taking the next i, and returns when all have returned.
+func parallel(n int, fn func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func timeoutNote(keys int) string {

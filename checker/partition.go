@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -201,40 +200,24 @@ func (p *Partition) Check(ctx context.Context, opt Options, each func([]history.
 	checked := make([]bool, len(p.sizes))
 	var (
 		mu   sync.Mutex
-		next int
 		errs []error
-		wg   sync.WaitGroup
 	)
-	for range min(runtime.GOMAXPROCS(0), len(p.sizes)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= len(p.sizes) {
-					return
-				}
-				if p.sizes[i] == 0 && i > 0 {
-					continue // no key here; bucket 0 speaks for an empty history
-				}
-				ops, err := p.Bucket(i)
-				if err == nil {
-					parts[i], checked[i] = CheckWith(ctx, cs, ops, opt), true
-				}
-				mu.Lock()
-				if err != nil {
-					errs = append(errs, err)
-				} else if each != nil {
-					each(ops)
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
+	parallel(len(p.sizes), func(i int) {
+		if p.sizes[i] == 0 && i > 0 {
+			return // no key here; bucket 0 speaks for an empty history
+		}
+		ops, err := p.Bucket(i)
+		if err == nil {
+			parts[i], checked[i] = CheckWith(ctx, cs, ops, opt), true
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			errs = append(errs, err)
+		} else if each != nil {
+			each(ops)
+		}
+	})
 	if err := errors.Join(errs...); err != nil {
 		return Findings{}, err
 	}
