@@ -168,11 +168,12 @@ func benchCell(ctx context.Context, cfg BenchConfig, dir, lock string, clients, 
 	w := cfg.Workload
 	w.Clients, w.Keys, w.Retry = clients, keys, retry
 	res, err := Run(ctx, Config{Name: name, OutDir: filepath.Join(dir, "runs"),
-		Lock: lock, Registry: cfg.Registry, Workload: w, Nemesis: cfg.Nemesis, Running: cl, Cluster: ccfg, Thresholds: cfg.Thresholds})
+		Lock: lock, Registry: cfg.Registry, Workload: w, Nemesis: cfg.Nemesis, Running: cl, Cluster: ccfg, Thresholds: cfg.Thresholds,
+		TuneProcs: cfg.Warmup})
 	if err != nil {
 		return cell, err
 	}
-	cell.Run, cell.Verdict, cell.ThresholdsFailed = res.Dir, res.Verdict, len(res.ThresholdsFailed())
+	cell.Run, cell.Verdict, cell.ThresholdsFailed, cell.Procs = res.Dir, res.Verdict, len(res.ThresholdsFailed()), res.Procs
 	cell.Retry, cell.GiveUps = res.Workload.Policy.String(), res.Summary.GiveUps
 	if err := cell.Measure(filepath.Join(res.Dir, "history.jsonl"), cfg.Warmup); err != nil {
 		return cell, err

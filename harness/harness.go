@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -72,6 +73,11 @@ type Config struct {
 	// (report.ParseThreshold); results.json and junit.xml say how each
 	// fared, and Result.ThresholdsFailed whether one failed.
 	Thresholds []report.Threshold
+	// TuneProcs, if positive, is spent at the start of the run choosing
+	// the clients' GOMAXPROCS, one P or all, by their acquisitions/s
+	// (procsTuner; lockcheck bench tunes in its warm-up). The check that
+	// follows the clients has every P again. Result.Procs says the choice.
+	TuneProcs time.Duration
 }
 
 // Result is what a run produced.
@@ -97,6 +103,8 @@ type Result struct {
 	Thresholds []report.ThresholdResult
 	// TTLAdvice is results.json's ttl_advice.
 	TTLAdvice report.TTLAdvice
+	// Procs is the GOMAXPROCS the clients ran at (after TuneProcs).
+	Procs int
 }
 
 // ThresholdsFailed returns the thresholds the run did not meet.
@@ -391,7 +399,15 @@ func (r *run) drive(ctx context.Context, locker lockimpl.Locker) error {
 		nemesisDone <- nemesis.Run(nctx, r.nemesis, nemesis.Env{Cluster: r.cl, Clients: r.runner, TTL: r.workload.TTL,
 			Window: r.nemesis.Duration, RestartDelay: r.cfg.RestartDelay, Targets: r.nemesis.Targets}, r.record, r.clock.Now)
 	}()
+	tuner := newProcsTuner(r.cfg.TuneProcs, okAcquires(r.hw))
+	if tuner != nil {
+		go tuner.run()
+	}
 	runErr := runWithProgress(ctx, r.runner, locker, r.cfg.Progress, r.clock, r.hw)
+	r.res.Procs = runtime.GOMAXPROCS(0)
+	if tuner != nil {
+		r.res.Procs = tuner.end()
+	}
 	if errors.Is(runErr, lockimpl.ErrBadLock) {
 		runErr = configErr(runErr)
 	}

@@ -52,6 +52,9 @@ type BenchRow struct {
 	BaselinePairs          float64         `json:"baseline_pairs_per_sec,omitempty"`
 	Ratio                  float64         `json:"ratio,omitempty"`
 	PeakRSSMB              float64         `json:"peak_rss_mb"`
+	// Procs is the GOMAXPROCS the clients ran at after the warm-up, which
+	// chose it (harness.Config.TuneProcs).
+	Procs int `json:"procs"`
 	// ThresholdsFailed counts the cell's failed --thresholds (judged on
 	// its whole run, warm-up included, as run judges them).
 	ThresholdsFailed int    `json:"thresholds_failed"`

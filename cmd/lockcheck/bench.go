@@ -36,7 +36,7 @@ func benchCmd(ctx context.Context, args []string) (int, error) {
 	fs.IntSliceVar(&cfg.Keys, "keys", []int{1000000}, "key counts to sweep (many keys: no contention, the harness's own limit)")
 	fs.DurationVar(&cfg.Workload.Duration, "duration", 10*time.Second, "length of each cell, warm-up included")
 	fs.Int64Var(&cfg.Workload.Ops, "ops", 0, "bound each cell by acquire attempts instead")
-	fs.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "start of each cell left out of its figures")
+	fs.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "start of each cell left out of its figures, in which the clients measure one P against all and keep the faster (set GOMAXPROCS to fix it instead)")
 	fs.DurationVar(&cfg.Workload.TTL, "ttl", 10*time.Second, "lock TTL")
 	fs.DurationVar(&cfg.Workload.Hold, "hold", 0, "mean time a client holds the lock (0: acquire and release at once)")
 	fs.StringVar(&cfg.Workload.HoldDist, "hold-dist", workload.HoldFixed, "hold time distribution: fixed, exp or uniform")
@@ -116,15 +116,15 @@ func benchCmd(ctx context.Context, args []string) (int, error) {
 
 func printBench(cells []harness.BenchCell) {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "lock\tclients\tkeys\tretry\tacq/s\tcs/s\tp50 ms\tp90 ms\tp99 ms\tp99.9 ms\tmax ms\twait p99 ms\tattempts/acq\tgive-ups\tsuccess\tJain\tbaseline pairs/s\tratio\tverdict\t")
+	fmt.Fprintln(tw, "lock\tclients\tkeys\tretry\tacq/s\tcs/s\tp50 ms\tp90 ms\tp99 ms\tp99.9 ms\tmax ms\twait p99 ms\tattempts/acq\tgive-ups\tsuccess\tJain\tbaseline pairs/s\tratio\tprocs\tverdict\t")
 	for _, c := range cells {
 		ratio, base := "-", "-"
 		if c.BaselinePairs > 0 {
 			base, ratio = fmt.Sprintf("%.0f", c.BaselinePairs), fmt.Sprintf("%.2fx", c.Ratio)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%.0f\t%.0f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t%d\t%.3f\t%.3f\t%s\t%s\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%.0f\t%.0f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t%d\t%.3f\t%.3f\t%s\t%s\t%d\t%s\t\n",
 			c.Lock, c.Clients, c.Keys, c.Retry, c.Acquisitions, c.CriticalSections, c.AcquireP50, c.AcquireP90, c.AcquireP99,
-			c.AcquireP999, c.AcquireMax, c.WaitP99, c.AttemptsPerAcquisition, c.GiveUps, c.SuccessRatio, c.Jain, base, ratio, c.Verdict)
+			c.AcquireP999, c.AcquireMax, c.WaitP99, c.AttemptsPerAcquisition, c.GiveUps, c.SuccessRatio, c.Jain, base, ratio, c.Procs, c.Verdict)
 	}
 	tw.Flush()
 }
