@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -18,13 +19,16 @@ import (
 
 // TestBench_Sweep: 2 locks × 3 client counts, with the redis-benchmark
 // baseline; every cell measured, all three outputs written, and bench.html
-// opens in a browser without errors.
+// opens in a browser without errors. Its warm-up is long enough to tune
+// the clients' GOMAXPROCS: each cell says what it chose, and the process
+// has its own back after.
 func TestBench_Sweep(t *testing.T) {
 	testutil.RequireRedis(t)
+	procs := runtime.GOMAXPROCS(0)
 	cells, dir, err := harness.Bench(context.Background(), harness.BenchConfig{
 		Locks: []string{"setnx", "watchdog"}, Clients: []int{5, 10, 20}, Keys: []int{1000},
 		Workload: workload.Config{Duration: 1500 * time.Millisecond, TTL: time.Second, HoldDist: workload.HoldFixed, Retry: workload.RetryNone},
-		Warmup:   300 * time.Millisecond, Baseline: true, BaselineRequests: 20000, OutDir: t.TempDir()})
+		Warmup:   500 * time.Millisecond, Baseline: true, BaselineRequests: 20000, OutDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,6 +43,12 @@ func TestBench_Sweep(t *testing.T) {
 		if c.Ratio > 3 {
 			t.Errorf("cell %s/%d: ratio %.2f to redis-benchmark is not believable", c.Lock, c.Clients, c.Ratio)
 		}
+		if c.Procs != 1 && c.Procs != procs {
+			t.Errorf("cell %s/%d: clients ran at GOMAXPROCS %d, want 1 or %d", c.Lock, c.Clients, c.Procs, procs)
+		}
+	}
+	if got := runtime.GOMAXPROCS(0); got != procs {
+		t.Errorf("GOMAXPROCS %d after the sweep, want %d back", got, procs)
 	}
 	var fromJSON []harness.BenchCell
 	b, err := os.ReadFile(filepath.Join(dir, "bench.json"))

@@ -376,6 +376,7 @@ func (r *run) lock() (lockimpl.Locker, error) {
 		env.Sentinels, env.MasterName, env.SentinelPassword = cl.SentinelAddrs(), cl.MasterName, cl.SentinelPassword()
 	}
 	env.Cluster = cl.Topology == cluster.RedisCluster
+	env.Steady = len(r.nemesis.Faults) == 0 && !cl.External()
 	locker, err := r.factory(env)
 	if err != nil {
 		err = fmt.Errorf("lock %s: %w", r.lockName, err)

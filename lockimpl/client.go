@@ -71,7 +71,7 @@ func newClient(env Env) (redis.UniversalClient, error) {
 // dialer returns the clients' dialer: to the address DialAddr maps an
 // announced one to, over TLS if env says so (nil: go-redis's own).
 func dialer(env Env) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	if env.DialAddr == nil && env.TLS == nil {
+	if env.DialAddr == nil && env.TLS == nil && !env.Steady {
 		return nil
 	}
 	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 5 * time.Minute}
@@ -81,7 +81,11 @@ func dialer(env Env) func(ctx context.Context, network, addr string) (net.Conn, 
 			to = env.DialAddr(addr)
 		}
 		if env.TLS == nil {
-			return d.DialContext(ctx, network, to)
+			c, err := d.DialContext(ctx, network, to)
+			if err != nil || !env.Steady {
+				return c, err
+			}
+			return steadyConn{c}, nil
 		}
 		cfg := env.TLS
 		if cfg.ServerName == "" {
@@ -91,6 +95,11 @@ func dialer(env Env) func(ctx context.Context, network, addr string) (net.Conn, 
 		return (&tls.Dialer{NetDialer: d, Config: cfg}).DialContext(ctx, network, to)
 	}
 }
+
+// steadyConn is a connection go-redis does not health-check when it takes
+// it from the pool: its check peeks only at a conn that exposes its
+// socket (syscall.Conn), and steadyConn hides it (Env.Steady).
+type steadyConn struct{ net.Conn }
 
 // noResend is the hook on each node of a cluster client: an error after
 // which the command may have reached Redis (a broken connection, a

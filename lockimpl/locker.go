@@ -154,6 +154,13 @@ type Env struct {
 	// DialAddr maps an address Redis or Sentinel announced to the one to
 	// dial (nil: the same).
 	DialAddr func(addr string) string
+	// Steady says no connection can go stale under the run: Redis is one
+	// the harness started (no idle timeout) and no fault kills, restarts,
+	// pauses or cuts it off. The clients then skip go-redis's health check
+	// of a connection taken from the pool (a MSG_PEEK recvfrom and two
+	// deadline resets per command), which finds the dead connections a
+	// fault leaves.
+	Steady bool
 }
 
 type clientKey struct{}
