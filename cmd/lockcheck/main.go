@@ -31,6 +31,10 @@ const (
 	// exitThreshold: the lock was valid but a --threshold failed (k6's
 	// status for a failed threshold); a safety verdict wins over it.
 	exitThreshold = 99
+	// exitInterrupted: Ctrl-C came before there was a verdict to give
+	// (while Redis was starting, or between bench cells), or twice: the
+	// shell's 128+SIGINT.
+	exitInterrupted = 130
 )
 
 // usageError is a mistake on the command line: exit status 2.
@@ -62,7 +66,7 @@ usage:
   lockcheck cleanup             remove temp dirs left by runs that were killed (run and bench do it too)
 
 "lockcheck COMMAND --help" shows the flags of a command.
-exit status: 0 valid, 1 invalid, 2 usage or config error, 3 unknown, 4 the harness failed, 99 valid but a --threshold failed (report --compare: a regression)`
+exit status: 0 valid, 1 invalid, 2 usage or config error, 3 unknown, 4 the harness failed, 99 valid but a --threshold failed (report --compare: a regression), 130 interrupted before a verdict`
 
 func run(args []string) int {
 	if len(args) == 0 {
@@ -95,6 +99,12 @@ func run(args []string) int {
 		return exitValid
 	default:
 		err = usageError{fmt.Errorf("unknown command %q (want run, check, report, bench, verify, matrix, list or cleanup)", args[0])}
+	}
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// Not a harness failure: the user stopped it before a verdict.
+		// Whatever was recorded is written; Redis is stopped.
+		fmt.Fprintf(os.Stderr, "lockcheck: interrupted before a verdict (%v); nothing is left running\n", err)
+		return exitInterrupted
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "lockcheck:", err)
@@ -130,7 +140,7 @@ func interruptContext() (context.Context, func()) {
 			cluster.Emergency()
 			checker.RemoveSpills()
 			fmt.Fprintln(os.Stderr, "lockcheck: interrupted twice: quit")
-			os.Exit(130)
+			os.Exit(exitInterrupted)
 		case <-done:
 		}
 	}()

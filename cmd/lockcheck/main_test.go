@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -272,7 +273,9 @@ func ctrlC(t *testing.T, backend string, started func(pid int) int, gone func(in
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Find the Redis it started, then interrupt it.
+	// Find the Redis it started, wait until the clients are recording
+	// (on a loaded machine a container's Redis can take seconds to answer:
+	// TestCLI_CtrlC_BeforeRun is an interrupt before that), then interrupt.
 	var redisPID int
 	for deadline := time.Now().Add(30 * time.Second); redisPID == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		redisPID = started(cmd.Process.Pid)
@@ -281,7 +284,11 @@ func ctrlC(t *testing.T, backend string, started func(pid int) int, gone func(in
 		_ = cmd.Process.Kill()
 		t.Fatal("lockcheck started no Redis within 30s")
 	}
-	time.Sleep(2 * time.Second)
+	if !recording(out, 30*time.Second) {
+		_ = cmd.Process.Kill()
+		t.Fatal("lockcheck recorded no op within 30s of starting Redis")
+	}
+	time.Sleep(time.Second)
 	start := time.Now()
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -300,6 +307,77 @@ func ctrlC(t *testing.T, backend string, started func(pid int) int, gone func(in
 		t.Errorf("results after SIGINT: %v", err)
 	}
 	gone(redisPID)
+}
+
+// recording reports whether a history.jsonl under out holds an op
+// within d.
+func recording(out string, d time.Duration) bool {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		files, _ := filepath.Glob(filepath.Join(out, "*", "*", "history.jsonl"))
+		for _, f := range files {
+			if fi, err := os.Stat(f); err == nil && fi.Size() > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestCLI_CtrlC_BeforeRun: a SIGINT while Redis is still starting (the
+// cluster topology's six nodes, interrupted as the first one appears) is
+// not a harness failure: one line, exit 130, no verdict, no results, and
+// every redis-server it had started is gone.
+func TestCLI_CtrlC_BeforeRun(t *testing.T) {
+	testutil.RequireRedis(t)
+	bin := lockcheck(t)
+	out := t.TempDir()
+	var stdout, stderr strings.Builder
+	cmd := exec.Command(bin, "run", "--lock", "setnx", "--topology", "cluster", "--clients", "10", "--duration", "60s", "-q", "--out", out)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var first []int
+	for deadline := time.Now().Add(30 * time.Second); len(first) == 0 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		first = testutil.RedisChildrenOf(cmd.Process.Pid)
+	}
+	if len(first) == 0 {
+		_ = cmd.Process.Kill()
+		t.Fatal("lockcheck started no Redis within 30s")
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	var seen []int
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	for waiting := true; waiting; {
+		select {
+		case err = <-done:
+			waiting = false
+		case <-time.After(20 * time.Millisecond):
+			seen = append(seen, testutil.RedisChildrenOf(cmd.Process.Pid)...)
+		}
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+		t.Fatalf("exit after a SIGINT while Redis started: %v, want status %d\nstdout:\n%s\nstderr:\n%s", err, exitInterrupted, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "lockcheck: interrupted before a verdict (") {
+		t.Errorf("stderr lacks the interrupted line:\n%s", stderr.String())
+	}
+	if strings.Contains(stdout.String(), "verdict:") {
+		t.Errorf("a verdict printed for a run that never started:\n%s", stdout.String())
+	}
+	if files, _ := filepath.Glob(filepath.Join(out, "*", "*", "results.json")); len(files) > 0 {
+		t.Errorf("results written for a run that never started: %v", files)
+	}
+	for _, pid := range append(first, seen...) {
+		if testutil.Alive(pid) {
+			t.Errorf("redis-server %d still running after lockcheck exited", pid)
+		}
+	}
 }
 
 // TestCLI_CheckFailureKeepsOutDir: a check that cannot read its history
