@@ -3,6 +3,7 @@ package lockimpl_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -72,7 +73,7 @@ func BenchmarkSetNX_Pair(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer l.(lockimpl.Closer).Close()
-			b.SetParallelism(25) // 50 goroutines on 2 cores
+			b.SetParallelism(max(1, 50/runtime.GOMAXPROCS(0))) // 50 goroutines (-cpu 1 or 2)
 			var next atomic.Int64
 			b.RunParallel(func(pb *testing.PB) {
 				ctx := context.Background()
