@@ -154,6 +154,27 @@ func TestRun_CancelWritesAndChecks(t *testing.T) {
 	testutil.NoRedisChildren(t)
 }
 
+// TestRun_CancelBeforeAnyOp: a run interrupted once Redis is up but before
+// any client recorded an op has no history to check: its error is the
+// interrupt (what lockcheck exits 130 on), not a configuration error (an
+// empty history), and there is no verdict and no results.json.
+func TestRun_CancelBeforeAnyOp(t *testing.T) {
+	c := testutil.StartRedis(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := harness.Run(ctx, harness.Config{OutDir: t.TempDir(), Running: c,
+		Workload: workload.Config{Clients: 5, Keys: 3, Duration: time.Minute, TTL: time.Second}})
+	if !errors.Is(err, context.Canceled) || errors.Is(err, harness.ErrConfig) {
+		t.Fatalf("run cancelled before any op: %v, want the interrupt (context.Canceled) and no configuration error", err)
+	}
+	if res == nil || res.Verdict != "" {
+		t.Fatalf("result %+v, want one without a verdict", res)
+	}
+	if _, err := os.Stat(filepath.Join(res.Dir, "results.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("results.json of a run with no op: %v, want none", err)
+	}
+}
+
 func TestRun_MissingRedisServerIsConfigError(t *testing.T) {
 	_, err := harness.Run(context.Background(), harness.Config{OutDir: t.TempDir(),
 		Cluster: cluster.Config{RedisServer: "/nonexistent/redis-server"}})
