@@ -444,12 +444,13 @@ func (r *run) closeHistory() error {
 // judge checks the history and writes results.json and the report.
 func (r *run) judge(ctx context.Context) error {
 	res := r.res
-	if ctx.Err() != nil && r.hw.Counts().Total() == 0 {
+	n := r.hw.Counts().Total()
+	if ctx.Err() != nil && n == 0 {
 		// Interrupted after Redis started but before any op: not a
 		// history to check, and not a bad configuration.
 		return fmt.Errorf("no op recorded before the interrupt: %w", context.Cause(ctx))
 	}
-	if n := r.hw.Counts().Total(); n > 1_000_000 && r.cfg.Progress != nil {
+	if n > 1_000_000 && r.cfg.Progress != nil {
 		fmt.Fprintf(r.cfg.Progress, "checking %d ops, key bucket by key bucket\n", n)
 	}
 	c, err := checkDir(context.WithoutCancel(ctx), res.Dir, r.cfg.Check)

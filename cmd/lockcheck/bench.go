@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -99,7 +100,12 @@ func benchCmd(ctx context.Context, args []string) (int, error) {
 		fmt.Printf("\nbench: %s/bench.html (and bench.csv, bench.json)\npeak RSS: %.0f MB\n", dir, float64(harness.PeakRSS())/(1<<20))
 	}
 	if err != nil {
-		return exitFailed, err
+		if !errors.Is(err, context.Canceled) || len(cells) == 0 {
+			return exitFailed, err
+		}
+		// Interrupted: the cells run so far were judged, and their
+		// verdicts stand, as a run's does after Ctrl-C.
+		fmt.Printf("bench: interrupted: the verdict is that of the %d cells run\n", len(cells))
 	}
 	verdicts := make([]checker.Verdict, len(cells))
 	failed := 0

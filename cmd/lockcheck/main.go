@@ -32,8 +32,8 @@ const (
 	// status for a failed threshold); a safety verdict wins over it.
 	exitThreshold = 99
 	// exitInterrupted: Ctrl-C came before there was a verdict to give
-	// (while Redis was starting, or between bench cells), or twice: the
-	// shell's 128+SIGINT.
+	// (while Redis was starting, before the first op, before a bench's
+	// first cell), or twice: the shell's 128+SIGINT.
 	exitInterrupted = 130
 )
 

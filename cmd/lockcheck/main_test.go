@@ -380,6 +380,43 @@ func TestCLI_CtrlC_BeforeRun(t *testing.T) {
 	}
 }
 
+// TestBench_CtrlC: a bench interrupted after its first cell exits with the
+// verdict of the cells it ran, as a run does: a broken lock caught in the
+// first cell is still invalid (exit 1), not an interruption (130) or a
+// harness failure (4).
+func TestBench_CtrlC(t *testing.T) {
+	testutil.RequireRedis(t)
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type ended struct {
+		code int
+		err  error
+	}
+	done := make(chan ended, 1)
+	go func() {
+		code, err := benchCmd(ctx, []string{"--lock", "broken-check-then-set", "--clients", "20,30", "--keys", "10",
+			"--hold", "1ms", "--duration", "3s", "--warmup", "0s", "--out", out})
+		done <- ended{code, err}
+	}()
+	// The first cell is judged once its results.json is written.
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		files, _ := filepath.Glob(filepath.Join(out, "bench", "*", "runs", "*", "*", "results.json"))
+		if len(files) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first bench cell wrote no results.json within 60s")
+		}
+	}
+	cancel()
+	e := <-done
+	if e.code != exitInvalid || e.err != nil {
+		t.Fatalf("bench interrupted after a cell that caught the broken lock: exit %d, %v; want %d and no error", e.code, e.err, exitInvalid)
+	}
+	testutil.NoRedisChildren(t)
+}
+
 // TestCLI_CheckFailureKeepsOutDir: a check that cannot read its history
 // removes the check dir it made, but never a directory the user gave.
 func TestCLI_CheckFailureKeepsOutDir(t *testing.T) {
