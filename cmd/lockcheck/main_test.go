@@ -284,7 +284,7 @@ func ctrlC(t *testing.T, backend string, started func(pid int) int, gone func(in
 		_ = cmd.Process.Kill()
 		t.Fatal("lockcheck started no Redis within 30s")
 	}
-	if !recording(out, 30*time.Second) {
+	if !waitFor(filepath.Join(out, "*", "*", "history.jsonl"), 30*time.Second) {
 		_ = cmd.Process.Kill()
 		t.Fatal("lockcheck recorded no op within 30s of starting Redis")
 	}
@@ -309,11 +309,11 @@ func ctrlC(t *testing.T, backend string, started func(pid int) int, gone func(in
 	gone(redisPID)
 }
 
-// recording reports whether a history.jsonl under out holds an op
-// within d.
-func recording(out string, d time.Duration) bool {
+// waitFor reports whether a non-empty file matching pattern appears
+// within d (a history.jsonl: an op recorded).
+func waitFor(pattern string, d time.Duration) bool {
 	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		files, _ := filepath.Glob(filepath.Join(out, "*", "*", "history.jsonl"))
+		files, _ := filepath.Glob(pattern)
 		for _, f := range files {
 			if fi, err := os.Stat(f); err == nil && fi.Size() > 0 {
 				return true
@@ -400,14 +400,10 @@ func TestBench_CtrlC(t *testing.T) {
 		done <- ended{code, err}
 	}()
 	// The first cell is judged once its results.json is written.
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		files, _ := filepath.Glob(filepath.Join(out, "bench", "*", "runs", "*", "*", "results.json"))
-		if len(files) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the first bench cell wrote no results.json within 60s")
-		}
+	if !waitFor(filepath.Join(out, "bench", "*", "runs", "*", "*", "results.json"), 60*time.Second) {
+		cancel()
+		<-done
+		t.Fatal("the first bench cell wrote no results.json within 60s")
 	}
 	cancel()
 	e := <-done
