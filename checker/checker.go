@@ -77,6 +77,8 @@ const (
 	skipWitness
 	skipOrphans
 	skipCuts
+	skipUncovered
+	skipCover
 	// skipAll is porcupine alone on every key.
 	skipAll reductions = 1<<8 - 1
 )

@@ -213,6 +213,8 @@ var checkerModes = []struct {
 	{"no witness", skipWitness},
 	{"no orphan-drop", skipOrphans},
 	{"no cuts", skipCuts},
+	{"no uncovered-fail", skipUncovered},
+	{"no cover", skipCover},
 	{"porcupine alone", skipAll},
 }
 

@@ -34,6 +34,10 @@ type keyCheck struct {
 //     called after every lease that could hold the key had expired (a
 //     stuck lock), sparing porcupine an exhaustive search.
 //
+//     1b. uncoveredFail (cover.go) refutes, in O(n log n), a key with a
+//     failed acquire whose interval meets no lease's widest hold window:
+//     no timeline has a holder at its instant.
+//
 //  2. Drop dominated failed acquires. If failed acquires F1 and F2 have
 //     F1.call <= F2.call and F2.return <= F1.return, F1 can be removed
 //     without changing the answer: given a timeline without F1, give F1
@@ -71,6 +75,14 @@ type keyCheck struct {
 //     interval (tighten). Under heavy load, when dozens of ops overlap
 //     every hand-over, this is what keeps a valid hot key from running
 //     into the timeout.
+//
+//     5b. On a key with orphans, the witness is first built without them
+//     (the search of 4), and orphans are inserted where failed acquires
+//     lack a holder (cover.go): an orphan that took effect changes nothing
+//     any other op can see but which failed acquires have a holder and
+//     when the next acquire may succeed, so the timeline, re-checked with
+//     numbers, is a timeline of the whole key. porcupine never searches
+//     the orphans' orders, which for 30 orphans took gigabytes.
 func (c *keyCheck) check(key string, lops []*lockOp) (Verdict, *Violation, int) {
 	if c.skip == skipAll {
 		return c.porcupineAll(key, lops, 0)
@@ -88,30 +100,33 @@ func (c *keyCheck) check(key string, lops []*lockOp) (Verdict, *Violation, int) 
 			return Invalid, v, 0
 		}
 	}
+	if len(fails) > 0 && c.skip&skipUncovered == 0 {
+		if f := uncoveredFail(c.m, lops); f != nil {
+			return Invalid, c.uncovered(key, lops, f), 0
+		}
+	}
 	// outside: the failed acquires porcupine does not search.
 	outside := fails
 	if c.skip&skipDominated == 0 {
 		outside = dropDominatedFails(fails)
 	}
 	dropped := len(fails) - len(outside)
-	if bare := withoutOrphans(rest); len(bare) < len(rest) && c.skip&skipOrphans == 0 {
-		timeout, ok := remaining(c.ctx)
-		if !ok {
-			return Unknown, nil, dropped
+	if bare, orphans := orphansOf(rest); len(orphans) > 0 && c.skip&skipOrphans == 0 {
+		if tight, ok := tighten(bare); ok && c.skip&skipWitness == 0 {
+			if v, viol, decided := c.witness(key, lops, tight, outside, orphans, true); decided {
+				return v, viol, dropped
+			}
 		}
-		switch porcupine.CheckOperationsTimeout(c.pm, toPorcupine(bare), timeout) {
-		case porcupine.Illegal:
-			return Invalid, c.violation(key, bare), dropped
-		case porcupine.Unknown:
-			return Unknown, nil, dropped
-		}
-	}
-	if tight, ok := tighten(rest); ok && c.skip&skipWitness == 0 {
-		if v, viol, decided := c.witness(key, lops, tight, outside, true); decided {
+		if v, viol, decided := c.witness(key, lops, bare, outside, orphans, false); decided {
 			return v, viol, dropped
 		}
 	}
-	if v, viol, decided := c.witness(key, lops, rest, outside, false); decided {
+	if tight, ok := tighten(rest); ok && c.skip&skipWitness == 0 {
+		if v, viol, decided := c.witness(key, lops, tight, outside, nil, true); decided {
+			return v, viol, dropped
+		}
+	}
+	if v, viol, decided := c.witness(key, lops, rest, outside, nil, false); decided {
 		return v, viol, dropped
 	}
 	return c.porcupineAll(key, append(slices.Clip(rest), outside...), dropped)
@@ -178,23 +193,6 @@ func cuts(lops []*lockOp) [][]*lockOp {
 	return segs
 }
 
-// withoutOrphans returns rest without its orphan info acquires: those
-// whose token no other op of rest names (reduction 4).
-func withoutOrphans(rest []*lockOp) []*lockOp {
-	named := map[string]int{}
-	for _, lo := range rest {
-		named[lo.token]++
-	}
-	out := make([]*lockOp, 0, len(rest))
-	for _, lo := range rest {
-		if lo.f == history.Acquire && lo.typ == history.Info && named[lo.token] == 1 {
-			continue
-		}
-		out = append(out, lo)
-	}
-	return out
-}
-
 // tighten returns rest with every info op confined to its recorded
 // interval (it took effect by its return, or never), if rest has any. A
 // timeline of the confined ops is one of the real ones, so it proves
@@ -223,8 +221,10 @@ func tighten(rest []*lockOp) ([]*lockOp, bool) {
 // its timeline; those that do not fit are searched with included, for a
 // few rounds. decided is false when it proved nothing (the caller searches
 // on). tight marks included as confined info ops, where porcupine's
-// "illegal" proves nothing either.
-func (c *keyCheck) witness(key string, lops, included, outside []*lockOp, tight bool) (Verdict, *Violation, bool) {
+// "illegal" proves nothing either. orphans are the key's orphan info
+// acquires when included leaves them out (5b): cover inserts them into
+// the timeline where failed acquires lack a holder.
+func (c *keyCheck) witness(key string, lops, included, outside, orphans []*lockOp, tight bool) (Verdict, *Violation, bool) {
 	rounds := 3
 	if c.skip&skipWitness != 0 {
 		rounds = 1 // porcupine on the rest only (reduction 3)
@@ -232,7 +232,10 @@ func (c *keyCheck) witness(key string, lops, included, outside []*lockOp, tight 
 	for round := 0; round < rounds; round++ {
 		r, lin := linearization(c.ctx, c.pm, included)
 		switch {
-		case r == porcupine.Illegal && !tight:
+		case r == porcupine.Illegal && !tight && (len(orphans) == 0 || round == 0):
+			// Without orphans, only the ops of reduction 4 refute: once
+			// failed acquires are in, the orphans left out could be
+			// their holders.
 			return Invalid, c.violation(key, included), true
 		case r != porcupine.Ok && r != porcupine.Illegal:
 			return Unknown, nil, true
@@ -248,7 +251,11 @@ func (c *keyCheck) witness(key string, lops, included, outside []*lockOp, tight 
 		if !ok {
 			return "", nil, false
 		}
-		misfits := c.m.place(path, outside)
+		cover := orphans
+		if c.skip&skipCover != 0 {
+			cover = nil
+		}
+		misfits := c.m.place(path, outside, cover)
 		if len(misfits) == 0 {
 			c.visualizeValid(key, lops)
 			return Valid, nil, true
@@ -329,17 +336,35 @@ func (c *keyCheck) expiredFail(key string, lops []*lockOp) *Violation {
 	if f == nil {
 		return nil
 	}
-	v := &Violation{Key: key}
-	if len(lops) <= SmallHistory {
-		v = c.violation(key, lops) // for its visualization
-	}
+	v := c.failViolation(key, lops, f, max(eMax, 0))
 	v.Message = fmt.Sprintf("%s: p%d acquire fail at %s though every lease that could hold the key had expired by %s (tolerance %v): the key outlived its TTL (stuck lock, or Redis's clock lags ours)",
 		key, f.process, history.Seconds(f.orig), history.Seconds(eMax), time.Duration(c.m.eps))
 	if eMax <= -inf {
 		v.Message = fmt.Sprintf("%s: p%d acquire fail at %s though no lease had been granted that could hold the key: a definite failure with no holder",
 			key, f.process, history.Seconds(f.orig))
 	}
-	v.Ops, v.Window = []int64{f.index}, [2]int64{max(eMax, 0), f.orig}
+	return v
+}
+
+// uncovered explains failed acquire f, which uncoveredFail found no
+// holder for.
+func (c *keyCheck) uncovered(key string, lops []*lockOp, f *lockOp) *Violation {
+	v := c.failViolation(key, lops, f, f.call)
+	v.Message = fmt.Sprintf("%s: p%d acquire fail at %s though no lease could hold the key then (every lease that could was released, expired or not yet set; tolerance %v): a definite failure with no holder",
+		key, f.process, history.Seconds(f.orig), time.Duration(c.m.eps))
+	return v
+}
+
+// failViolation is the violation of failed acquire f, its window from
+// `from`; a small key's comes with its visualization.
+func (c *keyCheck) failViolation(key string, lops []*lockOp, f *lockOp, from int64) *Violation {
+	v := &Violation{Key: key}
+	if len(lops) <= SmallHistory {
+		// Without orphans, which porcupine would search in every order.
+		bare, _ := orphansOf(lops)
+		v = c.violation(key, bare)
+	}
+	v.Ops, v.Window = []int64{f.index}, [2]int64{from, f.orig}
 	return v
 }
 

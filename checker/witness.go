@@ -2,7 +2,6 @@ package checker
 
 import (
 	"context"
-	"slices"
 
 	"github.com/anishathalye/porcupine"
 	"github.com/lockcheck/lockcheck/history"
@@ -195,94 +194,51 @@ func embed(x *[4][4]int64, s leaseState) {
 	}
 }
 
-// place returns the failed acquires of fails that fit nowhere in path's
-// timeline.
-func (m leaseModel) place(path []pathStep, fails []*lockOp) []*lockOp {
-	t, s := m.instants(path)
-	if !m.concrete(path, t, s) {
-		return fails // not a timeline after all: prove nothing
-	}
-	// held[k] is a span of instants in which the key is held and not
-	// certainly gone: from one op's instant to the next op's, cut at
-	// expiry + eps. Spans are ordered, and so are their ends.
-	type span struct{ from, to int64 }
-	next := make([]int64, len(path)) // the instant of the next op that took effect
-	after := inf
-	for k := len(path) - 1; k >= 0; k-- {
-		next[k] = after
-		if path[k].took {
-			after = t[k]
-		}
-	}
-	var held []span
+// timeline returns the ops of path that took effect, at instants t, as
+// a concrete timeline, and whether it is one (settle) whose leases are
+// those the model's states give (s[k+1] + d). A witness trusts a timeline
+// only if it is, so it never rests on the DBM arithmetic alone.
+func (m leaseModel) timeline(path []pathStep, t, s []int64) ([]event, bool) {
+	var evs []event
 	for k, ps := range path {
-		if !ps.took || !ps.st.held() {
-			continue
-		}
-		if to := min(next[k], addBound(s[k+1]+ps.st.d, m.eps)); to >= t[k] {
-			held = append(held, span{t[k], to})
+		if ps.took {
+			evs = append(evs, event{op: ps.op, at: t[k]})
 		}
 	}
-	var out []*lockOp
-	for _, f := range fails {
-		i, _ := slices.BinarySearchFunc(held, f.call, func(sp span, c int64) int { return cmpInt(sp.to, c) })
-		if i == len(held) || held[i].from > f.ret {
-			out = append(out, f)
-		}
+	if !m.settle(evs) {
+		return nil, false
 	}
-	return out
-}
-
-// concrete re-checks a timeline with numbers, as the semantics states it:
-// each instant inside its op's interval and none before the one before
-// it, each op legal at its instant, and the expiry the model's state
-// implies equal to the one the numbers give. place trusts a timeline only
-// if it passes, so a witness never rests on the DBM arithmetic alone.
-func (m leaseModel) concrete(path []pathStep, t, s []int64) bool {
-	holder, e, last := "", int64(0), int64(-inf)
+	j := 0
 	for k, ps := range path {
 		if !ps.took {
 			continue
 		}
-		op, at := ps.op, t[k]
-		if at < op.call || at > op.ret || at < last {
-			return false
-		}
-		last = at
-		mine := holder != "" && holder == op.token
-		switch ok := op.typ != history.Fail; {
-		case op.f == history.Acquire && ok:
-			if holder != "" && at < e-m.eps {
-				return false
-			}
-			holder, e = op.token, at+op.ttl
-		case op.f == history.Acquire:
-			if holder == "" || at > e+m.eps {
-				return false
-			}
-		case ok:
-			if !mine || at > e+m.eps {
-				return false
-			}
-			switch {
-			case op.f == history.Release:
-				holder = ""
-			case op.add:
-				e += op.ttl
-			default:
-				e = at + op.ttl
-			}
-		case mine:
-			if at < e-m.eps {
-				return false
-			}
-			holder = ""
-		}
-		if holder != ps.st.holder || holder != "" && e != s[k+1]+ps.st.d {
-			return false
+		ev := evs[j]
+		j++
+		if ev.holder != ps.st.holder || ev.holder != "" && ev.e != s[k+1]+ps.st.d {
+			return nil, false
 		}
 	}
-	return true
+	return evs, true
+}
+
+// concrete re-checks path's timeline with numbers (timeline).
+func (m leaseModel) concrete(path []pathStep, t, s []int64) bool {
+	_, ok := m.timeline(path, t, s)
+	return ok
+}
+
+// place returns the failed acquires of fails that fit nowhere in path's
+// timeline, once orphans (orphan info acquires left out of path) are
+// inserted where they give failed acquires a holder (cover).
+func (m leaseModel) place(path []pathStep, fails, orphans []*lockOp) []*lockOp {
+	t, s := m.instants(path)
+	evs, ok := m.timeline(path, t, s)
+	if !ok {
+		return fails // not a timeline after all: prove nothing
+	}
+	_, left := m.cover(evs, fails, orphans)
+	return left
 }
 
 // linearization returns a complete linearization of lops found by
