@@ -56,8 +56,16 @@ type Options struct {
 	InfoHorizon time.Duration
 	// Timeout bounds the linearizability check; keys not done are unknown.
 	Timeout time.Duration
+	// Memory bounds, in bytes, the memory of the linearizability check's
+	// searches, shared out among the keys checked at once; a key whose
+	// search would need more than its share is unknown (0: DefaultMemory).
+	Memory int64
 	// OutDir, if set, receives linear-<key>.html visualizations.
 	OutDir string
+
+	// shares is how many checks share Memory at once besides the keys
+	// of one (Partition's buckets); 0 is 1.
+	shares int
 
 	// whole is the length of the whole history when a check sees part
 	// of it (Partition): a small history's keys are all visualized.
@@ -69,7 +77,7 @@ type Options struct {
 }
 
 // reductions is a set of the reductions of reduce.go.
-type reductions uint8
+type reductions uint16
 
 const (
 	skipDominated reductions = 1 << iota
@@ -79,8 +87,9 @@ const (
 	skipCuts
 	skipUncovered
 	skipCover
+	skipSurplus
 	// skipAll is porcupine alone on every key.
-	skipAll reductions = 1<<8 - 1
+	skipAll reductions = 1<<16 - 1
 )
 
 // Validate says what is wrong with o, if anything.
@@ -95,6 +104,9 @@ func (o Options) Validate() error {
 	}
 	if o.Timeout < 0 {
 		return fmt.Errorf("check timeout %v: want 0 (the default) or more", o.Timeout)
+	}
+	if o.Memory < 0 {
+		return fmt.Errorf("check memory %d: want 0 (the default) or more bytes", o.Memory)
 	}
 	return nil
 }
@@ -114,6 +126,9 @@ func (o Options) Resolved() Options {
 	o.ClockTolerance = resolve(o.ClockTolerance, DefaultClockTolerance)
 	o.InfoHorizon = resolve(o.InfoHorizon, DefaultInfoHorizon)
 	o.Timeout = resolve(o.Timeout, DefaultTimeout)
+	if o.Memory == 0 {
+		o.Memory = DefaultMemory()
+	}
 	return o
 }
 
@@ -139,10 +154,12 @@ type Result struct {
 	// MaxViolations.
 	ViolationCount int         `json:"violation_count"`
 	Violations     []Violation `json:"violations,omitempty"`
-	// UnknownKeys are keys the checker could not decide (timed out).
-	UnknownKeys []string `json:"unknown_keys,omitempty"`
-	Note        string   `json:"note,omitempty"`
-	Elapsed     string   `json:"elapsed"`
+	// UnknownKeys are keys the checker could not decide; Undecided says
+	// why, for each.
+	UnknownKeys []string    `json:"unknown_keys,omitempty"`
+	Undecided   []Undecided `json:"undecided,omitempty"`
+	Note        string      `json:"note,omitempty"`
+	Elapsed     string      `json:"elapsed"`
 }
 
 func (r *Result) add(v Violation) {

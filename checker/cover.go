@@ -125,6 +125,46 @@ func orphansOf(rest []*lockOp) (bare, orphans []*lockOp) {
 	return bare, orphans
 }
 
+// dropSurplusOrphans keeps of each class of interchangeable orphans (the
+// same interval and TTL) only as many as can take effect: two of a class
+// that both took effect are at least TTL - eps apart (the first's lease is
+// never released, so the second needs it, or a lease set after it, gone),
+// so at most (ret - call) / (TTL - eps) + 1 did. The others did not take
+// effect in any timeline of the whole, or can be swapped with one that
+// did not (their tokens are named by nothing), and an info op that did not
+// take effect changes nothing: dropping them is exact.
+func dropSurplusOrphans(m leaseModel, lops []*lockOp) []*lockOp {
+	_, orphans := orphansOf(lops)
+	if len(orphans) < 2 {
+		return lops
+	}
+	type class struct{ call, ret, ttl int64 }
+	kept := map[class]int64{}
+	drop := map[*lockOp]bool{}
+	for _, o := range orphans {
+		c := class{o.call, o.ret, o.ttl}
+		limit := int64(len(orphans))
+		if o.ttl > m.eps {
+			limit = (o.ret-o.call)/(o.ttl-m.eps) + 1
+		}
+		if kept[c] >= limit {
+			drop[o] = true
+			continue
+		}
+		kept[c]++
+	}
+	if len(drop) == 0 {
+		return lops
+	}
+	out := make([]*lockOp, 0, len(lops)-len(drop))
+	for _, lo := range lops {
+		if !drop[lo] {
+			out = append(out, lo)
+		}
+	}
+	return out
+}
+
 // event is one op of a concrete timeline: the instant it took effect at,
 // and the lease after it (holder "" when free, e its expiry).
 type event struct {

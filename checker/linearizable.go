@@ -42,17 +42,30 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 		verdict Verdict
 		v       *Violation
 		reduced int
+		why     Undecided
 	}
 	out := make([]keyResult, len(keys))
+	// The keys checked at once share the memory budget.
+	share := opt.Memory / int64(max(opt.shares, 1)*min(runtime.GOMAXPROCS(0), max(len(keys), 1)))
 	parallel(len(keys), func(k int) {
 		key := keys[k]
 		lops := toLockOps(groups[key], int64(opt.InfoHorizon))
 		kr := &out[k]
-		if _, ok := remaining(ctx); !ok {
+		kc := kc
+		kc.budget = &budget{limit: share}
+		start := time.Now()
+		if _, ok := remaining(ctx); ok {
+			kr.verdict, kr.v, kr.reduced = kc.checkCut(key, lops)
+		} else {
 			kr.verdict = Unknown
-			return
 		}
-		kr.verdict, kr.v, kr.reduced = kc.checkCut(key, lops)
+		if kr.verdict == Unknown {
+			reason := OutOfTime
+			if kc.budget.spent() {
+				reason = OutOfMemory
+			}
+			kr.why = undecided(key, lops, reason, time.Since(start))
+		}
 	})
 	var lockOps, reduced int64
 	for k, key := range keys {
@@ -63,6 +76,7 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 			res.add(*out[k].v)
 		case Unknown:
 			res.UnknownKeys = append(res.UnknownKeys, key)
+			res.Undecided = append(res.Undecided, out[k].why)
 		}
 	}
 	res.Figures["keys"] = int64(len(keys))
@@ -75,7 +89,7 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 		res.Verdict = Invalid
 	case len(res.UnknownKeys) > 0:
 		res.Verdict = Unknown
-		res.Note = timeoutNote(len(res.UnknownKeys))
+		res.Note = undecidedNote(res.Undecided)
 	}
 	return res
 }
@@ -95,10 +109,6 @@ func parallel(n int, fn func(i int)) {
 		}()
 	}
 	wg.Wait()
-}
-
-func timeoutNote(keys int) string {
-	return fmt.Sprintf("check timed out on %d key(s); raise --check-timeout", keys)
 }
 
 func deadlineOf(ctx context.Context) time.Time {

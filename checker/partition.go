@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -195,6 +196,7 @@ func (p *Partition) OpsOf(keys []string, keep func(*history.Op) bool) ([]history
 func (p *Partition) Check(ctx context.Context, opt Options, each func([]history.Op)) (Findings, error) {
 	opt = opt.Resolved()
 	opt.whole = int(min(p.Ops(), SmallHistory+1))
+	opt.shares = min(runtime.GOMAXPROCS(0), len(p.sizes))
 	cs := perKey()
 	parts := make([]Findings, len(p.sizes))
 	checked := make([]bool, len(p.sizes))
@@ -289,6 +291,7 @@ func mergeResults(name string, rs []Result) Result {
 		out.ViolationCount += r.ViolationCount
 		out.Violations = append(out.Violations, r.Violations...)
 		out.UnknownKeys = append(out.UnknownKeys, r.UnknownKeys...)
+		out.Undecided = append(out.Undecided, r.Undecided...)
 		if d, err := time.ParseDuration(r.Elapsed); err == nil {
 			elapsed += d
 		}
@@ -304,8 +307,9 @@ func mergeResults(name string, rs []Result) Result {
 		out.Violations = out.Violations[:MaxViolations]
 	}
 	slices.Sort(out.UnknownKeys)
-	if len(out.UnknownKeys) > 0 && out.Note != "" {
-		out.Note = timeoutNote(len(out.UnknownKeys))
+	slices.SortFunc(out.Undecided, func(a, b Undecided) int { return strings.Compare(a.Key, b.Key) })
+	if len(out.Undecided) > 0 {
+		out.Note = undecidedNote(out.Undecided)
 	}
 	out.Verdict = Compose(vs...)
 	out.Elapsed = elapsed.String()

@@ -22,6 +22,29 @@ type keyCheck struct {
 	visualizeAll bool
 	// skip turns reductions off.
 	skip reductions
+	// budget bounds the memory of the key's searches (nil: none).
+	budget *budget
+}
+
+// search runs porcupine on lops within the time and memory left; a search
+// cut short by either is Unknown.
+func (c *keyCheck) search(lops []*lockOp, verbose bool) (porcupine.CheckResult, porcupine.LinearizationInfo) {
+	timeout, ok := remaining(c.ctx)
+	if !ok || c.budget.spent() {
+		return porcupine.Unknown, porcupine.LinearizationInfo{}
+	}
+	pm := c.budget.model(c.pm, len(lops))
+	var r porcupine.CheckResult
+	var info porcupine.LinearizationInfo
+	if verbose {
+		r, info = porcupine.CheckOperationsVerbose(pm, toPorcupine(lops), timeout)
+	} else {
+		r = porcupine.CheckOperationsTimeout(pm, toPorcupine(lops), timeout)
+	}
+	if c.budget.spent() {
+		return porcupine.Unknown, info
+	}
+	return r, info
 }
 
 // check decides one key. Porcupine alone blows up on hot keys: with k
@@ -37,6 +60,9 @@ type keyCheck struct {
 //     1b. uncoveredFail (cover.go) refutes, in O(n log n), a key with a
 //     failed acquire whose interval meets no lease's widest hold window:
 //     no timeline has a holder at its instant.
+//
+//     1c. dropSurplusOrphans (cover.go) keeps of interchangeable orphans
+//     only as many as can take effect.
 //
 //  2. Drop dominated failed acquires. If failed acquires F1 and F2 have
 //     F1.call <= F2.call and F2.return <= F1.return, F1 can be removed
@@ -86,6 +112,9 @@ type keyCheck struct {
 func (c *keyCheck) check(key string, lops []*lockOp) (Verdict, *Violation, int) {
 	if c.skip == skipAll {
 		return c.porcupineAll(key, lops, 0)
+	}
+	if c.skip&skipSurplus == 0 {
+		lops = dropSurplusOrphans(c.m, lops)
 	}
 	var rest, fails []*lockOp
 	for _, lo := range lops {
@@ -230,7 +259,7 @@ func (c *keyCheck) witness(key string, lops, included, outside, orphans []*lockO
 		rounds = 1 // porcupine on the rest only (reduction 3)
 	}
 	for round := 0; round < rounds; round++ {
-		r, lin := linearization(c.ctx, c.pm, included)
+		r, lin := c.linearization(included)
 		switch {
 		case r == porcupine.Illegal && !tight && (len(orphans) == 0 || round == 0):
 			// Without orphans, only the ops of reduction 4 refute: once
@@ -281,11 +310,7 @@ func without(ops, drop []*lockOp) []*lockOp {
 
 // porcupineAll decides lops with porcupine alone.
 func (c *keyCheck) porcupineAll(key string, lops []*lockOp, dropped int) (Verdict, *Violation, int) {
-	timeout, ok := remaining(c.ctx)
-	if !ok {
-		return Unknown, nil, dropped
-	}
-	switch porcupine.CheckOperationsTimeout(c.pm, toPorcupine(lops), timeout) {
+	switch r, _ := c.search(lops, false); r {
 	case porcupine.Ok:
 		c.visualizeValid(key, lops)
 		return Valid, nil, dropped
@@ -301,10 +326,8 @@ func (c *keyCheck) visualizeValid(key string, lops []*lockOp) {
 	if !c.visualizeAll {
 		return
 	}
-	if timeout, ok := remaining(c.ctx); ok {
-		if r, info := porcupine.CheckOperationsVerbose(c.pm, toPorcupine(lops), timeout); r == porcupine.Ok {
-			_, _ = visualize(c.pm, info, c.notes, c.outDir, key)
-		}
+	if r, info := c.search(lops, true); r == porcupine.Ok {
+		_, _ = visualize(c.pm, info, c.notes, c.outDir, key)
 	}
 }
 
@@ -312,8 +335,7 @@ func (c *keyCheck) visualizeValid(key string, lops []*lockOp) {
 // partial linearizations, from which explain finds the failure point.
 func (c *keyCheck) violation(key string, lops []*lockOp) *Violation {
 	v := &Violation{Key: key}
-	timeout, _ := remaining(c.ctx)
-	r, info := porcupine.CheckOperationsVerbose(c.pm, toPorcupine(lops), max(timeout, time.Second))
+	r, info := c.search(lops, true)
 	if r == porcupine.Illegal {
 		explain(c.m, lops, info, v)
 		if c.outDir != "" {

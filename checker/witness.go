@@ -1,8 +1,6 @@
 package checker
 
 import (
-	"context"
-
 	"github.com/anishathalye/porcupine"
 	"github.com/lockcheck/lockcheck/history"
 )
@@ -243,15 +241,11 @@ func (m leaseModel) place(path []pathStep, fails, orphans []*lockOp) []*lockOp {
 
 // linearization returns a complete linearization of lops found by
 // porcupine, or nil if it did not finish or found none.
-func linearization(ctx context.Context, pm porcupine.Model, lops []*lockOp) (porcupine.CheckResult, []int) {
+func (c *keyCheck) linearization(lops []*lockOp) (porcupine.CheckResult, []int) {
 	if len(lops) == 0 {
 		return porcupine.Ok, []int{}
 	}
-	timeout, ok := remaining(ctx)
-	if !ok {
-		return porcupine.Unknown, nil
-	}
-	r, info := porcupine.CheckOperationsVerbose(pm, toPorcupine(lops), timeout)
+	r, info := c.search(lops, true)
 	if r != porcupine.Ok {
 		return r, nil
 	}

@@ -1,0 +1,94 @@
+package checker
+
+import (
+	"fmt"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// Why a key is undecided.
+const (
+	OutOfTime   = "timeout"
+	OutOfMemory = "memory"
+)
+
+// Undecided is a key a checker could not decide, and what made it hard,
+// so that unknown is never a dead end.
+type Undecided struct {
+	Key    string `json:"key"`
+	Reason string `json:"reason"` // OutOfTime or OutOfMemory
+	// LockOps and InfoOps count the key's lock ops and the indeterminate
+	// ones among them; InfoWindow is the span of history time (ns) in
+	// which those may have taken effect, from the first one's call to the
+	// last one's return plus the horizon.
+	LockOps    int      `json:"lock_ops"`
+	InfoOps    int      `json:"info_ops"`
+	InfoWindow [2]int64 `json:"info_window"`
+	ElapsedMS  int64    `json:"elapsed_ms"`
+}
+
+func (u Undecided) String() string {
+	why := "ran out of --check-timeout"
+	if u.Reason == OutOfMemory {
+		why = "ran out of its share of --check-memory"
+	}
+	s := fmt.Sprintf("%s %s after %v: %d lock ops", u.Key, why, time.Duration(u.ElapsedMS)*time.Millisecond, u.LockOps)
+	if u.InfoOps > 0 {
+		s += fmt.Sprintf(", %d indeterminate, which may take effect over %s..%s", u.InfoOps,
+			history.Seconds(u.InfoWindow[0]), history.Seconds(u.InfoWindow[1]))
+	}
+	return s
+}
+
+// undecided describes key, whose ops are lops, left undecided for reason.
+func undecided(key string, lops []*lockOp, reason string, elapsed time.Duration) Undecided {
+	u := Undecided{Key: key, Reason: reason, LockOps: len(lops), ElapsedMS: elapsed.Milliseconds()}
+	for _, lo := range lops {
+		if lo.typ != history.Info {
+			continue
+		}
+		if u.InfoOps == 0 {
+			u.InfoWindow = [2]int64{lo.call, lo.ret}
+		}
+		u.InfoOps++
+		u.InfoWindow = [2]int64{min(u.InfoWindow[0], lo.call), max(u.InfoWindow[1], lo.ret)}
+	}
+	return u
+}
+
+// undecidedNote says how many keys are undecided and what to change.
+func undecidedNote(us []Undecided) string {
+	var time, mem, info int
+	for _, u := range us {
+		if u.Reason == OutOfMemory {
+			mem++
+		} else {
+			time++
+		}
+		info += u.InfoOps
+	}
+	var fix []string
+	if time > 0 {
+		fix = append(fix, "a longer --check-timeout")
+	}
+	if mem > 0 {
+		fix = append(fix, "a larger --check-memory")
+	}
+	if info > 0 {
+		fix = append(fix, "a shorter --info-horizon (how long after it returned an indeterminate op may take effect) or --op-timeout")
+	}
+	fix = append(fix, "fewer clients per key (more --keys, or fewer --clients)")
+	return fmt.Sprintf("%d key(s) undecided (%d out of time, %d out of memory); try %s", len(us), time, mem, strings.Join(fix, ", "))
+}
+
+// DefaultMemory is the default Options.Memory: half the machine's RAM.
+func DefaultMemory() int64 {
+	var si syscall.Sysinfo_t
+	if err := syscall.Sysinfo(&si); err != nil || si.Totalram == 0 {
+		return 4 << 30
+	}
+	return int64(si.Totalram) * int64(si.Unit) / 2
+}
