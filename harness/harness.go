@@ -319,7 +319,8 @@ func (r *run) open() error {
 	r.info = report.RunInfo{Lockcheck: Version, Lock: r.lockName, LockVersion: cfg.LockVersion, Redis: r.res.Redis,
 		Topology: ccfg.Topology, Backend: ccfg.Backend, RedisConf: ccfg.RedisConf, Args: cfg.Args, Seed: w.Seed, Started: r.clock.Start().UTC(),
 		Workload: toJSON(w), ClockTolerance: cfg.Check.Resolved().ClockTolerance.String(),
-		InfoHorizon: cfg.Check.Resolved().InfoHorizon.String()}
+		InfoHorizon: cfg.Check.Resolved().InfoHorizon.String(), CheckTimeout: cfg.Check.Resolved().Timeout.String(),
+		CheckMemory: cfg.Check.Resolved().Memory}
 	if len(n.Faults) > 0 {
 		r.info.Nemesis = report.RunNemesis{Faults: n.Faults, Interval: n.Interval.String(), Duration: n.Duration.String(),
 			RestartDelay: cfg.RestartDelay.String(), Persistence: cmp.Or(ccfg.Persistence, "none"), Targets: n.Targets}

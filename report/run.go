@@ -25,6 +25,8 @@ type RunInfo struct {
 	Nemesis        RunNemesis      `json:"nemesis"`
 	ClockTolerance string          `json:"clock_tolerance"`
 	InfoHorizon    string          `json:"info_horizon"`
+	CheckTimeout   string          `json:"check_timeout"`
+	CheckMemory    int64           `json:"check_memory_bytes"`
 	Nodes          []RunNode       `json:"nodes"`
 	External       *RunExternal    `json:"external,omitempty"`
 	Extra          json.RawMessage `json:"extra,omitempty"`

@@ -20,7 +20,7 @@ func reportCmd(ctx context.Context, args []string) (int, error) {
 	out := fs.String("out", "compare.html", "with --compare: the page to write")
 	maxReg := fs.String("max-regression", "", "with --compare: exit 99 if the after run's acquisitions/s fell, or its acquire p99 rose, by more than this (e.g. 10%), or its verdict is worse")
 	var opt checker.Options
-	fs.DurationVar(&opt.Timeout, "check-timeout", checker.DefaultTimeout, "bound on the linearizability check of each key bucket (a history over 64 MB is checked in buckets); keys not done are unknown")
+	checkBoundFlags(fs, &opt)
 	fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: lockcheck report DIR   |   lockcheck report --compare BEFORE_DIR AFTER_DIR [--out FILE]")
 		fs.PrintDefaults()

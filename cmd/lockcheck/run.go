@@ -95,7 +95,7 @@ func runFlags(o *runOpts) *flag.FlagSet {
 	fs.StringVar(&o.name, "name", "", "run name: results go to OUT/NAME/<timestamp> (default the lock)")
 	fs.DurationVar(&o.check.ClockTolerance, "clock-tolerance", 0, "clock tolerance eps of the lease model (default 25ms; on --backend external 25ms plus the worst of 20 PING round trips)")
 	fs.DurationVar(&o.check.InfoHorizon, "info-horizon", 0, "how long after it returned an indeterminate op may take effect (default: op timeout + 1s)")
-	fs.DurationVar(&o.check.Timeout, "check-timeout", checker.DefaultTimeout, "bound on the linearizability check of each key bucket (a history over 64 MB is checked in buckets); keys not done are unknown")
+	checkBoundFlags(fs, &o.check)
 	fs.StringVar(&o.redisServer, "redis-server", "", "redis-server program (default: found on PATH)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line")
 	return fs
@@ -357,6 +357,12 @@ func printChecks(w io.Writer, rep checker.Findings, dir string) {
 		}
 		if len(c.UnknownKeys) > 0 {
 			fmt.Fprintf(w, "      unknown keys: %s\n", strings.Join(c.UnknownKeys, ", "))
+			for _, u := range c.Undecided[:min(len(c.Undecided), 3)] {
+				fmt.Fprintf(w, "        %s\n", u)
+			}
+			if c.Note != "" {
+				fmt.Fprintf(w, "      %s\n", c.Note)
+			}
 		}
 	}
 	fmt.Fprintln(w)

@@ -1,0 +1,84 @@
+package checker
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// budgetOverhead is what a check's process needs besides its searches'
+// budget: the runtime, the history, and garbage between collections.
+const budgetOverhead = 150 << 20
+
+// TestBudget_UnknownWithinMemory checks, in a process of its own so that
+// its peak RSS is the check's, a key that porcupine cannot decide in
+// 200 MB (dozens of orphans to order, the cover witness turned off): the
+// key is unknown for want of memory, says so with its info ops, and the
+// process stays under the budget plus budgetOverhead. Under the race
+// detector, whose shadow memory is several times the heap, only the
+// verdict is checked.
+func TestBudget_UnknownWithinMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a search of 200 MB")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBudget_Child$")
+	cmd.Env = append(os.Environ(), "LOCKCHECK_BUDGET_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	var r Result
+	line := out[strings.Index(string(out), "{"):]
+	if err := json.NewDecoder(strings.NewReader(string(line))).Decode(&r); err != nil {
+		t.Fatalf("child's result: %v\n%s", err, out)
+	}
+	if r.Verdict != Unknown || len(r.Undecided) != 1 || r.Undecided[0].Reason != OutOfMemory || r.Undecided[0].InfoOps < 30 {
+		t.Fatalf("got %s %+v, want unknown for want of memory with its 30+ info ops", r.Verdict, r.Undecided)
+	}
+	if !strings.Contains(r.Note, "--check-memory") || !strings.Contains(r.Note, "--info-horizon") {
+		t.Errorf("note %q names no fix", r.Note)
+	}
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
+	t.Logf("peak RSS %d MB with a 200 MB budget; %s", rss>>20, r.Undecided[0])
+	if !raceEnabled && rss > 200<<20+budgetOverhead {
+		t.Errorf("peak RSS %d MB, want under 200 MB + %d MB", rss>>20, budgetOverhead>>20)
+	}
+}
+
+// TestBudget_Child is TestBudget_UnknownWithinMemory's check.
+func TestBudget_Child(t *testing.T) {
+	if os.Getenv("LOCKCHECK_BUDGET_CHILD") == "" {
+		t.Skip("run by TestBudget_UnknownWithinMemory")
+	}
+	h := hardStall()
+	r := Linearizable(context.Background(), h.ops, Options{ClockTolerance: Exactly(h.eps), InfoHorizon: Exactly(h.horizon),
+		Timeout: 5 * time.Minute, Memory: 200 << 20, skip: skipCover | skipSurplus})
+	_ = json.NewEncoder(os.Stdout).Encode(r)
+}
+
+// hardStall is a stall of 40 orphans, each called a microsecond after the
+// one before, so that none is interchangeable with another.
+func hardStall() oracleHistory {
+	for seed := uint64(0); ; seed++ {
+		h := simStall(rand.New(rand.NewPCG(seed, 31)))
+		var orphans int
+		for i := range h.ops {
+			if op := &h.ops[i]; op.Type == history.Info && op.F == history.Acquire {
+				op.Call += int64(orphans) * int64(time.Microsecond)
+				op.Return = max(op.Return, op.Call)
+				orphans++
+			}
+		}
+		if orphans >= 36 {
+			return h
+		}
+	}
+}
