@@ -2,6 +2,7 @@ package checker
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -47,12 +48,19 @@ const (
 	// its clients counted as undone (too few nodes granted them), which the
 	// history does not record.
 	Contended = "contended"
+	// InfoContended counts acquires that ended indeterminate (info) on a
+	// key where an acquire was refused while they could still take
+	// effect (from their call to their return plus the info horizon): a
+	// stalled or lossy Redis on a contended key, where a lock that
+	// resends or guesses an outcome breaks.
+	InfoContended = "info_contended"
 )
 
 // CoverageFigures names the figures and what each means, in the order
 // they are shown.
 var CoverageFigures = []struct{ Name, Meaning string }{
 	{Contended, "acquires refused because another client held the key"},
+	{InfoContended, "acquires that ended indeterminate on a key while acquires of it were refused"},
 	{LateReleaseFree, "releases called after their lease expired, on a free key"},
 	{LateReleaseTaken, "releases called after their lease expired, while another client held the key"},
 	{LateExtendFree, "extends called after their lease expired, on a free key"},
@@ -201,6 +209,7 @@ func coverageOf(ops []history.Op, o Options) (Coverage, []bool) {
 			}
 		}
 	}
+	cov[InfoContended] = infoContended(ops, o)
 	ws := FaultWindows(ops)
 	hits := make([]bool, len(ws))
 	for i, w := range ws {
@@ -359,4 +368,30 @@ func (c Coverage) FaultHits() []FaultHit {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Fault < out[j].Fault })
 	return out
+}
+
+// infoContended counts the InfoContended acquires of ops.
+func infoContended(ops []history.Op, o Options) int {
+	refused := map[string][]int64{} // each key's failed acquires' returns, ascending
+	for i := range ops {
+		if op := &ops[i]; op.F == history.Acquire && op.Type == history.Fail {
+			refused[op.Key] = append(refused[op.Key], op.Return)
+		}
+	}
+	for _, rs := range refused {
+		slices.Sort(rs)
+	}
+	n := 0
+	for i := range ops {
+		op := &ops[i]
+		if op.F != history.Acquire || op.Type != history.Info {
+			continue
+		}
+		rs := refused[op.Key]
+		j, _ := slices.BinarySearch(rs, op.Call)
+		if j < len(rs) && rs[j] <= op.Return+int64(o.InfoHorizon) {
+			n++
+		}
+	}
+	return n
 }

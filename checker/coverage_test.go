@@ -67,6 +67,12 @@ func TestCoverageOf(t *testing.T) {
 			Coverage{AbandonedTaken: 1}},
 		{"maybe acquired, taken over too soon", []history.Op{covOp(A, info, 1, "a", 0, 1), covOp(A, ok, 2, "b", 105, 106)},
 			Coverage{}},
+		// c's acquire is refused while b's may still take effect (10 ms
+		// horizon); d's comes too late.
+		{"indeterminate acquire, contended", []history.Op{covOp(A, info, 1, "b", 0, 1), covOp(A, history.Fail, 3, "", 5, 9)},
+			Coverage{InfoContended: 1, Contended: 1}},
+		{"indeterminate acquire, refusal too late", []history.Op{covOp(A, info, 1, "b", 0, 1), covOp(A, history.Fail, 3, "", 5, 12)},
+			Coverage{Contended: 1}},
 		{"abandoned, never taken", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(A, ok, 2, "b", 50, 51)}, Coverage{}},
 		{"kill hits a live lease once of twice", []history.Op{covOp(A, ok, 1, "a", 0, 1), kill(50), covOp(R, ok, 1, "a", 60, 61), kill(70)},
 			Coverage{Windows("kill-redis"): 2, Hit("kill-redis"): 1}},

@@ -36,6 +36,10 @@ func serverWorkload(w *workload.Config) {
 	w.TTL, w.Hold, w.Margin, w.OpTimeout, w.Duration = time.Second, 700*time.Millisecond, 100*time.Millisecond, time.Second, 8*time.Second
 }
 
+// stallWorkload is the pause-redis and lost-reply scenarios' workload:
+// few keys, so that the acquires a stall leaves indeterminate contend.
+func stallWorkload(w *workload.Config) { w.Keys, w.Duration = 3, 8*time.Second }
+
 // VerifyScenarios is verify's battery, client-side scenarios first: each
 // a workload and a fault chosen so that one classic failure gets its
 // chance, and the coverage that shows it did.
@@ -73,6 +77,12 @@ func VerifyScenarios() []Scenario {
 		{Name: "crash", Description: "crash-client: a holder dies between its acquire steps or before its release, and never releases",
 			Nemesis:  nemesis.Config{Faults: []string{"crash-client"}, Interval: 500 * time.Millisecond, Duration: 500 * time.Millisecond},
 			Requires: checker.Coverage{checker.AbandonedTaken: 3}},
+		{Name: "pause-redis", Description: "Redis stops for 1 s every 2 s under 20 clients on 3 keys: acquires time out (indeterminate), and those queued run when it resumes",
+			Workload: stallWorkload, Nemesis: nemesis.Config{Faults: []string{"pause-redis"}, Interval: 2 * time.Second, Duration: time.Second},
+			Requires: checker.Coverage{checker.InfoContended: 20, checker.Hit("pause-redis"): 2}},
+		{Name: "lost-reply", Description: "replies lost after Redis applied the command, under 20 clients on 3 keys: acquires that took effect end indeterminate",
+			Workload: stallWorkload, Nemesis: nemesis.Config{Faults: []string{"lost-reply"}, Interval: time.Second, Duration: time.Second},
+			Requires: checker.Coverage{checker.InfoContended: 10}},
 		{Name: "kill-none", Description: "kill-redis, restarted at once without persistence", Server: true, Workload: serverWorkload,
 			Nemesis: kill, Persistence: "none", Requires: checker.Coverage{checker.Hit("kill-redis"): 3},
 			Breaks: "a restart without persistence forgot held locks"},
