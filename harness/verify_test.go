@@ -154,3 +154,24 @@ func TestVerify_FailOpen(t *testing.T) {
 		t.Errorf("setnx: kill-delayed %s, %d granted while down; want no break", r.Status, r.GrantedWhileDown)
 	}
 }
+
+// TestVerify_Stalls: pause-redis and lost-reply leave dozens of
+// indeterminate acquires on contended keys; setnx passes both, decided
+// (not unknown) with the coverage met, and broken-resend, whose client
+// resends a SET NX its first attempt applied, breaks the lease contract
+// at pause-redis. Each run stops at its first pass or break; the budget
+// lets a run short of coverage (a busy machine) go again.
+func TestVerify_Stalls(t *testing.T) {
+	testutil.RequireRedis(t)
+	scen := []string{"pause-redis", "lost-reply"}
+	v, _ := verify(t, "setnx", scen, 2*time.Minute, nil)
+	for _, s := range scen {
+		if r := row(t, v, s); r.Status != report.StatusPassed || r.Lease != checker.Valid {
+			t.Errorf("setnx %s: %s, lease %s in %d runs; want passed, valid", s, r.Status, r.Lease, r.Runs)
+		}
+	}
+	v, _ = verify(t, "broken-resend", []string{"pause-redis"}, 2*time.Minute, nil)
+	if r := row(t, v, "pause-redis"); v.Verdict != checker.Invalid || r.Status != report.StatusBroken || r.Lease != checker.Invalid {
+		t.Errorf("broken-resend: verdict %s, pause-redis %s, lease %s; want invalid, broken, lease invalid", v.Verdict, r.Status, r.Lease)
+	}
+}
