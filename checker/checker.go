@@ -63,6 +63,9 @@ type Options struct {
 	// OutDir, if set, receives linear-<key>.html visualizations.
 	OutDir string
 
+	// resolved marks options Resolved filled in.
+	resolved bool
+
 	// shares is how many checks share Memory at once besides the keys
 	// of one (Partition's buckets); 0 is 1.
 	shares int
@@ -112,8 +115,14 @@ func (o Options) Validate() error {
 }
 
 // Resolved is o with defaults filled in and None read as zero: the values
-// the checkers use.
+// the checkers use. Resolving resolved options changes nothing (a check
+// resolves them, and so does each checker it runs: a 0 read twice must
+// stay 0, not become the default).
 func (o Options) Resolved() Options {
+	if o.resolved {
+		return o
+	}
+	o.resolved = true
 	resolve := func(v, def time.Duration) time.Duration {
 		switch v {
 		case 0:

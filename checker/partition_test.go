@@ -267,3 +267,24 @@ func TestCheck_Deterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestPartition_ZeroMeansZero: a clock tolerance and a horizon of exactly
+// 0 stay 0 through the partitioned check, which resolves options twice
+// (once for the partition, once in each checker): B's acquire 10 ms before
+// A's lease expires is two holders with no tolerance, and allowed by the
+// default 25 ms.
+func TestPartition_ZeroMeansZero(t *testing.T) {
+	ops := []history.Op{covOp(history.Acquire, history.OK, 1, "a", 0, 1), covOp(history.Acquire, history.OK, 2, "b", 90, 91)}
+	for i := range ops {
+		ops[i].Index = int64(i)
+	}
+	if r := partitionCheck(t, ops, 1, Options{ClockTolerance: Exactly(0), InfoHorizon: Exactly(0)}); r.Verdict != Invalid {
+		t.Errorf("tolerance 0: %s, want invalid", r.Verdict)
+	}
+	if r := partitionCheck(t, ops, 1, Options{}); r.Verdict != Valid {
+		t.Errorf("default tolerance: %s, want valid", r.Verdict)
+	}
+	if o := (Options{ClockTolerance: None, InfoHorizon: None}).Resolved().Resolved(); o.ClockTolerance != 0 || o.InfoHorizon != 0 {
+		t.Errorf("resolved twice: tolerance %v, horizon %v, want 0 and 0", o.ClockTolerance, o.InfoHorizon)
+	}
+}

@@ -316,11 +316,11 @@ func (r *run) stop() error {
 func (r *run) open() error {
 	r.clock = history.NewClock()
 	cfg, ccfg, w, n := r.cfg, r.cfg.Cluster, r.workload, r.nemesis
+	chk := cfg.Check.Resolved()
 	r.info = report.RunInfo{Lockcheck: Version, Lock: r.lockName, LockVersion: cfg.LockVersion, Redis: r.res.Redis,
 		Topology: ccfg.Topology, Backend: ccfg.Backend, RedisConf: ccfg.RedisConf, Args: cfg.Args, Seed: w.Seed, Started: r.clock.Start().UTC(),
-		Workload: toJSON(w), ClockTolerance: cfg.Check.Resolved().ClockTolerance.String(),
-		InfoHorizon: cfg.Check.Resolved().InfoHorizon.String(), CheckTimeout: cfg.Check.Resolved().Timeout.String(),
-		CheckMemory: cfg.Check.Resolved().Memory}
+		Workload: toJSON(w), ClockTolerance: chk.ClockTolerance.String(), InfoHorizon: chk.InfoHorizon.String(),
+		CheckTimeout: chk.Timeout.String(), CheckMemory: chk.Memory}
 	if len(n.Faults) > 0 {
 		r.info.Nemesis = report.RunNemesis{Faults: n.Faults, Interval: n.Interval.String(), Duration: n.Duration.String(),
 			RestartDelay: cfg.RestartDelay.String(), Persistence: cmp.Or(ccfg.Persistence, "none"), Targets: n.Targets}
