@@ -98,6 +98,9 @@ type Cluster struct {
 	// round trip measured to it, Facts what its servers say of
 	// themselves, Cleaned what Down deleted under the key prefix.
 	external *ExternalConfig
+	// preexisting are the keys under an external run's prefix before it
+	// began (ReusePrefix): never deleted.
+	preexisting map[string]bool
 	// primaries is how many of Nodes (the first) served writes when an
 	// external Redis was found.
 	primaries int

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -37,8 +36,12 @@ type ExternalConfig struct {
 	User, Password, SentinelPassword string
 	TLS                              TLSOptions
 	// KeyPrefix is the prefix of every key the run touches; lockcheck
-	// probes under it and deletes what is under it at the end.
+	// probes under it and deletes what is under it at the end. It must
+	// hold no key when the run starts, unless ReusePrefix.
 	KeyPrefix string
+	// ReusePrefix: keys already under the prefix are the user's; they
+	// are left alone, and only keys the run created are deleted.
+	ReusePrefix bool
 	// Wait: the lock sends WAIT, so the user must be allowed it.
 	Wait bool
 }
@@ -217,6 +220,9 @@ func (c *Cluster) connect(ctx context.Context, e ExternalConfig) error {
 		}
 	}
 	if err := c.probe(ctx); err != nil {
+		return err
+	}
+	if err := c.claimPrefix(ctx); err != nil {
 		return err
 	}
 	c.RTT = c.roundTrip(ctx, c.Nodes[0].Addr)
@@ -571,61 +577,6 @@ func globEscape(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-// clean deletes every key under the prefix on every master (Cleaned
-// says how many), and says what it could not delete.
-func (c *Cluster) clean() error {
-	deleted, left, err := c.cleanExternal()
-	c.Cleaned = Cleaned{Prefix: c.external.KeyPrefix, Deleted: deleted, Left: left}
-	if err != nil || left > 0 {
-		return fmt.Errorf("keys under %q on the external redis: %d deleted, %d or more left (%v): delete them with SCAN MATCH and DEL", c.external.KeyPrefix, deleted, left, err)
-	}
-	return nil
-}
-
-// cleanExternal deletes every key under the prefix on every master, and
-// says how many it deleted and how many it could not.
-func (c *Cluster) cleanExternal() (deleted, left int, err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	match := globEscape(c.external.KeyPrefix) + "*"
-	var mu sync.Mutex // ForEachMaster runs clean on every master at once
-	clean := func(ctx context.Context, rc *redis.Client) error {
-		iter := rc.Scan(ctx, 0, match, 1000).Iterator()
-		for iter.Next(ctx) {
-			err := rc.Del(ctx, iter.Val()).Err()
-			mu.Lock()
-			if err != nil {
-				left++
-			} else {
-				deleted++
-			}
-			mu.Unlock()
-		}
-		return iter.Err()
-	}
-	var errs []error
-	switch c.Topology {
-	case RedisCluster:
-		cc := c.clusterClient()
-		errs = append(errs, cc.ForEachMaster(ctx, clean))
-		cc.Close()
-	case Sentinel:
-		rc, err := c.sentinelMaster(ctx)
-		if err == nil {
-			errs = append(errs, clean(ctx, rc))
-			rc.Close()
-		}
-		errs = append(errs, err)
-	default:
-		for _, n := range c.Nodes {
-			rc := redis.NewClient(c.Options(n.Addr))
-			errs = append(errs, clean(ctx, rc))
-			rc.Close()
-		}
-	}
-	return deleted, left, errors.Join(errs...)
 }
 
 // sentinelMaster returns a client to the current master of the set.

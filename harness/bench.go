@@ -150,7 +150,7 @@ func benchCell(ctx context.Context, cfg BenchConfig, dir, lock string, clients, 
 	ccfg := cfg.Cluster
 	ccfg.LogDir, ccfg.MaxClients = logDir, 2*clients+128
 	if ccfg.Backend == cluster.External && ccfg.External.KeyPrefix == "" {
-		ccfg.External.KeyPrefix = "lockcheck:bench-" + filepath.Base(dir) + ":"
+		ccfg.External.KeyPrefix = runPrefix("lockcheck:bench-", dir)
 	}
 	cl, err := cluster.Up(ctx, ccfg)
 	if err != nil {

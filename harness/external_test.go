@@ -432,3 +432,68 @@ func TestExternal_VerifyClientScenarios(t *testing.T) {
 		t.Fatalf("rows %v: want contention passed and kill-none n/a", got)
 	}
 }
+
+// TestExternal_PrefixClaimed: a prefix that already holds keys is refused
+// before any client runs (one line, ErrConfig) and its keys are left as
+// they were; with ReusePrefix the run goes on and deletes only the keys
+// it created; two runs started at once on one server, each with the
+// default prefix, get prefixes of their own and are both valid.
+func TestExternal_PrefixClaimed(t *testing.T) {
+	x := tlsRedis(t)
+	ctx := context.Background()
+	admin := x.admins[0]
+	theirs := map[string]string{"lockcheck:app:1": "a", "lockcheck:app:2": "b", "lockcheck:app:3": "c"}
+	for k, v := range theirs {
+		if err := admin.Set(ctx, k, v, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	intact := func(when string) {
+		t.Helper()
+		for k, v := range theirs {
+			if got, err := admin.Get(ctx, k).Result(); err != nil || got != v {
+				t.Errorf("%s: %s = %q (%v), want %q", when, k, got, err, v)
+			}
+		}
+	}
+	cfg := harness.Config{Lock: "setnx", OutDir: t.TempDir(), Workload: externalWorkload(1),
+		Cluster: cluster.Config{Backend: cluster.External, External: x.cfg}, Check: checker.Options{ClockTolerance: 50 * time.Millisecond}}
+	cfg.Cluster.External.KeyPrefix = "lockcheck:app:"
+	_, err := harness.Run(ctx, cfg)
+	if !errors.Is(err, harness.ErrConfig) || !strings.Contains(err.Error(), "already holds 3 key(s)") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("a prefix in use: got %v, want one line saying it holds 3 keys (ErrConfig)", err)
+	}
+	intact("refused")
+	cfg.Cluster.External.ReusePrefix = true
+	res, err := harness.Run(ctx, cfg)
+	if err != nil || res.Verdict != checker.Valid || res.Cleaned.Left != 0 {
+		t.Fatalf("reused prefix: %v, cleaned %+v; want valid, nothing of its own left", err, res.Cleaned)
+	}
+	intact("reused")
+	if n, _ := admin.DBSize(ctx).Result(); n != int64(len(theirs)) {
+		t.Errorf("%d keys left, want only the %d that were there", n, len(theirs))
+	}
+
+	var wg sync.WaitGroup
+	results := make([]*harness.Result, 2)
+	errs := make([]error, 2)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := harness.Config{Lock: "setnx", OutDir: t.TempDir(), Workload: externalWorkload(int64(i)),
+				Cluster: cluster.Config{Backend: cluster.External, External: x.cfg}, Check: checker.Options{ClockTolerance: 50 * time.Millisecond}}
+			results[i], errs[i] = harness.Run(ctx, c)
+		}()
+	}
+	wg.Wait()
+	for i, r := range results {
+		if errs[i] != nil || r.Verdict != checker.Valid {
+			t.Fatalf("concurrent run %d: %v %+v, want valid", i, errs[i], r)
+		}
+	}
+	if results[0].Cleaned.Prefix == results[1].Cleaned.Prefix {
+		t.Errorf("both runs used prefix %q", results[0].Cleaned.Prefix)
+	}
+	intact("after two runs at once")
+}

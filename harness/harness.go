@@ -6,6 +6,8 @@ package harness
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -270,8 +272,8 @@ func (r *run) start(ctx context.Context) error {
 	ccfg.ClientProxies = ccfg.ClientProxies || clientProxies
 	if r.autoPrefix && r.cfg.Running == nil {
 		// Unless the user chose one, every key of the run is under
-		// lockcheck:<run id>:.
-		ccfg.External.KeyPrefix = "lockcheck:" + filepath.Base(dir) + ":"
+		// lockcheck:<run id>-<random>:.
+		ccfg.External.KeyPrefix = runPrefix("lockcheck:", dir)
 	}
 	if ccfg.MaxClients == 0 {
 		ccfg.MaxClients = r.workload.Clients*2 + 128
@@ -608,4 +610,13 @@ func updateLatest(root, dir string) error {
 		return err
 	}
 	return os.Rename(tmp, link)
+}
+
+// runPrefix is the key prefix of a run on an external Redis, in dir:
+// the run's id and a random part, since two runs started in the same
+// second (two CI jobs sharing a staging Redis) get the same id.
+func runPrefix(base, dir string) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return base + filepath.Base(dir) + "-" + hex.EncodeToString(b[:]) + ":"
 }

@@ -38,7 +38,8 @@ func externalFlags(fs *flag.FlagSet, o *externalOpts) {
 	fs.StringVar(&o.e.TLS.Key, "tls-key", "", "--backend external: the client certificate's key (PEM)")
 	fs.StringVar(&o.e.TLS.ServerName, "tls-server-name", "", "--backend external: the name the servers' certificates must hold (default: the host dialed)")
 	fs.BoolVar(&o.e.TLS.Insecure, "tls-insecure", false, "--backend external: do not verify the servers' certificates")
-	fs.StringVar(&o.e.KeyPrefix, "key-prefix", "", "--backend external: every key the run touches starts with this (default lockcheck:<run id>:); the run deletes them at its end")
+	fs.StringVar(&o.e.KeyPrefix, "key-prefix", "", "--backend external: every key the run touches starts with this (default lockcheck:<run id>-<random>:); it must hold no key yet, and the run deletes what is under it at its end")
+	fs.BoolVar(&o.e.ReusePrefix, "key-prefix-reuse", false, "--backend external: --key-prefix may already hold keys; they are left alone, and only the keys the run creates are deleted")
 }
 
 // config returns the external Redis's settings, with the passwords read
@@ -47,7 +48,7 @@ func (o *externalOpts) config(fs *flag.FlagSet, backend string) (cluster.Externa
 	e := o.e
 	if backend != cluster.External {
 		for _, name := range []string{"redis", "sentinel", "master-name", "cluster", "redis-user", "redis-password-file",
-			"tls", "tls-ca", "tls-cert", "tls-key", "tls-server-name", "tls-insecure", "key-prefix"} {
+			"tls", "tls-ca", "tls-cert", "tls-key", "tls-server-name", "tls-insecure", "key-prefix", "key-prefix-reuse"} {
 			if fs.Lookup(name) != nil && fs.Changed(name) {
 				return e, usageError{fmt.Errorf("--%s is for a Redis lockcheck does not run: add --backend external", name)}
 			}
