@@ -350,3 +350,42 @@ func TestOwnLock_LocksOnCluster(t *testing.T) {
 		t.Errorf("a spec with keys in two slots: %v; want a configuration error naming the key and the slots", err)
 	}
 }
+
+// TestOwnLock_RefusedBySpec: a spec whose release Redis refuses as
+// written (WRONGTYPE: it reads the lock key as a hash) is not a lock whose
+// releases are indeterminate, to be judged valid: the first refusal stops
+// the run as a configuration error naming the reply, and what was
+// recorded is kept and checked.
+func TestOwnLock_RefusedBySpec(t *testing.T) {
+	testutil.RequireRedis(t)
+	src, err := os.ReadFile("../examples/specs/setnx.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(string(src), `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`,
+		`return redis.call("hdel", KEYS[1], ARGV[1])`, 1)
+	if bad == string(src) {
+		t.Fatal("the release script to replace is not in setnx.toml")
+	}
+	path := filepath.Join(t.TempDir(), "wrongtype.toml")
+	if err := os.WriteFile(path, []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := lockimpl.LoadSpec(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := shortLeases
+	w.Clients, w.Duration = 5, 5*time.Second
+	cfg := harness.Config{Lock: s.Name, Factory: s.Factory, OutDir: t.TempDir(), Workload: w}
+	res, err := harness.Run(context.Background(), cfg)
+	if !errors.Is(err, harness.ErrConfig) || !errors.Is(err, lockimpl.ErrBadLock) || !strings.Contains(err.Error(), "WRONGTYPE") {
+		t.Fatalf("got %v, want a config error with the WRONGTYPE reply", err)
+	}
+	if res == nil || res.Findings.Verdict == "" || res.Elapsed > 3*time.Second {
+		t.Fatalf("the run was not stopped at once and checked: %+v", res)
+	}
+	if b, err := os.ReadFile(filepath.Join(res.Dir, "history.jsonl")); err != nil || !strings.Contains(string(b), "WRONGTYPE") {
+		t.Errorf("the refused release is not in the history (%v)", err)
+	}
+}

@@ -43,6 +43,7 @@ func newClient(env Env) (redis.UniversalClient, error) {
 		// noResend, so that they meet every command the lock sends, a
 		// pipeline on the key's node included (MasterForKey).
 		cc.OnNewNode(func(n *redis.Client) {
+			n.AddHook(badReply{})
 			for _, h := range env.Hooks {
 				n.AddHook(h)
 			}
@@ -62,6 +63,7 @@ func newClient(env Env) (redis.UniversalClient, error) {
 	default:
 		return nil, errors.New("no redis address")
 	}
+	c.AddHook(badReply{})
 	for _, h := range env.Hooks {
 		c.AddHook(h)
 	}

@@ -10,11 +10,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/lockcheck/lockcheck/history"
 )
@@ -57,6 +59,11 @@ type ProcessLock struct {
 
 	mu      sync.Mutex
 	pending map[int64]waiter
+	// late are the requests given up on (timed out) whose reply may
+	// still come.
+	late map[int64]bool
+	// closing: Close has closed the process's stdin; its end is expected.
+	closing atomic.Bool
 	dead    error // set once the process is gone or broke the protocol
 	nextID  atomic.Int64
 
@@ -136,7 +143,7 @@ func ProcessEntry(name, cmdline, topology string) Entry {
 // LOCKCHECK_TOPOLOGY, and in the sentinel topology LOCKCHECK_SENTINELS and
 // LOCKCHECK_MASTER_NAME.
 func StartProcess(cmdline, topology string, env Env) (*ProcessLock, error) {
-	p := &ProcessLock{cmdline: cmdline, timeout: env.OpTimeout, now: clockOf(env), pending: map[int64]waiter{}, done: make(chan struct{}),
+	p := &ProcessLock{cmdline: cmdline, timeout: env.OpTimeout, now: clockOf(env), pending: map[int64]waiter{}, late: map[int64]bool{}, done: make(chan struct{}),
 		record: env.Record, holders: map[string]int{}, events: map[int64]*history.Op{}}
 	if p.record == nil {
 		p.record = func(history.Op) {}
@@ -181,12 +188,18 @@ func StartProcess(cmdline, topology string, env Env) (*ProcessLock, error) {
 func (p *ProcessLock) read(out io.Reader) {
 	defer close(p.done)
 	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	sc.Buffer(make([]byte, 64<<10), maxProcessLine)
 	var broke error
 	for sc.Scan() {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
 			continue
+		}
+		if !utf8.Valid(line) {
+			// encoding/json would replace the bad bytes with U+FFFD, and
+			// distinct tokens would read as one.
+			broke = fmt.Errorf("wrote a line that is not UTF-8: %.200q", line)
+			break
 		}
 		if bytes.Contains(line, []byte(`"event"`)) {
 			if err := p.event(line); err != nil {
@@ -199,15 +212,24 @@ func (p *ProcessLock) read(out io.Reader) {
 		var r ProcessReply
 		if err := json.Unmarshal(line, &r); err != nil || r.ID == 0 {
 			broke = fmt.Errorf("wrote a line that is not a reply: %.200q (want {\"id\":N,\"ok\":true|false} or {\"id\":N,\"error\":\"...\"})", line)
-			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 			break
 		}
 		p.mu.Lock()
 		w, ok := p.pending[r.ID]
 		delete(p.pending, r.ID)
+		late := p.late[r.ID]
+		delete(p.late, r.ID)
 		p.mu.Unlock()
-		if !ok {
+		switch {
+		case !ok && late:
 			continue // a late reply finds no one waiting
+		case !ok && r.ID > p.nextID.Load():
+			broke = fmt.Errorf("replied to request %d, which was never sent: %.200q", r.ID, line)
+		case !ok:
+			broke = fmt.Errorf("replied twice to request %d: %.200q", r.ID, line)
+		}
+		if broke != nil {
+			break
 		}
 		if w.acquire && r.OK && r.Token != "" {
 			// Before the next line is read: an extend the process
@@ -218,8 +240,30 @@ func (p *ProcessLock) read(out io.Reader) {
 		}
 		w.ch <- r // buffered
 	}
+	switch err := sc.Err(); {
+	case broke != nil:
+	case errors.Is(err, bufio.ErrTooLong):
+		broke = fmt.Errorf("wrote a line longer than %d bytes", maxProcessLine)
+	case err != nil:
+		broke = fmt.Errorf("its stdout failed: %v", err)
+	}
+	if broke != nil {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	}
 	_, _ = io.Copy(io.Discard, out)
-	werr := p.cmd.Wait()
+	exited := make(chan error, 1)
+	go func() { exited <- p.cmd.Wait() }()
+	var werr error
+	select {
+	case werr = <-exited:
+	case <-time.After(time.Second):
+		// Its stdout is closed but it goes on: no reply can come.
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		werr = <-exited
+		if broke == nil && !p.closing.Load() {
+			broke = errors.New("closed its stdout but kept running")
+		}
+	}
 	if broke == nil {
 		broke = fmt.Errorf("exited (%v)", exitStatus(werr))
 	}
@@ -235,6 +279,9 @@ func (p *ProcessLock) read(out io.Reader) {
 		close(w.ch)
 	}
 }
+
+// maxProcessLine bounds a line a lock process writes.
+const maxProcessLine = 1 << 20
 
 // errKilled is the outcome of a request to a process killed on purpose:
 // it may have been half done.
@@ -253,6 +300,9 @@ func (p *ProcessLock) event(line []byte) error {
 	case "extend":
 		if e.Key == "" || e.Token == "" || e.TTLms <= 0 {
 			return fmt.Errorf("announced an extend without key, token or ttl_ms: %.200q", line)
+		}
+		if len(p.events) >= maxUnreported {
+			return fmt.Errorf("announced %d extends whose outcome it never reported", len(p.events))
 		}
 		client, ok := p.holders[e.Token]
 		if !ok {
@@ -350,7 +400,10 @@ type waiter struct {
 
 func (p *ProcessLock) forget(id int64) {
 	p.mu.Lock()
-	delete(p.pending, id)
+	if _, ok := p.pending[id]; ok {
+		delete(p.pending, id)
+		p.late[id] = true
+	}
 	p.mu.Unlock()
 }
 
@@ -420,6 +473,7 @@ func (p *ProcessLock) Extend(ctx context.Context, l Lease, ttl time.Duration) (L
 // process group if it has not within two seconds.
 func (p *ProcessLock) Close() error {
 	p.close.Do(func() {
+		p.closing.Store(true)
 		p.wmu.Lock()
 		_ = p.in.Close()
 		p.wmu.Unlock()
@@ -429,9 +483,33 @@ func (p *ProcessLock) Close() error {
 			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 			<-p.done
 		}
+		p.unreported()
 	})
 	return nil
 }
+
+// unreported records the extends the process announced and never
+// reported: they were sent, so they may have taken effect (info).
+func (p *ProcessLock) unreported() {
+	p.emu.Lock()
+	defer p.emu.Unlock()
+	seqs := make([]int64, 0, len(p.events))
+	for seq := range p.events {
+		seqs = append(seqs, seq)
+	}
+	slices.Sort(seqs)
+	now := p.now()
+	for _, seq := range seqs {
+		op := p.events[seq]
+		op.Type, op.Return, op.Error = history.Info, max(now, op.Call), "announced by the lock process, its outcome never reported"
+		p.record(*op)
+	}
+	clear(p.events)
+}
+
+// maxUnreported bounds the extends a process may have announced and not
+// yet reported.
+const maxUnreported = 10_000
 
 // PID is the process's id (for tests).
 func (p *ProcessLock) PID() int { return p.cmd.Process.Pid }

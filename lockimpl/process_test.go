@@ -3,6 +3,7 @@ package lockimpl_test
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -178,4 +179,72 @@ sleep 30`
 	if !errors.Is(err, lockimpl.ErrBadLock) || !strings.Contains(err.Error(), "never announced") {
 		t.Errorf("got %v, want ErrBadLock: an extend reported but never announced", err)
 	}
+}
+
+// TestProcess_Breaches: a lock process that breaks the protocol stops the
+// run (ErrBadLock) with one line naming the breach, at the request it
+// breaks on, instead of leaving lockcheck deaf to every later reply (each
+// would time out as indeterminate: a valid-looking history).
+func TestProcess_Breaches(t *testing.T) {
+	for _, tc := range []struct{ name, script, want string }{
+		{"line over 1 MB", `read line; head -c 2000000 /dev/zero | tr '\0' 'x'; echo; sleep 30`, "longer than"},
+		{"stdout closed, still running", `read line; exec 1>&-; sleep 30`, "closed its stdout but kept running"},
+		{"not UTF-8", `read line; printf '{"id":1,"ok":true,"token":"\377"}\n'; sleep 30`, "not UTF-8"},
+		{"id never sent", `read line; echo '{"id":99,"ok":true,"token":"t"}'; sleep 30`, "never sent"},
+		{"two replies to one id", `read line; echo '{"id":1,"ok":false}'; echo '{"id":1,"ok":false}'; read line; sleep 30`, "replied twice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := startProc(t, tc.script, lockimpl.Env{OpTimeout: 3 * time.Second})
+			var err error
+			for range 2 { // the breach may come after the first reply
+				if _, err = p.Acquire(context.Background(), "k", time.Second); errors.Is(err, lockimpl.ErrBadLock) {
+					break
+				}
+			}
+			if !errors.Is(err, lockimpl.ErrBadLock) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "within the op timeout") {
+				t.Fatalf("got %v, want ErrBadLock saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestProcess_UnreportedExtend: an extend the process announced (and
+// lockcheck acknowledged) but never reported is in the history when the
+// lock closes, as indeterminate: it was sent, and may have taken effect.
+func TestProcess_UnreportedExtend(t *testing.T) {
+	acked := filepath.Join(t.TempDir(), "acked")
+	script := `read a
+echo '{"id":1,"ok":true,"token":"t1"}'
+echo '{"event":"extend","seq":1,"key":"k","token":"t1","ttl_ms":300}'
+read ack; touch ` + acked + `
+while read x; do :; done`
+	var mu sync.Mutex
+	var ops []history.Op
+	env := lockimpl.Env{OpTimeout: 2 * time.Second, Now: func() int64 { return time.Now().UnixNano() },
+		Record: func(op history.Op) { mu.Lock(); ops = append(ops, op); mu.Unlock() }}
+	p, err := lockimpl.StartProcess(script, "single", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Acquire(lockimpl.WithClient(context.Background(), 2), "k", 300*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !fileExists(acked); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the announced extend was never acknowledged")
+		}
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ops) != 1 || ops[0].F != history.Extend || ops[0].Type != history.Info || ops[0].Token != "t1" || ops[0].Process != 2 || ops[0].Return < ops[0].Call {
+		t.Fatalf("recorded %+v, want one info extend of t1 by client 2", ops)
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -326,8 +326,10 @@ func (l *specLock) Close() error { return l.c.Close() }
 
 // call runs one section's script and maps its reply: OK, an integer >= 1
 // (Lua true is 1) is success; nil (Lua false) or an integer <= 0 is a
-// definite failure (notHeld); an error reply or a timeout is
-// indeterminate; anything else is a spec error (ErrBadLock).
+// definite failure (notHeld); an error the script returns, or a timeout,
+// is indeterminate; an error with which Redis refuses a command as
+// written (badReply: NOPERM, WRONGTYPE, a failing script) and any other
+// reply are spec errors (ErrBadLock).
 func (l *specLock) call(ctx context.Context, name string, sc *redis.Script, ss *SpecScript, v *specVars, notHeld error) (int64, error) {
 	keys := make([]string, len(ss.keys))
 	for i, t := range ss.keys {

@@ -172,6 +172,12 @@ func TestSpec_Replies(t *testing.T) {
 		{"error reply", `return redis.error_reply("BUSY try later")`, func(e error) bool {
 			return e != nil && lockimpl.Outcome(e) == "info" && !errors.Is(e, lockimpl.ErrBadLock)
 		}, "indeterminate"},
+		{"wrong type", `redis.call("set", KEYS[1], "s"); return redis.call("hget", KEYS[1], "f")`, func(e error) bool {
+			return errors.Is(e, lockimpl.ErrBadLock) && strings.Contains(e.Error(), "WRONGTYPE")
+		}, "ErrBadLock naming WRONGTYPE"},
+		{"unknown command", `return redis.call("nosuchcommand", KEYS[1])`, func(e error) bool {
+			return errors.Is(e, lockimpl.ErrBadLock) && strings.Contains(e.Error(), "Unknown Redis command")
+		}, "ErrBadLock with the reply"},
 		{"string", `return "yes"`, func(e error) bool { return errors.Is(e, lockimpl.ErrBadLock) && strings.Contains(e.Error(), `"yes"`) }, "ErrBadLock naming the reply"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
