@@ -185,6 +185,9 @@ type Findings struct {
 	// Coverage is what the history exercised (CoverageOf): what the
 	// verdict rests on.
 	Coverage Coverage `json:"coverage"`
+	// CutOff, if set, says the history's last line was cut off (a run
+	// killed mid-write) and the findings rest on the whole ops before it.
+	CutOff string `json:"cut_off,omitempty"`
 
 	// hits say, for each of the history's fault windows, whether a lease
 	// was live at its start (Merge ORs them across parts).

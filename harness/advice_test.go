@@ -70,8 +70,9 @@ func TestRun_ShortTTL(t *testing.T) {
 	if res.Verdict != checker.Valid {
 		t.Errorf("verdict %s, want valid: the clients leave at their deadline", res.Verdict)
 	}
-	if a.Holds == 0 || a.HoldsOverTTL != a.Holds || a.CutShortFraction < 0.9 || a.HoldP99ms < 190 || a.TTLms != 100 {
-		t.Errorf("ttl_advice %+v: want every hold over the 100 ms TTL and nearly every section cut short", a)
+	// The run's end may cut one hold a client short, under the TTL.
+	if a.Holds == 0 || a.HoldsOverTTL < a.Holds-int64(w.Clients) || a.CutShortFraction < 0.9 || a.HoldP99ms < 190 || a.TTLms != 100 {
+		t.Errorf("ttl_advice %+v: want every hold over the 100 ms TTL (but one a client the end cut) and nearly every section cut short", a)
 	}
 	if len(a.Rules) != 2 || a.Rules[0].Fits || a.Rules[1].Fits || a.Rules[1].TTLms < 1900 || !strings.Contains(a.Rules[1].Rule, "× 10") {
 		t.Errorf("rules %+v: want 3 × p99 and p99 × 10 (about 2 s), neither fitting", a.Rules)

@@ -104,6 +104,10 @@ func (c *checked) check(ctx context.Context, hpath string, opt checker.Options) 
 		<-done
 		return err
 	})
+	var cut *history.CutOff
+	if errors.As(err, &cut) {
+		err = nil // the whole ops are checked, and the findings say so
+	}
 	if err != nil {
 		return err
 	}
@@ -111,8 +115,11 @@ func (c *checked) check(ctx context.Context, hpath string, opt checker.Options) 
 		return err
 	}
 	c.stats.Finish()
+	if cut != nil {
+		c.findings.CutOff = cut.Error()
+	}
 	c.results = report.Results{Verdict: c.findings.Verdict, Lock: c.info.Lock, Ops: part.Ops(), Checkers: c.findings.Checkers,
-		Faults: c.stats.Faults, Coverage: c.findings.Coverage}
+		Faults: c.stats.Faults, Coverage: c.findings.Coverage, CutOff: c.findings.CutOff}
 	drawn := report.Drawn(c.findings)
 	keys := make([]string, len(drawn))
 	for i, v := range drawn {

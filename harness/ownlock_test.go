@@ -21,6 +21,7 @@ import (
 	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/workload"
+	"github.com/redis/go-redis/v9"
 )
 
 // ownLock resolves the test names of users' locks: "spec:NAME" is
@@ -83,6 +84,10 @@ func lockprocBinary(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	// go-redis logs each dial a killed node refuses, thousands of lines a
+	// run of fault tests; the history records what those ops did (the
+	// CLI quiets it the same way).
+	redis.SetLogger(quietLogger{})
 	code := m.Run()
 	if lockproc.path != "" {
 		os.RemoveAll(filepath.Dir(lockproc.path))
@@ -389,3 +394,7 @@ func TestOwnLock_RefusedBySpec(t *testing.T) {
 		t.Errorf("the refused release is not in the history (%v)", err)
 	}
 }
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}

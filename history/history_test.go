@@ -231,3 +231,28 @@ func TestCounts(t *testing.T) {
 		t.Error("a history without nemesis ops counts nemesis ops")
 	}
 }
+
+// TestScan_CutOff: a last line that stops in mid-op without a newline (a
+// run killed mid-write, a rune cut in two included) leaves the ops before
+// it read and a *CutOff naming it; a whole last line that breaks a rule,
+// or a cut line followed by another, is still a LineError.
+func TestScan_CutOff(t *testing.T) {
+	good := `{"index":0,"process":1,"f":"acquire","type":"ok","key":"k","token":"a","ttl_ms":5,"call":1,"return":2}`
+	second := strings.Replace(good, `"index":0`, `"index":1`, 1)
+	accented := strings.Replace(second, `"k"`, `"ké"`, 1)
+	midRune := accented[:strings.Index(accented, "é")+1] // the first byte of é's two
+	for _, cut := range []string{second[:30], second[:len(second)-1], midRune} {
+		ops, err := Read(strings.NewReader(good + "\n" + cut))
+		var c *CutOff
+		if !errors.As(err, &c) || c.Line != 2 || c.Whole != 1 || len(ops) != 1 || !strings.Contains(err.Error(), "line 2 is cut off") {
+			t.Errorf("%q: got %d ops, %v; want 1 op and line 2 cut off", cut, len(ops), err)
+		}
+	}
+	var le *LineError
+	if _, err := Read(strings.NewReader(good + "\n" + strings.Replace(second, `"ok"`, `"maybe"`, 1))); !errors.As(err, &le) {
+		t.Errorf("a whole bad last line: got %v, want a LineError", err)
+	}
+	if _, err := Read(strings.NewReader(good + "\n" + second[:30] + "\n" + second)); !errors.As(err, &le) || le.Line != 2 {
+		t.Errorf("a cut line inside: got %v, want a LineError at line 2", err)
+	}
+}

@@ -63,6 +63,14 @@ const ScanBatch = 1 << 16
 func Scan(r io.Reader, fn func([]Op) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
+	unterminated := false // the last line has no newline
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		adv, tok, err := bufio.ScanLines(data, atEOF)
+		if atEOF && tok != nil && adv == len(data) && bytes.IndexByte(data, '\n') < 0 {
+			unterminated = true
+		}
+		return adv, tok, err
+	})
 	var (
 		lines  [][]byte
 		arena  []byte
@@ -112,6 +120,13 @@ func Scan(r io.Reader, fn func([]Op) error) error {
 		}
 		return fmt.Errorf("read history: %w", err)
 	}
+	// A last line cut off (no newline, not an op) is what a run killed
+	// mid-write leaves: the ops before it are whole, and are checked.
+	var cut error
+	if n := len(lines); n > 0 && unterminated && len(blanks) == 0 && cutShort(lines[n-1]) {
+		lines = lines[:n-1]
+		cut = &CutOff{Line: seen + n, Whole: seen + n - 1}
+	}
 	// A trailing blank line is tolerated (an editor's final newline).
 	if err := flush(); err != nil {
 		return err
@@ -119,7 +134,35 @@ func Scan(r io.Reader, fn func([]Op) error) error {
 	if seen == 0 {
 		return ErrEmpty
 	}
-	return nil
+	return cut
+}
+
+// cutShort reports whether line is the start of a line that stopped
+// early: JSON that ends before its object does (a rune cut in two at its
+// end aside). A whole line that breaks a rule is not one.
+func cutShort(line []byte) bool {
+	for k := 0; k < utf8.UTFMax && len(line) > 0 && !utf8.Valid(line); k++ {
+		line = line[:len(line)-1]
+	}
+	var w wireOp
+	return errors.Is(json.Unmarshal(line, &w, strict), io.ErrUnexpectedEOF)
+}
+
+// CutOff is what Scan returns, once every whole op before it was handed
+// to fn, when the history's last line ends without a newline and is not
+// an op: the write of a run killed outright stopped in mid-line.
+type CutOff struct {
+	Path  string
+	Line  int // the cut-off line, from 1
+	Whole int // the ops before it
+}
+
+func (e *CutOff) Error() string {
+	where := "history"
+	if e.Path != "" {
+		where = e.Path
+	}
+	return fmt.Sprintf("%s line %d is cut off (no newline, not a whole op: a run killed mid-write): checked the %d whole ops before it", where, e.Line, e.Whole)
 }
 
 // decodeBatch decodes lines into ops in parallel, the first line being
@@ -243,6 +286,10 @@ func ScanFile(path string, fn func([]Op) error) error {
 	var le *LineError
 	if errors.As(err, &le) {
 		le.Path = path
+	}
+	var cut *CutOff
+	if errors.As(err, &cut) {
+		cut.Path = path
 	}
 	return err
 }

@@ -24,6 +24,9 @@ type Results struct {
 	// Coverage is what the run exercised (checker.CoverageFigures).
 	Coverage checker.Coverage `json:"coverage"`
 	Checkers []checker.Result `json:"checkers"`
+	// CutOff says the history's last line was cut off, and the findings
+	// rest on the whole ops before it (checker.Findings.CutOff).
+	CutOff string `json:"cut_off,omitempty"`
 	// Latency is each op series' percentiles (ms), Throughput the rates
 	// over the history; Thresholds the --threshold results.
 	Latency    map[string]Percentiles `json:"latency"`

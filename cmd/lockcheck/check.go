@@ -46,6 +46,9 @@ func checkCmd(ctx context.Context, args []string) (int, error) {
 		}
 		return exitFailed, err
 	}
+	if rep.CutOff != "" {
+		fmt.Fprintf(os.Stderr, "lockcheck: %s\n", rep.CutOff)
+	}
 	printChecks(os.Stdout, rep, dir)
 	fmt.Printf("verdict: %s\nresults: %s\n", rep.Verdict, filepath.Join(dir, "results.json"))
 	return exitFor(rep.Verdict), nil

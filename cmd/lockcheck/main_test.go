@@ -555,3 +555,59 @@ func TestCLI_Thresholds(t *testing.T) {
 		t.Errorf("verify with a threshold it cannot meet: exit %d, want %d:\n%s", code, exitThreshold, out)
 	}
 }
+
+// TestCLI_KilledRun: a run killed outright (SIGKILL) leaves a history
+// that check reads: every whole line is checked; and when the last line
+// stopped mid-write (made certain here by cutting the file inside its
+// last line), check says which line was cut off in one line, checks the
+// ops before it and gives their verdict. No redis-server outlives the
+// killed lockcheck (Pdeathsig).
+func TestCLI_KilledRun(t *testing.T) {
+	testutil.RequireRedis(t)
+	bin := lockcheck(t)
+	out := t.TempDir()
+	cmd := exec.Command(bin, "run", "--lock", "setnx", "--clients", "20", "--duration", "60s", "-q", "--out", out)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if !waitFor(filepath.Join(out, "*", "*", "history.jsonl"), 30*time.Second) {
+		_ = cmd.Process.Kill()
+		t.Fatal("lockcheck recorded no op within 30s")
+	}
+	redisPIDs := testutil.RedisChildrenOf(cmd.Process.Pid)
+	time.Sleep(500 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	files, _ := filepath.Glob(filepath.Join(out, "*", "*", "history.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("histories %v, want one", files)
+	}
+	dir := filepath.Dir(files[0])
+	if s, code := runBin(t, bin, "check", dir, "--out", t.TempDir()); code != 0 || !strings.Contains(s, "verdict: valid") {
+		t.Fatalf("check of the killed run: exit %d\n%s", code, s)
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The last line's start, whether or not the kill itself cut it.
+	last := strings.LastIndex(strings.TrimSuffix(string(b), "\n"), "\n") + 1
+	if err := os.WriteFile(files[0], b[:min(last+20, len(b)-2)], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, code := runBin(t, bin, "check", dir, "--out", t.TempDir())
+	want := "is cut off"
+	if code != 0 || !strings.Contains(s, want) || !strings.Contains(s, "verdict: valid") || strings.Count(s, want) != 1 {
+		t.Errorf("check of a history cut mid-line: exit %d, want 0, one line saying %q and the verdict\n%s", code, want, s)
+	}
+	for _, pid := range redisPIDs {
+		for deadline := time.Now().Add(5 * time.Second); testutil.Alive(pid) && time.Now().Before(deadline); {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if testutil.Alive(pid) {
+			t.Errorf("redis-server %d outlived the killed lockcheck", pid)
+		}
+	}
+}

@@ -60,6 +60,9 @@ func reportCmd(ctx context.Context, args []string) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
+	if rep.CutOff != "" {
+		fmt.Fprintf(os.Stderr, "lockcheck: %s\n", rep.CutOff)
+	}
 	fmt.Printf("verdict: %s\nreport: %s\n", rep.Verdict, filepath.Join(fs.Arg(0), "report.html"))
 	return exitFor(rep.Verdict), nil
 }
