@@ -167,8 +167,11 @@ type Result struct {
 	// why, for each.
 	UnknownKeys []string    `json:"unknown_keys,omitempty"`
 	Undecided   []Undecided `json:"undecided,omitempty"`
-	Note        string      `json:"note,omitempty"`
-	Elapsed     string      `json:"elapsed"`
+	// WriteError is the first file of the checker's own (a key's
+	// visualization) it could not write in full.
+	WriteError string `json:"write_error,omitempty"`
+	Note       string `json:"note,omitempty"`
+	Elapsed    string `json:"elapsed"`
 }
 
 func (r *Result) add(v Violation) {
@@ -192,6 +195,16 @@ type Findings struct {
 	// hits say, for each of the history's fault windows, whether a lease
 	// was live at its start (Merge ORs them across parts).
 	hits []bool
+}
+
+// WriteError returns the first file a checker could not write, if any.
+func (r Findings) WriteError() error {
+	for _, c := range r.Checkers {
+		if c.WriteError != "" {
+			return fmt.Errorf("%s: %s", c.Name, c.WriteError)
+		}
+	}
+	return nil
 }
 
 // Checker returns the named checker's result, if present.

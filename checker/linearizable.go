@@ -43,6 +43,7 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 		v       *Violation
 		reduced int
 		why     Undecided
+		drawErr error
 	}
 	out := make([]keyResult, len(keys))
 	// The keys checked at once share the memory budget.
@@ -59,6 +60,7 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 		} else {
 			kr.verdict = Unknown
 		}
+		kr.drawErr = kc.writeErr
 		if kr.verdict == Unknown {
 			reason := OutOfTime
 			if kc.budget.spent() {
@@ -71,6 +73,9 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 	for k, key := range keys {
 		lockOps += int64(len(groups[key]))
 		reduced += int64(out[k].reduced)
+		if err := out[k].drawErr; err != nil && res.WriteError == "" {
+			res.WriteError = err.Error()
+		}
 		switch out[k].verdict {
 		case Invalid:
 			res.add(*out[k].v)

@@ -298,6 +298,9 @@ func mergeResults(name string, rs []Result) Result {
 		if out.Note == "" {
 			out.Note = r.Note
 		}
+		if out.WriteError == "" {
+			out.WriteError = r.WriteError
+		}
 	}
 	// Each part's violations are in key order, a part's first
 	// MaxViolations: sorted stably by key, the first MaxViolations are the

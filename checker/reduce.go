@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -24,6 +25,20 @@ type keyCheck struct {
 	skip reductions
 	// budget bounds the memory of the key's searches (nil: none).
 	budget *budget
+	// writeErr is the first visualization the key could not write.
+	writeErr error
+}
+
+// draw writes a key's visualization from info, and keeps the first error.
+func (c *keyCheck) draw(info porcupine.LinearizationInfo, key string) string {
+	f, err := visualize(c.pm, info, c.notes, c.outDir, key)
+	if err != nil && c.writeErr == nil {
+		c.writeErr = err
+	}
+	if err != nil {
+		return ""
+	}
+	return f
 }
 
 // search runs porcupine on lops within the time and memory left; a search
@@ -327,7 +342,7 @@ func (c *keyCheck) visualizeValid(key string, lops []*lockOp) {
 		return
 	}
 	if r, info := c.search(lops, true); r == porcupine.Ok {
-		_, _ = visualize(c.pm, info, c.notes, c.outDir, key)
+		c.draw(info, key)
 	}
 }
 
@@ -339,9 +354,7 @@ func (c *keyCheck) violation(key string, lops []*lockOp) *Violation {
 	if r == porcupine.Illegal {
 		explain(c.m, lops, info, v)
 		if c.outDir != "" {
-			if f, err := visualize(c.pm, info, c.notes, c.outDir, key); err == nil {
-				v.File = f
-			}
+			v.File = c.draw(info, key)
 		}
 	}
 	if v.Message == "" {
@@ -396,6 +409,7 @@ func (c *keyCheck) failViolation(key string, lops []*lockOp, f *lockOp, from int
 		draw := *c
 		draw.ctx = ctx
 		v = draw.violation(key, bare)
+		c.writeErr = cmp.Or(c.writeErr, draw.writeErr)
 	} else {
 		v.Explanation = []string{"=> " + describeOp(f)}
 	}

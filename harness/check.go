@@ -154,7 +154,10 @@ func Check(ctx context.Context, path, out string, opt checker.Options) (checker.
 		}
 		return rep, out, err
 	}
-	return rep, out, report.WriteResults(out, rf)
+	if err := errors.Join(rep.WriteError(), report.WriteResults(out, rf)); err != nil {
+		return rep, out, writeErr(err)
+	}
+	return rep, out, nil
 }
 
 // runDirOf returns the run dir path is, or holds its history: a dir with
@@ -201,7 +204,13 @@ func (c *checked) write(u history.Unrecorded) error {
 	if rerr := report.WriteStats(c.dir, c.shown, stats, c.findings, meta); rerr != nil {
 		err = errors.Join(err, fmt.Errorf("report: %w", rerr))
 	}
-	return err
+	if verr := c.findings.WriteError(); verr != nil {
+		err = errors.Join(err, verr)
+	}
+	if err != nil {
+		return writeErr(err)
+	}
+	return nil
 }
 
 // Compare checks two run dirs, writes a page that puts them side by side,

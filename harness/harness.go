@@ -209,6 +209,13 @@ func prepare(cfg Config) (plan, error) {
 
 func configErr(err error) error { return fmt.Errorf("%w: %w", ErrConfig, err) }
 
+// ErrWrite marks an output lockcheck could not write in full (a full
+// disk, a read-only dir): the harness failed, and no verdict is given
+// over what may be partial.
+var ErrWrite = errors.New("write failed")
+
+func writeErr(err error) error { return fmt.Errorf("%w: %w", ErrWrite, err) }
+
 // Run performs one run. It returns an error wrapping ErrConfig for user
 // mistakes; any other error means the harness failed. Whatever happens
 // (error, panic in a Locker, ctx cancelled), Redis is stopped and what was
@@ -237,6 +244,9 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		return r.res, err
 	}
 	runErr := r.drive(ctx, locker)
+	if errors.Is(runErr, ErrWrite) {
+		return r.res, runErr // no verdict over a history not written in full
+	}
 	// Check even a run that failed: what was recorded is still evidence.
 	return r.res, errors.Join(runErr, r.judge(ctx))
 }
@@ -257,6 +267,11 @@ type run struct {
 	metrics *metrics
 	// unrecorded is what the clients counted that the history lacks.
 	unrecorded history.Unrecorded
+	// abort stops the clients and the nemesis at once with a cause (the
+	// history's first write error, kept in lost).
+	abort  context.CancelCauseFunc
+	lostMu sync.Mutex
+	lost   error
 }
 
 // start makes the run dir and starts Redis (unless the caller runs it).
@@ -349,7 +364,18 @@ func (r *run) open() error {
 }
 
 func (r *run) record(op history.Op) {
-	_, _ = r.hw.Write(op)
+	if _, err := r.hw.Write(op); err != nil {
+		// The history is the evidence: a run that cannot record it
+		// stops at once, not at its end.
+		r.lostMu.Lock()
+		if r.lost == nil {
+			r.lost = writeErr(fmt.Errorf("history: %w", err))
+			if r.abort != nil {
+				r.abort(r.lost)
+			}
+		}
+		r.lostMu.Unlock()
+	}
 	if r.metrics != nil {
 		r.metrics.observe(&op)
 	}
@@ -397,6 +423,10 @@ func (r *run) lock() (lockimpl.Locker, error) {
 // drive runs the clients and the nemesis until the run ends, heals every
 // fault, and closes the history.
 func (r *run) drive(ctx context.Context, locker lockimpl.Locker) error {
+	outer := ctx
+	ctx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
+	r.abort = abort
 	nctx, stopNemesis := context.WithCancel(ctx)
 	nemesisDone := make(chan error, 1)
 	go func() {
@@ -421,10 +451,19 @@ func (r *run) drive(ctx context.Context, locker lockimpl.Locker) error {
 		runErr = errors.Join(runErr, nerr)
 	}
 	r.res.Elapsed = time.Duration(r.clock.Now())
-	r.res.Interrupted = ctx.Err() != nil
+	r.res.Interrupted = outer.Err() != nil
 	closeLocker(locker)
 	// Everything the clients recorded is on disk before anything else.
-	runErr = errors.Join(runErr, r.closeHistory())
+	cerr := r.closeHistory()
+	r.lostMu.Lock()
+	lost := r.lost
+	r.lostMu.Unlock()
+	switch {
+	case lost != nil:
+		return lost
+	case cerr != nil:
+		return writeErr(cerr)
+	}
 	r.unrecorded = r.runner.Counters().Snapshot()
 	_ = updateLatest(r.cfg.OutDir, r.res.Dir)
 	return runErr
@@ -465,7 +504,9 @@ func (r *run) judge(ctx context.Context) error {
 	if res.Elapsed > 0 {
 		c.results.OpsPerSec = float64(c.results.Ops) / res.Elapsed.Seconds()
 	}
-	err = c.write(r.unrecorded)
+	if err := c.write(r.unrecorded); err != nil {
+		return err // no verdict over outputs not written in full
+	}
 	res.Findings, res.Verdict, res.Faults = c.findings, c.findings.Verdict, c.results.Faults
 	res.Summary, res.Ops = c.results.Summary, c.results.Summary.Ops.Total()
 	res.Thresholds, res.Latency, res.Throughput = c.results.Thresholds, c.results.Latency, c.results.Throughput

@@ -611,3 +611,54 @@ func TestCLI_KilledRun(t *testing.T) {
 		}
 	}
 }
+
+// fullDisk mounts a tmpfs of size bytes for the test (root only).
+func fullDisk(t *testing.T, size string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "disk")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("mount a tmpfs: %v %s (needs root)", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", dir).Run() })
+	return dir
+}
+
+// TestCLI_DiskFull: a disk that fills during a run stops it at once (not
+// at the end of its 60 s), exit 4 naming the history, no verdict; a check
+// whose output dir is full exits 4 with no verdict either. Nothing is
+// left running.
+func TestCLI_DiskFull(t *testing.T) {
+	testutil.RequireRedis(t)
+	bin := lockcheck(t)
+	disk := fullDisk(t, "1m")
+	start := time.Now()
+	cmd := exec.Command(bin, "run", "--lock", "setnx", "--clients", "50", "--keys", "20", "--hold", "1ms", "--duration", "60s", "-q", "--out", disk)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := cmd.ProcessState.ExitCode()
+	if took := time.Since(start); code != 4 || took > 30*time.Second || !strings.Contains(stderr.String(), "no space left on device") ||
+		!strings.Contains(stderr.String(), "history") || strings.Contains(stdout.String(), "verdict") {
+		t.Fatalf("run on a disk that fills: %v, exit %d after %v; want exit 4 at once, naming the history, no verdict\nstdout:\n%s\nstderr:\n%s",
+			err, code, took, stdout.String(), stderr.String())
+	}
+	testutil.NoRedisChildren(t)
+
+	ok := t.TempDir()
+	if s, code := runBin(t, bin, "run", "--lock", "setnx", "--clients", "5", "--duration", "1s", "-q", "--out", ok); code != 0 {
+		t.Fatalf("a run to check: exit %d\n%s", code, s)
+	}
+	f, err := os.Create(filepath.Join(disk, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = f.Write(make([]byte, 2<<20)) // fills the rest of the disk
+	f.Close()
+	s, code := runBin(t, bin, "check", filepath.Join(ok, "latest"), "--out", filepath.Join(disk, "check"))
+	if code != 4 || strings.Contains(s, "verdict") || !strings.Contains(s, "no space left on device") {
+		t.Errorf("check into a full dir: exit %d, want 4 with no verdict\n%s", code, s)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,7 +59,10 @@ func reportCmd(ctx context.Context, args []string) (int, error) {
 	}
 	rep, err := harness.Report(ctx, fs.Arg(0), opt)
 	if err != nil {
-		return exitUsage, err
+		if errors.Is(err, harness.ErrConfig) {
+			return exitUsage, err
+		}
+		return exitFailed, err
 	}
 	if rep.CutOff != "" {
 		fmt.Fprintf(os.Stderr, "lockcheck: %s\n", rep.CutOff)

@@ -198,6 +198,13 @@ func runOnce(ctx context.Context, cfg harness.Config) (int, error) {
 		}
 		return exitUsage, err
 	}
+	if errors.Is(err, harness.ErrWrite) {
+		// No verdict over a history or an output not written in full.
+		if res != nil && res.Dir != "" {
+			fmt.Fprintf(os.Stderr, "lockcheck: no verdict: what was written is in %s\n", res.Dir)
+		}
+		return exitFailed, err
+	}
 	if res != nil && res.Findings.Verdict != "" {
 		printSummary(os.Stdout, res)
 	}
