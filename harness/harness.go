@@ -196,6 +196,9 @@ func prepare(cfg Config) (plan, error) {
 	if err := cfg.Check.Validate(); err != nil {
 		return p, err
 	}
+	if err := fitsMachine(p.workload.Clients, max(1, p.cfg.Cluster.Nodes)); err != nil {
+		return p, err
+	}
 	if cfg.Check.InfoHorizon == 0 {
 		p.cfg.Check.InfoHorizon = infoHorizon(p.workload, p.nemesis, cfg.RestartDelay)
 	}

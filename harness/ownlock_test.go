@@ -398,3 +398,18 @@ func TestOwnLock_RefusedBySpec(t *testing.T) {
 type quietLogger struct{}
 
 func (quietLogger) Printf(context.Context, string, ...any) {}
+
+// TestRun_AbsurdClients: ten million clients are refused before anything
+// starts, one line naming --clients, not grown until the machine kills
+// the run; a lock spec that never ends (/dev/zero) is refused unread.
+func TestRun_AbsurdClients(t *testing.T) {
+	w := shortLeases
+	w.Clients = 10_000_000
+	_, err := harness.Run(context.Background(), harness.Config{Lock: "setnx", OutDir: t.TempDir(), Workload: w})
+	if !errors.Is(err, harness.ErrConfig) || !strings.Contains(err.Error(), "--clients 10000000") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("got %v, want one line refusing --clients (ErrConfig)", err)
+	}
+	if _, err := lockimpl.LoadSpec("/dev/zero"); err == nil || !strings.Contains(err.Error(), "not a lock spec") {
+		t.Errorf("spec /dev/zero: got %v, want it refused as over-long", err)
+	}
+}

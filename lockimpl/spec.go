@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strconv"
@@ -106,10 +107,28 @@ func (t template) render(v *specVars) string {
 	return b.String()
 }
 
+// maxSpec bounds a lock spec file: three scripts and their settings.
+const maxSpec = 1 << 20
+
+// readSpec reads path, refusing one past maxSpec (/dev/zero, a log file
+// given by mistake) without reading it all.
+func readSpec(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	src, err := io.ReadAll(io.LimitReader(f, maxSpec+1))
+	if err == nil && len(src) > maxSpec {
+		err = fmt.Errorf("%s is over %d bytes: not a lock spec", path, maxSpec)
+	}
+	return src, err
+}
+
 // LoadSpec reads and checks a spec file. Its errors are one line, with the
 // file and, where there is one, the line.
 func LoadSpec(path string) (*Spec, error) {
-	src, err := os.ReadFile(path)
+	src, err := readSpec(path)
 	if err != nil {
 		return nil, fmt.Errorf("lock spec: %w", err)
 	}
