@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/cluster"
@@ -150,7 +151,7 @@ func prepare(cfg Config) (plan, error) {
 	if err != nil {
 		return p, err
 	}
-	p.factory, p.lockName = e.Factory, e.Name
+	p.factory, p.lockName = e.Factory, SafeName(e.Name)
 	if topology := e.Topology; topology != "" {
 		if cfg.Cluster.Topology != "" && cfg.Cluster.Topology != topology {
 			return p, fmt.Errorf("lock %s needs --topology %s, not %s", p.lockName, topology, cfg.Cluster.Topology)
@@ -229,6 +230,8 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		return nil, configErr(err)
 	}
 	r := &run{plan: p}
+	// Deferred first, so it runs last: after Redis is down.
+	defer func() { r.dropIfEmpty(err) }()
 	if err := r.start(ctx); err != nil {
 		return r.res, err
 	}
@@ -319,6 +322,19 @@ func (r *run) start(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// dropIfEmpty removes the run dir of a run refused as misconfigured
+// before it recorded any op: it holds nothing to look at, and the
+// message says what to fix.
+func (r *run) dropIfEmpty(err error) {
+	if !errors.Is(err, ErrConfig) || r.res == nil || r.res.Dir == "" || r.hw != nil && r.hw.Counts().Total() > 0 {
+		return
+	}
+	if os.RemoveAll(r.res.Dir) == nil {
+		_ = os.Remove(filepath.Dir(r.res.Dir)) // the lock's dir, if this was its only run
+		r.res.Dir = ""
+	}
 }
 
 // stop stops the Redis that start started (an external one: deletes
@@ -615,12 +631,7 @@ func newRunDir(root, name string) (string, error) {
 	if root == "" {
 		root = "results"
 	}
-	name = strings.Map(func(r rune) rune {
-		if r == '/' || r == os.PathSeparator || r == 0 {
-			return '_'
-		}
-		return r
-	}, name)
+	name = SafeName(name)
 	base := filepath.Join(root, name, time.Now().Format("20060102T150405"))
 	dir := base
 	for i := 1; ; i++ {
@@ -632,7 +643,7 @@ func newRunDir(root, name string) (string, error) {
 			return dir, nil
 		}
 		if !errors.Is(err, os.ErrExist) {
-			return "", fmt.Errorf("results dir: %w", err)
+			return "", configErr(fmt.Errorf("--out %s: %w: choose a directory lockcheck may write", root, err))
 		}
 		dir = fmt.Sprintf("%s-%d", base, i)
 	}
@@ -663,4 +674,16 @@ func runPrefix(base, dir string) string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return base + filepath.Base(dir) + "-" + hex.EncodeToString(b[:]) + ":"
+}
+
+// SafeName is name fit for a path and a terminal: path separators and
+// control characters (a newline that would forge a "verdict:" line, an
+// escape sequence) become '_'.
+func SafeName(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == os.PathSeparator || unicode.IsControl(r) || r == unicode.ReplacementChar {
+			return '_'
+		}
+		return r
+	}, name)
 }

@@ -662,3 +662,47 @@ func TestCLI_DiskFull(t *testing.T) {
 		t.Errorf("check into a full dir: exit %d, want 4 with no verdict\n%s", code, s)
 	}
 }
+
+// TestCLI_OutAndNames: --out naming a file is one line and exit 2; a
+// lock refused after the run dir was made (a spec script that does not
+// compile, found when the lock is built on a started Redis) leaves no run
+// dir behind and does not point at one; a --name with a newline cannot
+// forge a verdict line, nor put one into a path.
+func TestCLI_OutAndNames(t *testing.T) {
+	testutil.RequireRedis(t)
+	bin := lockcheck(t)
+	file := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s, code := runBin(t, bin, "run", "--duration", "1s", "--out", file); code != 2 || !strings.Contains(s, "--out") || strings.Count(strings.TrimSpace(s), "\n") > 1 {
+		t.Errorf("--out a file: exit %d, want 2 with one line naming --out\n%s", code, s)
+	}
+
+	src, err := os.ReadFile("../../examples/specs/setnx.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := filepath.Join(t.TempDir(), "bad.toml")
+	if err := os.WriteFile(spec, []byte(strings.Replace(string(src), "else return 0 end", "els return 0 end", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	s, code := runBin(t, bin, "run", "--lock-spec", spec, "--duration", "1s", "--out", out)
+	left, _ := filepath.Glob(filepath.Join(out, "*", "*"))
+	if code != 2 || strings.Contains(s, "what was recorded") || len(left) > 0 {
+		t.Errorf("a spec that does not compile: exit %d, run dirs left %v; want 2, none, no pointer to one\n%s", code, left, s)
+	}
+
+	out = t.TempDir()
+	s, code = runBin(t, bin, "run", "--duration", "1s", "--clients", "5", "-q", "--name", "x\nverdict: INVALID", "--out", out)
+	dirs, _ := filepath.Glob(filepath.Join(out, "x*"))
+	for _, line := range strings.Split(s, "\n") {
+		if strings.HasPrefix(line, "verdict: INVALID") {
+			t.Errorf("a forged verdict line in the output of a valid run:\n%s", s)
+		}
+	}
+	if code != 0 || len(dirs) != 1 || strings.ContainsAny(filepath.Base(dirs[0]), "\n/") {
+		t.Errorf("exit %d, dirs %q: want 0 and one dir without a newline", code, dirs)
+	}
+}

@@ -188,7 +188,7 @@ func eachSeed(ctx context.Context, n int, keepGoing bool, once func(i int) (int,
 func runOnce(ctx context.Context, cfg harness.Config) (int, error) {
 	w := cfg.Workload
 	fmt.Fprintf(os.Stderr, "lockcheck run: %s, %d clients, %d keys, ttl %v, seed %d\n",
-		cfg.Lock, w.Clients, w.Keys, w.TTL, w.Seed)
+		harness.SafeName(cfg.Lock), w.Clients, w.Keys, w.TTL, w.Seed)
 	res, err := harness.Run(ctx, cfg)
 	if errors.Is(err, harness.ErrConfig) {
 		// A misbehaving lock or a bad setting: no verdict, whatever the
