@@ -103,7 +103,7 @@ func (c *Cluster) upMaster(ctx context.Context, cfg Config, server, version, nam
 		}
 		args := append([]string{
 			"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--requirepass", c.Password, "--maxclients", strconv.Itoa(maxClients),
+			"--maxclients", strconv.Itoa(maxClients),
 			"--daemonize", "no", "--loglevel", "notice",
 		}, persist...)
 		if _, err := c.startNode(ctx, cfg, server, version, name, args, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), c.Password); err != nil {
@@ -139,11 +139,15 @@ func (c *Cluster) startNodeIn(ctx context.Context, cfg Config, server, version, 
 	if cfg.ClockShim && name[0] == 'n' {
 		shim = cfg.clockShim
 	}
+	secrets := ""
 	if name[0] == 'n' {
 		conf, _ := confArgs(cfg.RedisConf) // checked by WithDefaults
 		args = append(slices.Clone(args), conf...)
+		// The password goes in on stdin, not in argv, where ps shows it
+		// until Redis rewrites its title.
+		secrets = fmt.Sprintf("requirepass %s\nmasterauth %s\n", password, password)
 	}
-	n, err := spawn(server, args, name, logDir, version, dir, shim)
+	n, err := spawn(server, args, name, logDir, version, dir, shim, secrets)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +179,7 @@ func track(n *Node) {
 	live.Unlock()
 }
 
-func spawn(server string, args []string, name, logDir, version, dir, shim string) (*Node, error) {
+func spawn(server string, args []string, name, logDir, version, dir, shim, secrets string) (*Node, error) {
 	if dir == "" {
 		d, err := os.MkdirTemp("", TempPrefix+name+"-")
 		if err != nil {
@@ -183,13 +187,19 @@ func spawn(server string, args []string, name, logDir, version, dir, shim string
 		}
 		dir = d
 	}
+	if secrets != "" {
+		// "-" first: redis-server reads config from its stdin, then the
+		// options. No config file: CONFIG REWRITE (Sentinel sends it)
+		// still has nothing to rewrite.
+		args = append([]string{"-"}, args...)
+	}
 	// The owner's pid keeps Leftovers away while this lockcheck lives.
 	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	n := &Node{Name: name, Version: version, LogPath: filepath.Join(logDir, "redis.log"), dir: dir}
-	p := &process{server: server, args: args, dir: dir, logPath: n.LogPath}
+	p := &process{server: server, args: args, dir: dir, logPath: n.LogPath, stdin: secrets}
 	if shim != "" {
 		clk, err := newClock(filepath.Join(dir, "clock"))
 		if err != nil {

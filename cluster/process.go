@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -16,6 +17,7 @@ type process struct {
 	server  string
 	args    []string
 	env     []string // extra environment (the clock shim)
+	stdin   string   // config read from stdin (the password), at every start
 	dir     string
 	logPath string
 
@@ -36,6 +38,9 @@ func (p *process) start() error {
 		cmd.Env = append(os.Environ(), p.env...)
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
+	if p.stdin != "" {
+		cmd.Stdin = strings.NewReader(p.stdin)
+	}
 	// Setpgid: a terminal's Ctrl-C reaches lockcheck only, which then
 	// stops Redis itself after writing the history. Pdeathsig: if
 	// lockcheck dies hard, the kernel kills Redis with it.

@@ -57,7 +57,7 @@ func (c *Cluster) startClusterNode(ctx context.Context, cfg Config, server, vers
 		return err
 	}
 	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--requirepass", c.Password, "--masterauth", c.Password, "--maxclients", strconv.Itoa(maxClients),
+		"--maxclients", strconv.Itoa(maxClients),
 		"--daemonize", "no", "--loglevel", "notice"}, persist...)
 	args = append(args, clusterArgs(peer.Addr, bus.Addr, busPort)...)
 	n, err := c.startNode(ctx, cfg, server, version, name, args, addr, c.Password)

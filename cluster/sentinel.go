@@ -50,7 +50,7 @@ func (c *Cluster) upSentinel(ctx context.Context, cfg Config, server, version st
 		}
 		_, pport, _ := net.SplitHostPort(peer.Addr)
 		args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--requirepass", c.Password, "--masterauth", c.Password, "--maxclients", strconv.Itoa(maxClients),
+			"--maxclients", strconv.Itoa(maxClients),
 			"--daemonize", "no", "--loglevel", "notice",
 			"--replica-announce-ip", "127.0.0.1", "--replica-announce-port", pport}, persist...)
 		if i > 1 {
@@ -86,7 +86,7 @@ func (c *Cluster) upSentinel(ctx context.Context, cfg Config, server, version st
 		text := fmt.Sprintf("port %d\nbind 127.0.0.1\nsentinel monitor %s 127.0.0.1 %s 2\nsentinel auth-pass %s %s\n"+
 			"sentinel down-after-milliseconds %s %d\nsentinel failover-timeout %s 4000\nsentinel parallel-syncs %s 1\n",
 			port, MasterName, mport, MasterName, c.Password, MasterName, DownAfter.Milliseconds(), MasterName, MasterName)
-		if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 			return err
 		}
 		if _, err := c.startNodeIn(ctx, cfg, sentinel, version, name, []string{conf}, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), "", dir); err != nil {
