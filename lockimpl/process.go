@@ -55,7 +55,7 @@ type ProcessLock struct {
 
 	wmu sync.Mutex
 	w   *bufio.Writer
-	in  io.WriteCloser
+	in  *os.File
 
 	mu      sync.Mutex
 	pending map[int64]waiter
@@ -65,6 +65,7 @@ type ProcessLock struct {
 	// closing: Close has closed the process's stdin; its end is expected.
 	closing atomic.Bool
 	dead    error // set once the process is gone or broke the protocol
+	breach  error // a breach found by a writer, for the reader to report
 	nextID  atomic.Int64
 
 	stderr tail
@@ -151,7 +152,7 @@ func StartProcess(cmdline, topology string, env Env) (*ProcessLock, error) {
 	if p.timeout <= 0 {
 		p.timeout = 2 * time.Second
 	}
-	cmd := exec.Command("sh", "-c", cmdline)
+	cmd := exec.Command("sh", "-c", supervised(cmdline))
 	cmd.Env = append(os.Environ(),
 		"LOCKCHECK_REDIS_ADDRS="+strings.Join(env.Addrs, ","),
 		"LOCKCHECK_REDIS_USER="+env.Username,
@@ -165,23 +166,45 @@ func StartProcess(cmdline, topology string, env Env) (*ProcessLock, error) {
 		cmd.Env = append(cmd.Env, "LOCKCHECK_SENTINELS="+strings.Join(env.Sentinels, ","), "LOCKCHECK_MASTER_NAME="+env.MasterName)
 	}
 	// Its own process group, so that a terminal's Ctrl-C reaches only
-	// lockcheck and Close can end the whole group; gone with lockcheck.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// lockcheck and Close can end the whole group; gone with lockcheck
+	// (supervised).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	cmd.Stderr = &p.stderr
-	in, err := cmd.StdinPipe()
+	// A pipe of our own for stdin: its writes take deadlines, so that a
+	// process that stops reading cannot block lockcheck.
+	inR, in, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
+	cmd.Stdin = inR
 	out, err := cmd.StdoutPipe()
 	if err != nil {
+		inR.Close()
+		in.Close()
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	inR.Close()
+	if err != nil {
+		in.Close()
 		return nil, fmt.Errorf("%w: --lock-cmd %q: %v", ErrBadLock, cmdline, err)
 	}
 	p.cmd, p.in, p.w = cmd, in, bufio.NewWriter(in)
 	go p.read(out)
 	return p, nil
+}
+
+// supervised wraps cmdline so that its whole process group dies with
+// lockcheck, however lockcheck dies: the parent-death signal reaches only
+// lockcheck's own child, the shell, which leads the group and on that
+// SIGTERM kills the group, the program's own children included. The
+// program gets the shell's stdin and stdout, which the shell then lets
+// go, so that the program closing its stdout is seen; its exit status is
+// the shell's, and what it leaves running in the group gets SIGTERM when
+// it exits (a second Ctrl-C may not leave lockcheck time to).
+func supervised(cmdline string) string {
+	return "trap 'kill -KILL 0' TERM\nexec 3<&0\n(\n" + cmdline + "\n) <&3 3<&- &\nexec 3<&- 0<&- 1>&-\n" +
+		"wait $!\ns=$?\ntrap '' TERM\nkill -TERM 0 2>/dev/null\nexit $s\n"
 }
 
 // read dispatches replies until stdout closes, then reaps the process.
@@ -264,10 +287,13 @@ func (p *ProcessLock) read(out io.Reader) {
 			broke = errors.New("closed its stdout but kept running")
 		}
 	}
+	p.mu.Lock()
+	if p.breach != nil {
+		broke = p.breach
+	}
 	if broke == nil {
 		broke = fmt.Errorf("exited (%v)", exitStatus(werr))
 	}
-	p.mu.Lock()
 	p.dead = fmt.Errorf("%w: lock process %q %v; stderr: %s", ErrBadLock, p.cmdline, broke, p.stderr.String())
 	if p.killed.Load() {
 		p.dead = errKilled
@@ -309,13 +335,7 @@ func (p *ProcessLock) event(line []byte) error {
 			client = -2
 		}
 		p.events[e.Seq] = &history.Op{Process: client, F: history.Extend, Key: e.Key, Token: e.Token, TTLms: e.TTLms, Call: now}
-		p.wmu.Lock()
-		_, err := fmt.Fprintf(p.w, "{\"ack\":%d}\n", e.Seq)
-		if err == nil {
-			err = p.w.Flush()
-		}
-		p.wmu.Unlock()
-		if err != nil {
+		if err := p.send(fmt.Appendf(nil, "{\"ack\":%d}\n", e.Seq)); err != nil {
 			delete(p.events, e.Seq) // never acknowledged: never sent
 		}
 	case "extended":
@@ -360,13 +380,7 @@ func (p *ProcessLock) do(ctx context.Context, req ProcessRequest) (ProcessReply,
 	p.pending[req.ID] = waiter{ch: ch, client: req.Client, acquire: req.Op == "acquire"}
 	p.mu.Unlock()
 	b, _ := json.Marshal(req) // a struct of strings and ints cannot fail
-	p.wmu.Lock()
-	_, err := p.w.Write(append(b, '\n'))
-	if err == nil {
-		err = p.w.Flush()
-	}
-	p.wmu.Unlock()
-	if err != nil {
+	if err := p.send(append(b, '\n')); err != nil {
 		p.forget(req.ID)
 		// The process's stdin is gone: it exited, and the reader will say
 		// how. The request never reached it.
@@ -388,6 +402,26 @@ func (p *ProcessLock) do(ctx context.Context, req ProcessRequest) (ProcessReply,
 		p.forget(req.ID)
 		return ProcessReply{}, fmt.Errorf("%s %s: %w", req.Op, req.Key, ctx.Err())
 	}
+}
+
+// send writes one line to the process within the op timeout. A process
+// that does not take it in that time has stopped reading its stdin: it is
+// killed, and the run stops with that breach (the reader reports it).
+func (p *ProcessLock) send(line []byte) error {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	_ = p.in.SetWriteDeadline(time.Now().Add(p.timeout))
+	_, err := p.w.Write(line)
+	if err == nil {
+		err = p.w.Flush()
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		p.mu.Lock()
+		p.breach = fmt.Errorf("does not read its stdin (a request could not be written within the op timeout %v)", p.timeout)
+		p.mu.Unlock()
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	}
+	return err
 }
 
 // waiter is a request awaiting its reply: where the reply goes, and who
@@ -483,6 +517,9 @@ func (p *ProcessLock) Close() error {
 			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 			<-p.done
 		}
+		// What the program left running in its group (a child that
+		// outlived it) goes too.
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		p.unreported()
 	})
 	return nil

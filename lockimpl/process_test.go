@@ -248,3 +248,31 @@ func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
+
+// TestProcess_DoesNotRead: a process that never reads its stdin fills the
+// pipe; the next write waits at most the op timeout, then the process is
+// killed and every request ends, with the breach named, instead of
+// blocking lockcheck (and the run's end, and Ctrl-C) for ever.
+func TestProcess_DoesNotRead(t *testing.T) {
+	p := startProc(t, `sleep 60`, lockimpl.Env{OpTimeout: 300 * time.Millisecond})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var breaches int
+	start := time.Now()
+	for range 2000 { // ~80 bytes each: more than a pipe holds
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := p.Acquire(context.Background(), strings.Repeat("k", 40), time.Second)
+			if errors.Is(err, lockimpl.ErrBadLock) && strings.Contains(err.Error(), "does not read its stdin") {
+				mu.Lock()
+				breaches++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if breaches == 0 || time.Since(start) > 30*time.Second {
+		t.Fatalf("%d requests saw the breach, after %v; want some, and every request back", breaches, time.Since(start))
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -705,4 +707,65 @@ func TestCLI_OutAndNames(t *testing.T) {
 	if code != 0 || len(dirs) != 1 || strings.ContainsAny(filepath.Base(dirs[0]), "\n/") {
 		t.Errorf("exit %d, dirs %q: want 0 and one dir without a newline", code, dirs)
 	}
+}
+
+// TestCLI_LockProcessGroupGone: a lock program that leaves a child of its
+// own (sleep, with a marker argument) is gone with everything it started
+// after lockcheck is killed outright, and after two Ctrl-Cs; the process
+// table is read to check.
+func TestCLI_LockProcessGroupGone(t *testing.T) {
+	testutil.RequireRedis(t)
+	bin := lockcheck(t)
+	lockproc := filepath.Join(t.TempDir(), "lockproc")
+	if out, err := exec.Command("go", "build", "-o", lockproc, "../../examples/lockproc").CombinedOutput(); err != nil {
+		t.Fatalf("build lockproc: %v\n%s", err, out)
+	}
+	for _, stop := range []string{"SIGKILL", "two SIGINTs"} {
+		t.Run(stop, func(t *testing.T) {
+			marker := strconv.Itoa(int(time.Now().UnixNano()%1e9)) + ".5"
+			out := t.TempDir()
+			cmd := exec.Command(bin, "run", "--lock-cmd", "sleep "+marker+" & "+lockproc, "--clients", "5", "--duration", "60s", "-q", "--out", out)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if !waitFor(filepath.Join(out, "*", "*", "history.jsonl"), 30*time.Second) || len(withArg(marker)) == 0 {
+				_ = cmd.Process.Kill()
+				t.Fatalf("no op recorded, or no marker process (%v)", withArg(marker))
+			}
+			if stop == "SIGKILL" {
+				_ = cmd.Process.Signal(syscall.SIGKILL)
+			} else {
+				_ = cmd.Process.Signal(syscall.SIGINT)
+				time.Sleep(50 * time.Millisecond)
+				_ = cmd.Process.Signal(syscall.SIGINT)
+			}
+			_ = cmd.Wait()
+			for deadline := time.Now().Add(10 * time.Second); len(withArg(marker)) > 0 && time.Now().Before(deadline); {
+				time.Sleep(50 * time.Millisecond)
+			}
+			if left := withArg(marker); len(left) > 0 {
+				t.Errorf("after %s, the lock program's child still runs: pids %v", stop, left)
+				for _, pid := range left {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+		})
+	}
+}
+
+// withArg lists the pids whose command line has arg, from /proc.
+func withArg(arg string) []int {
+	var pids []int
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err == nil && slices.Contains(strings.Split(string(b), "\x00"), arg) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
