@@ -2,6 +2,7 @@ package checker
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,5 +78,19 @@ func TestCheckWith_AddedChecker(t *testing.T) {
 	}
 	if base := Check(context.Background(), ops, Options{}); base.Verdict != Valid || len(base.Checkers) != len(Builtin()) {
 		t.Errorf("built-in checkers alone: %s with %d checkers, want valid with %d", base.Verdict, len(base.Checkers), len(Builtin()))
+	}
+}
+
+// TestStats_NoAcquire: a history with no successful acquire is invalid,
+// and one whose acquires all went unanswered says so, naming the lock's
+// silence (a lock process that never replies) rather than only Redis.
+func TestStats_NoAcquire(t *testing.T) {
+	info := []history.Op{covOp(history.Acquire, history.Info, 1, "a", 0, 500), covOp(history.Acquire, history.Info, 2, "b", 0, 500)}
+	if r := Stats(info); r.Verdict != Invalid || !strings.Contains(r.Violations[0].Message, "all 2 ended indeterminate") {
+		t.Errorf("all unanswered: %s %+v", r.Verdict, r.Violations)
+	}
+	refused := []history.Op{covOp(history.Acquire, history.Fail, 1, "", 0, 1)}
+	if r := Stats(refused); r.Verdict != Invalid || !strings.Contains(r.Violations[0].Message, "is Redis reachable") {
+		t.Errorf("all refused: %s %+v", r.Verdict, r.Violations)
 	}
 }

@@ -1,6 +1,8 @@
 package checker
 
 import (
+	"fmt"
+
 	"github.com/lockcheck/lockcheck/history"
 )
 
@@ -19,7 +21,13 @@ func StatsOf(counts history.Counts) Result {
 		}
 	}
 	res.Figures["ops"] = counts.Total()
-	if res.Figures["acquire_ok"] == 0 {
+	switch {
+	case res.Figures["acquire_ok"] > 0:
+	case res.Figures["acquire_info"] > 0 && res.Figures["acquire_fail"] == 0:
+		res.Verdict = Invalid
+		res.add(Violation{Message: fmt.Sprintf("no acquire succeeded: all %d ended indeterminate (no answer within the op timeout): the lock never answered (a lock process that does not reply?) or Redis did not; the run exercised nothing",
+			res.Figures["acquire_info"])})
+	default:
 		res.Verdict = Invalid
 		res.add(Violation{Message: "no acquire succeeded: the run exercised nothing (is Redis reachable, is the TTL long enough?)"})
 	}
