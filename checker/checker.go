@@ -193,8 +193,8 @@ type Findings struct {
 	CutOff string `json:"cut_off,omitempty"`
 
 	// hits say, for each of the history's fault windows, whether a lease
-	// was live at its start (Merge ORs them across parts).
-	hits []bool
+	// was live at its start and at its end (Merge ORs them across parts).
+	hits []windowHit
 }
 
 // WriteError returns the first file a checker could not write, if any.

@@ -71,8 +71,12 @@ var CoverageFigures = []struct{ Name, Meaning string }{
 
 // Hit is the figure of fault windows that began while a lease was
 // surely live; Windows counts the fault's windows.
-func Hit(fault string) string     { return "hit:" + fault }
-func Windows(fault string) string { return "windows:" + fault }
+func Hit(fault string) string { return "hit:" + fault }
+
+// Outlived is the figure of a fault's windows that ended while a lease
+// live at their start was still surely live.
+func Outlived(fault string) string { return "outlived:" + fault }
+func Windows(fault string) string  { return "windows:" + fault }
 
 // leaseSpan is one token's lease as the history shows it.
 type leaseSpan struct {
@@ -165,7 +169,7 @@ func CoverageOf(ops []history.Op, o Options) Coverage {
 
 // coverageOf is CoverageOf, and for each fault window of ops whether a
 // lease was live at its start.
-func coverageOf(ops []history.Op, o Options) (Coverage, []bool) {
+func coverageOf(ops []history.Op, o Options) (Coverage, []windowHit) {
 	o = o.Resolved()
 	byToken, keys := leaseSpans(ops, o)
 	cov := Coverage{}
@@ -211,25 +215,60 @@ func coverageOf(ops []history.Op, o Options) (Coverage, []bool) {
 	}
 	cov[InfoContended] = infoContended(ops, o)
 	ws := FaultWindows(ops)
-	hits := make([]bool, len(ws))
+	hits := make([]windowHit, len(ws))
 	for i, w := range ws {
-		hits[i] = anyLive(keys, w.Start, o)
+		hits[i] = windowHit{hit: anyLive(keys, w.Start, o), outlived: outlived(keys, w, o)}
 	}
 	countWindows(cov, ws, hits)
 	return cov, hits
 }
 
-// countWindows adds to cov each fault's windows, and those hit.
-func countWindows(cov Coverage, ws []FaultWindow, hits []bool) {
+// windowHit is what a fault window met: a lease surely live at its
+// start (hit), and one still surely live when it ended (outlived).
+type windowHit struct{ hit, outlived bool }
+
+// or is what either part of a history met in one window.
+func (h windowHit) or(o windowHit) windowHit {
+	return windowHit{h.hit || o.hit, h.outlived || o.outlived}
+}
+
+// countWindows adds to cov each fault's windows, those hit and those
+// outlived.
+func countWindows(cov Coverage, ws []FaultWindow, hits []windowHit) {
 	for i, w := range ws {
 		cov[Windows(w.Fault)]++
-		if _, ok := cov[Hit(w.Fault)]; !ok {
-			cov[Hit(w.Fault)] = 0
-		}
-		if hits[i] {
-			cov[Hit(w.Fault)]++
+		for _, f := range []struct {
+			name string
+			met  bool
+		}{{Hit(w.Fault), hits[i].hit}, {Outlived(w.Fault), hits[i].outlived}} {
+			if _, ok := cov[f.name]; !ok {
+				cov[f.name] = 0
+			}
+			if f.met {
+				cov[f.name]++
+			}
 		}
 	}
+}
+
+// outlived says whether a lease surely live when w began was still
+// surely live when it ended: a fault healed (a node back, empty) in time
+// for another client to take a lease the fault may have lost.
+func outlived(keys map[string]*keyLeases, w FaultWindow, o Options) bool {
+	if w.Stop < 0 {
+		return false
+	}
+	for _, k := range keys {
+		found := false
+		k.near(w.Start, func(m *leaseSpan) bool {
+			found = m.liveAt(w.Start, o) && m.lower(w.Start, o) > w.Stop
+			return !found
+		})
+		if found {
+			return true
+		}
+	}
+	return false
 }
 
 // lateFigures are the free and taken figures of a late release and a

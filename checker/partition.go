@@ -250,15 +250,15 @@ func Merge(ws []FaultWindow, parts []Findings) Findings {
 	if len(parts) == 0 {
 		return rep
 	}
-	rep.hits = make([]bool, len(ws))
+	rep.hits = make([]windowHit, len(ws))
 	for _, part := range parts {
 		for k, n := range part.Coverage {
-			if !strings.HasPrefix(k, "hit:") && !strings.HasPrefix(k, "windows:") {
+			if !strings.HasPrefix(k, "hit:") && !strings.HasPrefix(k, "windows:") && !strings.HasPrefix(k, "outlived:") {
 				rep.Coverage[k] += n
 			}
 		}
 		for i, h := range part.hits {
-			rep.hits[i] = rep.hits[i] || h
+			rep.hits[i] = rep.hits[i].or(h)
 		}
 	}
 	countWindows(rep.Coverage, ws, rep.hits)
