@@ -122,7 +122,10 @@ func TestFault_PauseClient(t *testing.T) {
 }
 
 func faultPauseClient(t *testing.T, backend string) {
-	s := scenario{workload: shortLeases, nemesis: nemesis.Config{Faults: []string{"pause-client"}, Interval: time.Second, Duration: time.Second}}
+	// A run counts only if a paused holder was still in its section
+	// after another client acquired: the double holder's chance.
+	s := scenario{workload: shortLeases, nemesis: nemesis.Config{Faults: []string{"pause-client"}, Interval: time.Second, Duration: time.Second},
+		needs: checker.Coverage{checker.StaleHolder: 1}}
 	for _, lock := range []string{"setnx", "watchdog"} {
 		s.on(backend).expect(t, lock, func(r *harness.Result) (bool, string) {
 			return doubleHolders(r) > 0, "double holders: " + strconv.Itoa(doubleHolders(r))
@@ -222,7 +225,8 @@ func TestFault_Failover(t *testing.T) {
 
 func faultFailover(t *testing.T, backend string) {
 	s := scenario{workload: sentinelLeases, cluster: cluster.Config{Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond},
-		nemesis: nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second}}
+		nemesis: nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
+		needs:   checker.Coverage{checker.Outlived("failover"): 1}}
 	r := s.on(backend).expect(t, "setnx", invalid)
 	named := false
 	for _, f := range r.Faults {
@@ -302,6 +306,7 @@ func faultRedisCluster(t *testing.T, backend string) {
 	for _, f := range []string{"failover", "partition"} {
 		s := quiet
 		s.nemesis = nemesis.Config{Faults: []string{f}, Interval: 3 * time.Second, Duration: 6 * time.Second}
+		s.needs = checker.Coverage{checker.Outlived(f): 1}
 		t.Run(f, func(t *testing.T) { s.expect(t, "setnx", invalid) })
 	}
 	s := quiet
@@ -426,7 +431,8 @@ func TestFault_TableRows(t *testing.T) {
 		}
 	}
 	failover := scenario{workload: sentinelLeases, cluster: cluster.Config{Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond},
-		nemesis: nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second}}
+		nemesis: nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
+		needs:   checker.Coverage{checker.Outlived("failover"): 1}}
 	// WAIT 1 returns once one replica has the key, and Sentinel may
 	// promote the other: setnx-wait loses leases too, in some runs.
 	t.Run("setnx-wait/failover", func(t *testing.T) { failover.expect(t, "setnx-wait", invalid) })
@@ -434,5 +440,6 @@ func TestFault_TableRows(t *testing.T) {
 	partition := failover
 	partition.cluster.ReplicationLag = 0
 	partition.nemesis.Faults = []string{"partition"}
+	partition.needs = checker.Coverage{checker.Outlived("partition"): 1}
 	t.Run("setnx-wait/partition", func(t *testing.T) { partition.expect(t, "setnx-wait", invalid) })
 }
