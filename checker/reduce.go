@@ -32,10 +32,8 @@ type keyCheck struct {
 // draw writes a key's visualization from info, and keeps the first error.
 func (c *keyCheck) draw(info porcupine.LinearizationInfo, key string) string {
 	f, err := visualize(c.pm, info, c.notes, c.outDir, key)
-	if err != nil && c.writeErr == nil {
-		c.writeErr = err
-	}
 	if err != nil {
+		c.writeErr = cmp.Or(c.writeErr, err)
 		return ""
 	}
 	return f

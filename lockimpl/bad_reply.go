@@ -62,13 +62,13 @@ func (badReply) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proces
 // returns what cmd now says.
 func markBad(cmd redis.Cmder, err error) error {
 	var re redis.Error
-	if err == nil || !errors.As(err, &re) {
-		return err
+	if err == nil || !errors.As(err, &re) || cmd.Name() == "script" {
+		return err // SCRIPT LOAD is the lock's set-up, which says what failed itself
 	}
 	if !isBadReply(re.Error()) {
 		return err
 	}
-	bad := fmt.Errorf("%w: redis refused %s: %v", ErrBadLock, strings.ToUpper(cmd.Name()), err)
+	bad := fmt.Errorf("%w: redis refused %s: %w", ErrBadLock, strings.ToUpper(cmd.Name()), err)
 	cmd.SetErr(bad)
 	return bad
 }

@@ -296,11 +296,45 @@ func (s *Spec) underPrefix(prefix string) error {
 	}
 	v := &specVars{key: prefix + "{lock:0}", token: "t", ttl: time.Second}
 	for _, ss := range []*SpecScript{&s.Acquire, &s.Release, &s.Extend} {
+		if err := reachesOut(ss.Script); err != nil {
+			return fmt.Errorf("%w: %s: %v: on an external Redis lockcheck touches only keys under --key-prefix, and a lock's script only the KEYS it is given", ErrBadLock, s.Path, err)
+		}
 		for i, t := range ss.keys {
 			if k := t.render(v); !strings.HasPrefix(k, prefix) {
 				return fmt.Errorf("%w: %s: key %q is %q for lock key %q, outside --key-prefix %q: on an external Redis lockcheck touches only keys under it; start the key with the lock key (\"{key}:fence\")",
 					ErrBadLock, s.Path, ss.Keys[i], k, v.key, prefix)
 			}
+		}
+	}
+	return nil
+}
+
+// scriptCall is a redis.call or redis.pcall in a script whose command is
+// a string literal, and its first argument if that is one too.
+var scriptCall = regexp.MustCompile(`redis\.p?call\(\s*(?:"([^"]*)"|'([^']*)')\s*(?:,\s*(?:"([^"]*)"|'([^']*)'))?`)
+
+// globalCommands act on the whole server, or on keys a script is not
+// given: never a lock's business on a Redis lockcheck does not run.
+var globalCommands = map[string]bool{"flushall": true, "flushdb": true, "swapdb": true, "select": true, "move": true,
+	"keys": true, "scan": true, "randomkey": true, "config": true, "debug": true, "shutdown": true, "script": true,
+	"function": true, "client": true, "acl": true, "migrate": true, "copy": true}
+
+// keylessFirst are commands whose first argument is not a key.
+var keylessFirst = map[string]bool{"publish": true, "spublish": true, "echo": true, "ping": true}
+
+// reachesOut reports a script call that reaches past the keys the script
+// is given: a server-wide command, or a key named as a literal instead of
+// taken from KEYS. It reads the script's text, so a command name built at
+// run time escapes it; an ACL user limited to the prefix (~prefix*) is
+// the guard that does not.
+func reachesOut(script string) error {
+	for _, m := range scriptCall.FindAllStringSubmatch(script, -1) {
+		cmd := strings.ToLower(m[1] + m[2])
+		switch {
+		case globalCommands[cmd]:
+			return fmt.Errorf("its script calls %s", strings.ToUpper(cmd))
+		case m[3]+m[4] != "" && !keylessFirst[cmd]:
+			return fmt.Errorf("its script calls %s on key %q by name, not from KEYS", strings.ToUpper(cmd), m[3]+m[4])
 		}
 	}
 	return nil

@@ -229,3 +229,33 @@ func TestSpec_AddExtend(t *testing.T) {
 		t.Errorf("lease deadline %v after extend, want %v", b.Deadline(), a.Deadline()+time.Second)
 	}
 }
+
+// TestSpec_ReachesOut: on an external Redis (a key prefix set) a spec
+// whose script calls a server-wide command, or names a key instead of
+// taking it from KEYS, is refused before any op, one line naming the call;
+// the same scripts with their keys from KEYS are accepted.
+func TestSpec_ReachesOut(t *testing.T) {
+	c := testutil.StartRedis(t)
+	release := `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`
+	for _, tc := range []struct{ script, want string }{
+		{`redis.call("FLUSHALL"); return 1`, "calls FLUSHALL"},
+		{`redis.call("set", "user:1", "x"); return redis.call("del", KEYS[1])`, `SET on key "user:1" by name`},
+		{`redis.call("publish", "events", ARGV[1]); return redis.call("del", KEYS[1])`, ""},
+	} {
+		src := strings.Replace(goodSpec, release, tc.script, 1)
+		if src == goodSpec {
+			t.Fatal("the release script to replace is not in goodSpec")
+		}
+		s, err := lockimpl.LoadSpec(writeSpec(t, src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.Factory(lockimpl.Env{Addrs: c.Addrs(), Password: c.Password, KeyPrefix: "lockcheck:t:"})
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v, want it accepted", tc.script, err)
+		case tc.want != "" && (!errors.Is(err, lockimpl.ErrBadLock) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: got %v, want ErrBadLock saying %q", tc.script, err, tc.want)
+		}
+	}
+}
