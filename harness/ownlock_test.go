@@ -21,7 +21,6 @@ import (
 	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/workload"
-	"github.com/redis/go-redis/v9"
 )
 
 // ownLock resolves the test names of users' locks: "spec:NAME" is
@@ -87,7 +86,7 @@ func TestMain(m *testing.M) {
 	// go-redis logs each dial a killed node refuses, thousands of lines a
 	// run of fault tests; the history records what those ops did (the
 	// CLI quiets it the same way).
-	redis.SetLogger(quietLogger{})
+	testutil.QuietRedis()
 	code := m.Run()
 	if lockproc.path != "" {
 		os.RemoveAll(filepath.Dir(lockproc.path))
@@ -394,10 +393,6 @@ func TestOwnLock_RefusedBySpec(t *testing.T) {
 		t.Errorf("the refused release is not in the history (%v)", err)
 	}
 }
-
-type quietLogger struct{}
-
-func (quietLogger) Printf(context.Context, string, ...any) {}
 
 // TestRun_AbsurdClients: ten million clients are refused before anything
 // starts, one line naming --clients, not grown until the machine kills

@@ -2,6 +2,8 @@ package lockchecktest_test
 
 import (
 	"fmt"
+	"github.com/lockcheck/lockcheck/internal/testutil"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -80,4 +82,9 @@ func TestVerify_BothWays(t *testing.T) {
 	if v := lockchecktest.Verify(rec, "setnx", correct.Factory, opts); len(rec.errs) != 0 || v.Verdict != checker.Valid {
 		t.Errorf("correct lock: verdict %s, the helper reported %q", v.Verdict, rec.errs)
 	}
+}
+
+func TestMain(m *testing.M) {
+	testutil.QuietRedis()
+	os.Exit(m.Run())
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -299,4 +300,9 @@ func TestSetNXWait_WaitsForTheReplica(t *testing.T) {
 	if missing > 0 {
 		t.Errorf("%d keys on no replica after their acquire returned", missing)
 	}
+}
+
+func TestMain(m *testing.M) {
+	testutil.QuietRedis()
+	os.Exit(m.Run())
 }

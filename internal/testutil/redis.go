@@ -3,6 +3,7 @@ package testutil
 
 import (
 	"context"
+	"github.com/redis/go-redis/v9"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,3 +128,12 @@ func DockerLeft(tb testing.TB, pid int) []string {
 	}
 	return left
 }
+
+// QuietRedis drops go-redis's own log lines (each dial a killed node
+// refuses), as the CLI does: the history records what those ops did, and
+// thousands of lines would bury a test log. A package's TestMain calls it.
+func QuietRedis() { redis.SetLogger(quietLogger{}) }
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
