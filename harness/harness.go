@@ -433,10 +433,28 @@ func (r *run) lock() (lockimpl.Locker, error) {
 		}
 		return nil, err
 	}
+	if err := startProcesses(locker, w.Clients); err != nil {
+		closeLocker(locker)
+		return nil, configErr(fmt.Errorf("lock %s: %w", r.lockName, err))
+	}
 	if w.ExtendEvery > 0 {
 		locker = lockimpl.NewWatchdog(locker, w.ExtendEvery, env)
 	}
 	return locker, nil
+}
+
+// startProcesses starts a lock's process per client, if it runs them,
+// before the run's ops: a process's start-up is charged to no op.
+func startProcesses(locker lockimpl.Locker, clients int) error {
+	procs, ok := locker.(lockimpl.ClientProcesses)
+	if !ok {
+		return nil
+	}
+	ids := make([]int, clients)
+	for i := range ids {
+		ids[i] = i
+	}
+	return procs.Start(ids...)
 }
 
 // drive runs the clients and the nemesis until the run ends, heals every

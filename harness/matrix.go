@@ -203,7 +203,7 @@ func Matrix(ctx context.Context, cfg MatrixConfig) (*MatrixResult, error) {
 		e, _ := reg.Lookup(lock)
 		for _, s := range scen {
 			cell := Cell{Lock: lock, Scenario: s.Name, Expected: cfg.Expect[lock+" "+s.Name]}
-			cell.Topology, cell.NA = cellTopology(e.Topology, s, cfg.Cluster)
+			cell.Topology, cell.NA = cellTopology(e, e.PerClient, s, cfg.Cluster)
 			if cell.NA == "" && ctx.Err() == nil {
 				runCell(ctx, cfg, s, &cell, dir)
 			} else if cell.NA == "" {
@@ -223,7 +223,11 @@ func Matrix(ctx context.Context, cfg MatrixConfig) (*MatrixResult, error) {
 }
 
 // cellTopology picks the cell's topology, or says why it does not apply.
-func cellTopology(lockTopo string, s Scenario, where cluster.Config) (string, string) {
+func cellTopology(e lockimpl.Entry, perClient bool, s Scenario, where cluster.Config) (string, string) {
+	if e.OwnClient && s.Nemesis.FitsOwnClient(e.Name, perClient) != nil {
+		return "", "its faults act inside lockcheck's own Redis client, which the lock does not use (it has a client of its own)"
+	}
+	lockTopo := e.Topology
 	if where.Backend == cluster.External {
 		if err := s.Nemesis.FitsBackend(cluster.External); err != nil {
 			return "", "its faults act on the Redis servers: an external Redis meets only the client faults"

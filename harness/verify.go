@@ -171,7 +171,7 @@ func Verify(ctx context.Context, cfg VerifyConfig) (*report.Verify, string, erro
 		row := report.VerifyRow{Scenario: s.Name, Description: s.Description, Server: s.Server, Requires: s.Requires}
 		row.LeaseGated, row.MutexGated = gates(s, cfg.Require)
 		var topo string
-		topo, row.NA = cellTopology(e.Topology, s, cfg.Lock.Cluster)
+		topo, row.NA = cellTopology(e, e.PerClient || cfg.ClientFaultLock != nil, s, cfg.Lock.Cluster)
 		if s.Overrun && ownWatchdog && row.NA == "" {
 			row.NA = "the lock extends its leases itself: its releases are never late"
 		}

@@ -126,6 +126,9 @@ type Env struct {
 	// OpTimeout bounds each command by socket deadlines (go-redis read,
 	// write and pool timeouts), so callers need no per-call context timer.
 	OpTimeout time.Duration
+	// StartTimeout bounds a lock process's start-up, until it answers its
+	// first request (0: ProcessStartTimeout).
+	StartTimeout time.Duration
 	// Now reads the history clock (ns since the run started).
 	Now func() int64
 	// Record appends an op to the history. Locks call it only for

@@ -3,6 +3,7 @@ package lockimpl
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -56,12 +57,13 @@ type ProcessLock struct {
 	wmu sync.Mutex
 	w   *bufio.Writer
 	in  *os.File
+	out io.Reader
 
 	mu      sync.Mutex
 	pending map[int64]waiter
-	// late are the requests given up on (timed out) whose reply may
-	// still come.
-	late map[int64]bool
+	// late are the requests given up on whose reply may still come.
+	late map[int64]*late
+	wg   sync.WaitGroup // giveBack's releases
 	// closing: Close has closed the process's stdin; its end is expected.
 	closing atomic.Bool
 	dead    error // set once the process is gone or broke the protocol
@@ -82,6 +84,10 @@ type ProcessLock struct {
 	// killed: the process was killed on purpose (crash-client); its end
 	// is not the lock's fault.
 	killed atomic.Bool
+	// owner is the client whose process this is (one per client), under
+	// which the extends it announces of a lease no client holds are
+	// recorded; -2 for a process shared by every client.
+	owner int
 }
 
 // ProcessEvent is a line a lock process writes on its own, not a reply:
@@ -139,12 +145,48 @@ func ProcessEntry(name, cmdline, topology string) Entry {
 		Factory: func(env Env) (Locker, error) { return StartProcess(cmdline, topology, env) }}
 }
 
-// StartProcess starts a lock process. It gets LOCKCHECK_REDIS_ADDRS
-// (comma-separated host:port), LOCKCHECK_REDIS_PASSWORD and
-// LOCKCHECK_TOPOLOGY, and in the sentinel topology LOCKCHECK_SENTINELS and
-// LOCKCHECK_MASTER_NAME.
+// StartProcess starts a lock process and waits until it answers a ping
+// (ProcessStartTimeout), so that its start-up is charged to no op. It
+// gets LOCKCHECK_REDIS_ADDRS (comma-separated host:port),
+// LOCKCHECK_REDIS_PASSWORD and LOCKCHECK_TOPOLOGY, and in the sentinel
+// topology LOCKCHECK_SENTINELS and LOCKCHECK_MASTER_NAME.
 func StartProcess(cmdline, topology string, env Env) (*ProcessLock, error) {
-	p := &ProcessLock{cmdline: cmdline, timeout: env.OpTimeout, now: clockOf(env), pending: map[int64]waiter{}, late: map[int64]bool{}, done: make(chan struct{}),
+	return startProcess(cmdline, topology, env, -2)
+}
+
+// ProcessStartTimeout bounds how long a lock process may take to answer
+// its first request (a JVM takes seconds).
+const ProcessStartTimeout = time.Minute
+
+// startProcess is StartProcess for owner's process (-2: every client's).
+func startProcess(cmdline, topology string, env Env, owner int) (*ProcessLock, error) {
+	p, err := spawn(cmdline, topology, env)
+	if err != nil {
+		return nil, err
+	}
+	p.owner = owner
+	go p.read(p.out)
+	if err := p.ready(cmp.Or(env.StartTimeout, ProcessStartTimeout)); err != nil {
+		_ = p.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// ready waits until the process answers a ping: any reply, ok or not.
+func (p *ProcessLock) ready(timeout time.Duration) error {
+	_, err := p.ask(WithClient(context.Background(), p.owner), ProcessRequest{Op: "ping"}, timeout)
+	var le *LateError
+	if errors.As(err, &le) {
+		return fmt.Errorf("%w: lock process %q did not answer {\"id\":%d,\"op\":\"ping\"} within %v (a lock process replies to every request, ping included: {\"id\":%d,\"ok\":true}); stderr: %s",
+			ErrBadLock, p.cmdline, le.id, timeout, le.id, p.stderr.String())
+	}
+	return err
+}
+
+// spawn starts the process.
+func spawn(cmdline, topology string, env Env) (*ProcessLock, error) {
+	p := &ProcessLock{cmdline: cmdline, timeout: env.OpTimeout, now: clockOf(env), pending: map[int64]waiter{}, late: map[int64]*late{}, owner: -2, done: make(chan struct{}),
 		record: env.Record, holders: map[string]int{}, events: map[int64]*history.Op{}}
 	if p.record == nil {
 		p.record = func(history.Op) {}
@@ -189,8 +231,7 @@ func StartProcess(cmdline, topology string, env Env) (*ProcessLock, error) {
 		in.Close()
 		return nil, fmt.Errorf("%w: --lock-cmd %q: %v", ErrBadLock, cmdline, err)
 	}
-	p.cmd, p.in, p.w = cmd, in, bufio.NewWriter(in)
-	go p.read(out)
+	p.cmd, p.in, p.w, p.out = cmd, in, bufio.NewWriter(in), out
 	return p, nil
 }
 
@@ -240,12 +281,10 @@ func (p *ProcessLock) read(out io.Reader) {
 		p.mu.Lock()
 		w, ok := p.pending[r.ID]
 		delete(p.pending, r.ID)
-		late := p.late[r.ID]
-		delete(p.late, r.ID)
 		p.mu.Unlock()
 		switch {
-		case !ok && late:
-			continue // a late reply finds no one waiting
+		case !ok && p.lateReply(r, p.now()):
+			continue // recorded with what it says
 		case !ok && r.ID > p.nextID.Load():
 			broke = fmt.Errorf("replied to request %d, which was never sent: %.200q", r.ID, line)
 		case !ok:
@@ -332,7 +371,7 @@ func (p *ProcessLock) event(line []byte) error {
 		}
 		client, ok := p.holders[e.Token]
 		if !ok {
-			client = -2
+			client = p.owner
 		}
 		p.events[e.Seq] = &history.Op{Process: client, F: history.Extend, Key: e.Key, Token: e.Token, TTLms: e.TTLms, Call: now}
 		if err := p.send(fmt.Appendf(nil, "{\"ack\":%d}\n", e.Seq)); err != nil {
@@ -368,6 +407,11 @@ func exitStatus(err error) string {
 
 // do sends one request and waits for its reply, the op timeout or ctx.
 func (p *ProcessLock) do(ctx context.Context, req ProcessRequest) (ProcessReply, error) {
+	return p.ask(ctx, req, p.timeout)
+}
+
+// ask sends one request and waits for its reply, timeout or ctx.
+func (p *ProcessLock) ask(ctx context.Context, req ProcessRequest, timeout time.Duration) (ProcessReply, error) {
 	req.ID = p.nextID.Add(1)
 	req.Client = ClientFrom(ctx)
 	ch := make(chan ProcessReply, 1)
@@ -387,7 +431,7 @@ func (p *ProcessLock) do(ctx context.Context, req ProcessRequest) (ProcessReply,
 		<-p.done
 		return ProcessReply{}, p.deadErr()
 	}
-	t := time.NewTimer(p.timeout)
+	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
 	case r, ok := <-ch:
@@ -397,10 +441,10 @@ func (p *ProcessLock) do(ctx context.Context, req ProcessRequest) (ProcessReply,
 		return r, nil
 	case <-t.C:
 		p.forget(req.ID)
-		return ProcessReply{}, fmt.Errorf("%s %s: no reply within the op timeout %v", req.Op, req.Key, p.timeout)
+		return ProcessReply{}, p.gaveUp(req, errNoReply(timeout))
 	case <-ctx.Done():
 		p.forget(req.ID)
-		return ProcessReply{}, fmt.Errorf("%s %s: %w", req.Op, req.Key, ctx.Err())
+		return ProcessReply{}, p.gaveUp(req, ctx.Err())
 	}
 }
 
@@ -434,9 +478,9 @@ type waiter struct {
 
 func (p *ProcessLock) forget(id int64) {
 	p.mu.Lock()
-	if _, ok := p.pending[id]; ok {
+	if w, ok := p.pending[id]; ok {
 		delete(p.pending, id)
-		p.late[id] = true
+		p.late[id] = &late{waiter: w}
 	}
 	p.mu.Unlock()
 }
@@ -462,6 +506,7 @@ func outcome(r ProcessReply, req ProcessRequest, definite error) error {
 // empty is an error in the process.
 func (p *ProcessLock) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, error) {
 	req := ProcessRequest{Op: "acquire", Key: key, TTLms: ttl.Milliseconds()}
+	call := time.Duration(p.now())
 	r, err := p.do(ctx, req)
 	if err == nil {
 		err = outcome(r, req, ErrNotAcquired)
@@ -472,7 +517,7 @@ func (p *ProcessLock) Acquire(ctx context.Context, key string, ttl time.Duration
 	if r.Token == "" {
 		return Lease{}, fmt.Errorf("%w: lock process %q replied ok to an acquire without a token", ErrBadLock, p.cmdline)
 	}
-	return Lease{Key: key, Token: r.Token, Fence: r.Fence, TTL: ttl}, nil
+	return Lease{Key: key, Token: r.Token, Fence: r.Fence, Acquired: call, TTL: ttl}, nil
 }
 
 // Release implements Locker.
@@ -508,6 +553,7 @@ func (p *ProcessLock) Extend(ctx context.Context, l Lease, ttl time.Duration) (L
 func (p *ProcessLock) Close() error {
 	p.close.Do(func() {
 		p.closing.Store(true)
+		p.wg.Wait()
 		p.wmu.Lock()
 		_ = p.in.Close()
 		p.wmu.Unlock()
@@ -521,6 +567,7 @@ func (p *ProcessLock) Close() error {
 		// outlived it) goes too.
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		p.unreported()
+		p.closeLate()
 	})
 	return nil
 }

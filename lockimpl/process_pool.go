@@ -2,6 +2,7 @@ package lockimpl
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"syscall"
 	"time"
@@ -16,6 +17,10 @@ type ClientProcesses interface {
 	Stop(client int) (resume func())
 	// Kill kills the client's process; its leases are never released.
 	Kill(client int)
+	// Start starts the clients' processes and waits until each answers:
+	// before the run, and for a crashed client's successor, so that no
+	// op is charged with a process's start-up.
+	Start(clients ...int) error
 }
 
 // PerClientProcessEntry is the lock of --lock-cmd-per-client: one process
@@ -24,7 +29,7 @@ func PerClientProcessEntry(name, cmdline, topology string) Entry {
 	e := ProcessEntry(name, cmdline, topology)
 	e.PerClient = true
 	e.Factory = func(env Env) (Locker, error) {
-		return &ProcessPool{cmdline: cmdline, topology: topology, env: env, procs: map[int]*ProcessLock{}}, nil
+		return &ProcessPool{cmdline: cmdline, topology: topology, env: env, procs: map[int]*procSlot{}}, nil
 	}
 	return e
 }
@@ -35,31 +40,84 @@ type ProcessPool struct {
 	env               Env
 
 	mu     sync.Mutex
-	procs  map[int]*ProcessLock
+	procs  map[int]*procSlot
 	closed bool
 }
 
-// proc returns the process of the client calling with ctx, started at
-// its first call.
-func (pp *ProcessPool) proc(ctx context.Context) (*ProcessLock, error) {
-	id := ClientFrom(ctx)
-	pp.mu.Lock()
-	defer pp.mu.Unlock()
-	if p := pp.procs[id]; p != nil {
-		return p, nil
-	}
-	p, err := StartProcess(pp.cmdline, pp.topology, pp.env)
-	if err != nil {
-		return nil, err
-	}
-	pp.procs[id] = p
-	return p, nil
+// procSlot is a client's process, started once.
+type procSlot struct {
+	once sync.Once
+	done chan struct{} // closed once started (or failed to)
+	p    *ProcessLock
+	err  error
 }
 
-func (pp *ProcessPool) lookup(client int) *ProcessLock {
+// slot returns the client's slot, made at first ask.
+func (pp *ProcessPool) slot(client int) *procSlot {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
-	return pp.procs[client]
+	s := pp.procs[client]
+	if s == nil {
+		s = &procSlot{done: make(chan struct{})}
+		pp.procs[client] = s
+	}
+	return s
+}
+
+// start starts the client's process if it has none yet, and waits until
+// it answers.
+func (pp *ProcessPool) start(client int) (*ProcessLock, error) {
+	s := pp.slot(client)
+	s.once.Do(func() {
+		defer close(s.done)
+		s.p, s.err = startProcess(pp.cmdline, pp.topology, pp.env, client)
+	})
+	return s.p, s.err
+}
+
+// Start implements ClientProcesses: the clients' processes, started side
+// by side (at most startAtOnce at a time), each answering before Start
+// returns.
+func (pp *ProcessPool) Start(clients ...int) error {
+	sem := make(chan struct{}, startAtOnce)
+	errs := make([]error, len(clients))
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			_, errs[i] = pp.start(c)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// startAtOnce bounds the lock processes starting at once.
+const startAtOnce = 32
+
+// proc returns the process of the client calling with ctx (started now
+// if Start did not start it).
+func (pp *ProcessPool) proc(ctx context.Context) (*ProcessLock, error) {
+	return pp.start(ClientFrom(ctx))
+}
+
+// lookup returns the client's process if it has started.
+func (pp *ProcessPool) lookup(client int) *ProcessLock {
+	pp.mu.Lock()
+	s := pp.procs[client]
+	pp.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	select {
+	case <-s.done:
+		return s.p
+	default:
+		return nil
+	}
 }
 
 // Acquire implements Locker.
@@ -113,12 +171,18 @@ func (pp *ProcessPool) Kill(client int) {
 func (pp *ProcessPool) Close() error {
 	pp.mu.Lock()
 	procs := pp.procs
-	pp.procs = map[int]*ProcessLock{}
+	pp.procs = map[int]*procSlot{}
 	pp.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, p := range procs {
+	for _, s := range procs {
 		wg.Add(1)
-		go func() { defer wg.Done(); _ = p.Close() }()
+		go func() {
+			defer wg.Done()
+			<-s.done
+			if s.p != nil {
+				_ = s.p.Close()
+			}
+		}()
 	}
 	wg.Wait()
 	return nil

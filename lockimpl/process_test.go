@@ -16,9 +16,15 @@ import (
 	"github.com/lockcheck/lockcheck/lockimpl"
 )
 
-func startProc(t *testing.T, cmdline string, env lockimpl.Env) *lockimpl.ProcessLock {
+// pinged is script answering lockcheck's start-up ping (request 1)
+// first: its requests are 2, 3, ...
+func pinged(script string) string {
+	return "read ping; echo '{\"id\":1,\"ok\":true}'\n" + script
+}
+
+func startProc(t *testing.T, script string, env lockimpl.Env) *lockimpl.ProcessLock {
 	t.Helper()
-	p, err := lockimpl.StartProcess(cmdline, "single", env)
+	p, err := lockimpl.StartProcess(pinged(script), "single", env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,10 +60,10 @@ func TestProcess_NotAReply(t *testing.T) {
 // request that gets none (indeterminate after the op timeout).
 func TestProcess_Replies(t *testing.T) {
 	// Reads three requests, then answers the third, the first, and never
-	// the second; the ids are 1, 2, 3 in order of sending.
+	// the second; the ids are 2, 3, 4 in order of sending.
 	script := `read a; read b; read c
-echo '{"id":3,"ok":false}'
-echo '{"id":1,"ok":true,"token":"t1","fence":7}'
+echo '{"id":4,"ok":false}'
+echo '{"id":2,"ok":true,"token":"t1","fence":7}'
 while read x; do :; done`
 	p := startProc(t, script, lockimpl.Env{OpTimeout: 500 * time.Millisecond})
 	ctx := context.Background()
@@ -78,13 +84,13 @@ while read x; do :; done`
 	}
 	wg.Wait()
 	if out[0].err != nil || out[0].l.Token != "t1" || out[0].l.Fence != 7 {
-		t.Errorf("id 1: got %+v, want token t1 fence 7", out[0])
+		t.Errorf("id 2: got %+v, want token t1 fence 7", out[0])
 	}
 	if lockimpl.Outcome(out[1].err) != history.Info || !strings.Contains(out[1].err.Error(), "no reply within") {
-		t.Errorf("id 2: got %v, want indeterminate (no reply within the op timeout)", out[1].err)
+		t.Errorf("id 3: got %v, want indeterminate (no reply within the op timeout)", out[1].err)
 	}
 	if !errors.Is(out[2].err, lockimpl.ErrNotAcquired) {
-		t.Errorf("id 3: got %v, want ErrNotAcquired", out[2].err)
+		t.Errorf("id 4: got %v, want ErrNotAcquired", out[2].err)
 	}
 }
 
@@ -144,7 +150,7 @@ func TestProcess_Example(t *testing.T) {
 // announced breaks the protocol.
 func TestProcess_Events(t *testing.T) {
 	script := `read a
-echo '{"id":1,"ok":true,"token":"t1"}'
+echo '{"id":2,"ok":true,"token":"t1"}'
 echo '{"event":"extend","seq":1,"key":"k","token":"t1","ttl_ms":300}'
 read ack
 case "$ack" in *'"ack":1'*) echo '{"event":"extended","seq":1,"ok":true}';; *) echo '{"event":"extended","seq":1,"error":"no ack"}';; esac
@@ -189,9 +195,9 @@ func TestProcess_Breaches(t *testing.T) {
 	for _, tc := range []struct{ name, script, want string }{
 		{"line over 1 MB", `read line; head -c 2000000 /dev/zero | tr '\0' 'x'; echo; sleep 30`, "longer than"},
 		{"stdout closed, still running", `read line; exec 1>&-; sleep 30`, "closed its stdout but kept running"},
-		{"not UTF-8", `read line; printf '{"id":1,"ok":true,"token":"\377"}\n'; sleep 30`, "not UTF-8"},
+		{"not UTF-8", `read line; printf '{"id":2,"ok":true,"token":"\377"}\n'; sleep 30`, "not UTF-8"},
 		{"id never sent", `read line; echo '{"id":99,"ok":true,"token":"t"}'; sleep 30`, "never sent"},
-		{"two replies to one id", `read line; echo '{"id":1,"ok":false}'; echo '{"id":1,"ok":false}'; read line; sleep 30`, "replied twice"},
+		{"two replies to one id", `read line; echo '{"id":2,"ok":false}'; echo '{"id":2,"ok":false}'; read line; sleep 30`, "replied twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := startProc(t, tc.script, lockimpl.Env{OpTimeout: 3 * time.Second})
@@ -214,7 +220,7 @@ func TestProcess_Breaches(t *testing.T) {
 func TestProcess_UnreportedExtend(t *testing.T) {
 	acked := filepath.Join(t.TempDir(), "acked")
 	script := `read a
-echo '{"id":1,"ok":true,"token":"t1"}'
+echo '{"id":2,"ok":true,"token":"t1"}'
 echo '{"event":"extend","seq":1,"key":"k","token":"t1","ttl_ms":300}'
 read ack; touch ` + acked + `
 while read x; do :; done`
@@ -222,7 +228,7 @@ while read x; do :; done`
 	var ops []history.Op
 	env := lockimpl.Env{OpTimeout: 2 * time.Second, Now: func() int64 { return time.Now().UnixNano() },
 		Record: func(op history.Op) { mu.Lock(); ops = append(ops, op); mu.Unlock() }}
-	p, err := lockimpl.StartProcess(script, "single", env)
+	p, err := lockimpl.StartProcess(pinged(script), "single", env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,5 +280,97 @@ func TestProcess_DoesNotRead(t *testing.T) {
 	wg.Wait()
 	if breaches == 0 || time.Since(start) > 30*time.Second {
 		t.Fatalf("%d requests saw the breach, after %v; want some, and every request back", breaches, time.Since(start))
+	}
+}
+
+// TestProcess_SlowStart: a process that takes 2 s to start is waited for
+// before its first request (its start-up is charged to no op), and one
+// that never answers the start-up ping is refused with one line saying so.
+func TestProcess_SlowStart(t *testing.T) {
+	start := time.Now()
+	p, err := lockimpl.StartProcess("sleep 2\n"+pinged(`read a; echo '{"id":2,"ok":true,"token":"t1"}'; while read x; do :; done`),
+		"single", lockimpl.Env{OpTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if waited := time.Since(start); waited < 2*time.Second {
+		t.Errorf("StartProcess returned after %v, before the process could answer", waited)
+	}
+	if l, err := p.Acquire(context.Background(), "k", time.Second); err != nil || l.Token != "t1" {
+		t.Errorf("first acquire after a slow start: %+v %v, want token t1 within the op timeout", l, err)
+	}
+	_, err = lockimpl.StartProcess(`while read x; do :; done`, "single", lockimpl.Env{StartTimeout: 300 * time.Millisecond})
+	if !errors.Is(err, lockimpl.ErrBadLock) || !strings.Contains(err.Error(), `did not answer {"id":1,"op":"ping"} within 300ms`) {
+		t.Errorf("a process that never answers: got %v, want ErrBadLock naming the ping", err)
+	}
+}
+
+// TestProcess_LateReply: an acquire given up on at the op timeout is
+// recorded, when its reply comes, with what the reply says: ok, the
+// token the process chose, the reply's arrival as its return. The
+// process's own extends of that lease are its client's, and lockcheck
+// gives the lease back (a release recorded under that client). A request
+// whose reply never comes is recorded as it was when the lock closes.
+func TestProcess_LateReply(t *testing.T) {
+	script := `read a; sleep 0.6
+echo '{"id":2,"ok":true,"token":"real","fence":3}'
+echo '{"event":"extend","seq":1,"key":"k","token":"real","ttl_ms":1000}'
+read x; read y
+echo '{"event":"extended","seq":1,"ok":true}'
+case "$x$y" in *'"op":"release"'*'"token":"real"'*) echo '{"id":3,"ok":true}';; *) echo "unexpected: $x $y" >&2;; esac
+read b
+while read x; do :; done`
+	var mu sync.Mutex
+	var ops []history.Op
+	record := func(op history.Op) { mu.Lock(); ops = append(ops, op); mu.Unlock() }
+	env := lockimpl.Env{OpTimeout: 300 * time.Millisecond, Now: func() int64 { return time.Now().UnixNano() }, Record: record}
+	p, err := lockimpl.StartProcess(pinged(script), "single", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := lockimpl.WithClient(context.Background(), 5)
+	for i, want := range []string{"real", "never"} {
+		call := time.Now().UnixNano()
+		_, err := p.Acquire(ctx, "k", time.Second)
+		if lockimpl.Outcome(err) != history.Info {
+			t.Fatalf("acquire %d: got %v, want indeterminate at the op timeout", i, err)
+		}
+		lockimpl.Record(record, history.Op{Process: 5, F: history.Acquire, Key: "k", Token: "unknown-" + want, TTLms: 1000,
+			Call: call, Return: time.Now().UnixNano()}, err)
+		if i == 0 {
+			waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(ops) == 3 })
+		}
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ops) != 4 {
+		t.Fatalf("recorded %d ops, want 4 (late acquire, its extend, its release, the unanswered acquire): %+v", len(ops), ops)
+	}
+	acq, ext, rel, never := ops[0], ops[1], ops[2], ops[3]
+	if acq.F != history.Acquire || acq.Type != history.OK || acq.Token != "real" || acq.Fence != 3 || acq.Process != 5 ||
+		acq.Return-acq.Call < int64(500*time.Millisecond) || acq.Error != "" {
+		t.Errorf("late acquire recorded as %+v, want ok, token real, fence 3, client 5, returning at the reply", acq)
+	}
+	if ext.F != history.Extend || ext.Process != 5 || ext.Token != "real" || ext.Type != history.OK {
+		t.Errorf("the process's extend recorded as %+v, want client 5's ok extend of real", ext)
+	}
+	if rel.F != history.Release || rel.Process != 5 || rel.Token != "real" || rel.Type != history.OK {
+		t.Errorf("the give-back recorded as %+v, want client 5's ok release of real", rel)
+	}
+	if never.F != history.Acquire || never.Type != history.Info || never.Token != "unknown-never" {
+		t.Errorf("the unanswered acquire recorded as %+v, want it as it was (info, its made-up token)", never)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting")
+		}
 	}
 }

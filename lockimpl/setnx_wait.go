@@ -69,12 +69,8 @@ func (s *SetNXWait) Acquire(ctx context.Context, key string, ttl time.Duration) 
 	// giving it back is a release the history must show.
 	call := s.now()
 	rerr := s.SetNX.Release(ctx, l)
-	op := history.Op{Process: ClientFrom(ctx), F: history.Release, Type: Outcome(rerr), Key: key, Token: l.Token,
-		Call: call, Return: s.now()}
-	if rerr != nil {
-		op.Error = rerr.Error()
-	}
-	s.record(op)
+	Record(s.record, history.Op{Process: ClientFrom(ctx), F: history.Release, Key: key, Token: l.Token,
+		Call: call, Return: s.now()}, rerr)
 	if err == nil {
 		err = errNotReplicated
 	}

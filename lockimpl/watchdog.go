@@ -77,9 +77,16 @@ func (w *Watchdog) ExtendAdds() bool { return w.add }
 
 // Acquire implements Locker; a successful lease comes with a Watch.
 func (w *Watchdog) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, error) {
+	call := time.Duration(w.now())
 	l, err := w.inner.Acquire(ctx, key, ttl)
 	if err != nil {
 		return l, err
+	}
+	// A lock that does not say when its lease began (a lock process, a
+	// user's Go lock) gets our call: the watched deadline must not start
+	// at the clock's zero.
+	if l.Acquired == 0 || call < l.Acquired {
+		l.Acquired = call
 	}
 	l.Watch = newWatch(l.Deadline())
 	// The dog outlives the Acquire call, so it gets its own context; it
@@ -132,15 +139,12 @@ func (w *Watchdog) keepAlive(ctx context.Context, l Lease) {
 			// unknown, so it is recorded as such, and the dog stops.
 			err = ctx.Err()
 		}
-		op := history.Op{Process: ClientFrom(ctx), F: history.Extend, Type: Outcome(err), Key: l.Key,
+		op := history.Op{Process: ClientFrom(ctx), F: history.Extend, Key: l.Key,
 			Token: l.Token, TTLms: l.TTL.Milliseconds(), Call: call, Return: ret}
 		if w.add {
 			op.Mode = history.ExtendAdd
 		}
-		if err != nil {
-			op.Error = err.Error()
-		}
-		w.record(op)
+		Record(w.record, op, err)
 		if err != nil && !w.swallow {
 			l.Watch.markLost(err)
 			return

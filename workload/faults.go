@@ -331,4 +331,9 @@ func (r *Runner) die(c *client) {
 	c.id += r.faults.slots
 	r.faults.ids[s].Store(int64(c.id)) // from here the old id reads as dead
 	r.faults.crash[s].Store(crashNone)
+	if r.procs != nil {
+		// Its successor's process starts before its first op (an error
+		// comes back at that op).
+		_ = r.procs.Start(c.id)
+	}
 }

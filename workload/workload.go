@@ -242,18 +242,14 @@ func (r *Runner) attempt(ctx context.Context, c *client, key string, due int64) 
 	if r.notSent(ctx, err) {
 		return lockimpl.Lease{}, notSent
 	}
-	op := history.Op{Process: c.id, F: history.Acquire, Type: lockimpl.Outcome(err), Key: key,
+	op := history.Op{Process: c.id, F: history.Acquire, Key: key, Token: lease.Token, Fence: lease.Fence,
 		TTLms: r.cfg.TTL.Milliseconds(), Call: call, Return: ret, Scheduled: min(due, call)}
-	op.Token, op.Fence = lease.Token, lease.Fence
-	if err != nil {
-		op.Error = err.Error()
-		if op.Type == history.Info && op.Token == "" {
-			// It may have taken effect under a token the lock did not
-			// return: a lease of its own that no one releases.
-			op.Token = "unknown-" + lockimpl.NewToken()
-		}
+	if lockimpl.Outcome(err) == history.Info && op.Token == "" {
+		// It may have taken effect under a token the lock did not
+		// return: a lease of its own that no one releases.
+		op.Token = "unknown-" + lockimpl.NewToken()
 	}
-	r.record(op)
+	lockimpl.Record(r.record, op, err)
 	r.badLock(err)
 	if errors.Is(err, ErrCrashed) {
 		r.die(c)
@@ -419,12 +415,8 @@ func (r *Runner) release(ctx context.Context, c *client, l lockimpl.Lease) {
 	if r.notSent(ctx, err) {
 		return
 	}
-	op := history.Op{Process: c.id, F: history.Release, Type: lockimpl.Outcome(err), Key: l.Key,
-		Token: l.Token, Fence: l.Fence, Call: call, Return: ret}
-	if err != nil {
-		op.Error = err.Error()
-	}
-	r.record(op)
+	lockimpl.Record(r.record, history.Op{Process: c.id, F: history.Release, Key: l.Key,
+		Token: l.Token, Fence: l.Fence, Call: call, Return: ret}, err)
 	r.badLock(err)
 	if errors.Is(err, ErrCrashed) {
 		r.die(c)

@@ -208,6 +208,9 @@ func handle(c redis.UniversalClient, req request) reply {
 		var n int64
 		n, err = extend.Run(ctx, c, []string{req.Key}, req.Token, req.TTLms).Int64()
 		r.OK = err == nil && n == 1
+	case "ping": // lockcheck's start-up check: ready once Redis answers
+		err = c.Ping(ctx).Err()
+		r.OK = err == nil
 	default:
 		err = fmt.Errorf("unknown op %q", req.Op)
 	}
