@@ -7,14 +7,14 @@ RACE_PKGS := ./history/... ./lockimpl/... ./workload/... ./nemesis/... ./harness
 
 .PHONY: deps build run test lint bench clean
 
-deps: ## install redis-server, redis-sentinel, redis-tools and chromium (the report's browser test) when missing
-	@if command -v redis-server >/dev/null && command -v redis-sentinel >/dev/null && command -v redis-benchmark >/dev/null && command -v chromium >/dev/null; then \
+deps: ## install redis-server, redis-sentinel, redis-tools, chromium (the report's browser test) and python3-redis (examples/adapters/redispy) when missing
+	@if command -v redis-server >/dev/null && command -v redis-sentinel >/dev/null && command -v redis-benchmark >/dev/null && command -v chromium >/dev/null && /usr/bin/python3 -c 'import redis' 2>/dev/null; then \
 		echo "deps: redis $$(redis-server --version | sed 's/.*v=\([0-9.]*\).*/\1/') and chromium present"; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-sentinel redis-tools chromium >/dev/null && \
-		echo "deps: installed redis $$(redis-server --version | sed 's/.*v=\([0-9.]*\).*/\1/') and chromium"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-sentinel redis-tools chromium python3-redis >/dev/null && \
+		echo "deps: installed redis $$(redis-server --version | sed 's/.*v=\([0-9.]*\).*/\1/'), chromium and python3-redis"; \
 	else \
-		echo "deps: missing: install them (e.g. sudo apt-get install redis-server redis-sentinel redis-tools chromium)"; exit 2; \
+		echo "deps: missing: install them (e.g. sudo apt-get install redis-server redis-sentinel redis-tools chromium python3-redis)"; exit 2; \
 	fi
 	@# The distro's redis-server service is not ours; lockcheck starts its own.
 
@@ -25,7 +25,7 @@ run: deps build ## a ~20 s run of setnx against a local redis-server
 	./$(BIN) run --lock setnx --clients 200 --keys 10 --duration 20s --ttl 500ms --hold 100ms --hold-dist exp
 
 test: deps ## the race detector everywhere, then the memory-budget test without it (its RSS bound means nothing under the race detector)
-	LOCKCHECK_REQUIRE_REDIS=1 LOCKCHECK_REQUIRE_CHROMIUM=1 $(GO) test -race -count=1 -timeout 40m $(RACE_PKGS)
+	LOCKCHECK_REQUIRE_REDIS=1 LOCKCHECK_REQUIRE_CHROMIUM=1 LOCKCHECK_REQUIRE_PYREDIS=1 $(GO) test -race -count=1 -timeout 40m $(RACE_PKGS)
 	$(GO) test -count=1 -run '^TestBudget_UnknownWithinMemory$$' ./checker/
 
 lint:

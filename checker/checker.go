@@ -233,60 +233,20 @@ func Compose(vs ...Verdict) Verdict {
 	return v
 }
 
-// A Checker decides one property of a history. To add one: a file with
-// it, and a line in Builtin.
-type Checker interface {
-	Name() string
-	Check(ctx context.Context, ops []history.Op, opt Options) Result
-}
-
-// Func makes a Checker of a function.
-func Func(name string, f func(ctx context.Context, ops []history.Op, opt Options) Result) Checker {
-	return funcChecker{name, f}
-}
-
-type funcChecker struct {
-	name string
-	f    func(ctx context.Context, ops []history.Op, opt Options) Result
-}
-
-func (c funcChecker) Name() string { return c.name }
-func (c funcChecker) Check(ctx context.Context, ops []history.Op, opt Options) Result {
-	return c.f(ctx, ops, opt)
-}
-
-// Builtin returns lockcheck's checkers, in the order they report.
-func Builtin() []Checker {
-	return append([]Checker{
-		Func("stats", func(_ context.Context, ops []history.Op, _ Options) Result { return Stats(ops) }),
-	}, perKey()...)
-}
-
-// perKey are the checkers of Builtin that judge each key on its own (with
-// the faults): a history split by key is checked by them part by part
-// (Partition), and stats over the whole.
-func perKey() []Checker {
-	return []Checker{
-		Func("mutex", func(_ context.Context, ops []history.Op, _ Options) Result { return Mutex(ops) }),
-		Func("fencing", func(_ context.Context, ops []history.Op, _ Options) Result { return Fencing(ops) }),
-		Func("linearizable", Linearizable),
-		Func("liveness", func(_ context.Context, ops []history.Op, opt Options) Result { return Liveness(ops, opt) }),
-	}
-}
-
-// Check runs every checker of Builtin over ops. ctx bounds the whole check.
+// Check runs every registered checker over ops. ctx bounds the whole
+// check.
 func Check(ctx context.Context, ops []history.Op, opt Options) Findings {
-	return CheckWith(ctx, Builtin(), ops, opt)
+	return CheckWith(ctx, Registered(), ops, opt)
 }
 
 // CheckWith runs cs over ops, each timed, and composes their verdicts.
-func CheckWith(ctx context.Context, cs []Checker, ops []history.Op, opt Options) Findings {
+func CheckWith(ctx context.Context, cs []Spec, ops []history.Op, opt Options) Findings {
 	opt = opt.Resolved()
 	rep := Findings{Checkers: make([]Result, len(cs))}
 	vs := make([]Verdict, len(cs))
 	for i, c := range cs {
 		start := time.Now()
-		r := c.Check(ctx, ops, opt)
+		r := c.Check.Check(ctx, ops, opt)
 		r.Name, r.Elapsed = c.Name(), time.Since(start).Round(time.Millisecond).String()
 		rep.Checkers[i], vs[i] = r, r.Verdict
 	}

@@ -1,11 +1,16 @@
 package checker
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
 	"github.com/lockcheck/lockcheck/history"
 )
+
+// fencingSpec registers Fencing, of the mutual-exclusion guarantee.
+var fencingSpec = Spec{Check: Func("fencing", func(_ context.Context, ops []history.Op, _ Options) Result { return Fencing(ops) }),
+	Figures: map[string]FigureMerge{"fenced_writes": Sum, "stale_rejected": Sum}, Guarantee: MutualExclusion}
 
 // Fencing checks the writes that carry a fencing token: on each key, the
 // tokens of accepted writes, in entry order, never go backwards, and no

@@ -22,6 +22,10 @@ import (
 // only the invalid ones.
 const SmallHistory = 2000
 
+// linearizableSpec registers Linearizable, of the lease contract.
+var linearizableSpec = Spec{Check: Func("linearizable", Linearizable), Guarantee: LeaseContract,
+	Figures: map[string]FigureMerge{"keys": Sum, "lock_ops": Sum, "invalid_keys": Sum, "unknown_keys": Sum, "reduced_ops": Sum}}
+
 // Linearizable checks, key by key and keys in parallel, whether the
 // acquire, release and extend ops of a history could have come from a
 // correct lease (the lease-aware model). A key whose check does not finish

@@ -1,12 +1,19 @@
 package checker
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
 )
+
+// livenessSpec registers Liveness, of the lease contract: the longest
+// stalls merge by maximum.
+var livenessSpec = Spec{Check: Func("liveness", func(_ context.Context, ops []history.Op, opt Options) Result { return Liveness(ops, opt) }),
+	Figures:   map[string]FigureMerge{"stuck_acquires": Sum, "longest_stuck_ms": Max, "abandoned_leases": Sum, "longest_abandoned_stall_ms": Max},
+	Guarantee: LeaseContract}
 
 // Liveness finds stuck locks: a key whose acquires keep failing longer than
 // ttl + tolerance + horizon after the latest moment any lease could have

@@ -1,12 +1,23 @@
 package checker
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
 )
+
+// mutexSpec registers Mutex, of the mutual-exclusion guarantee.
+var mutexSpec = Spec{Check: Func("mutex", func(_ context.Context, ops []history.Op, _ Options) Result { return Mutex(ops) }),
+	Figures: map[string]FigureMerge{"writes": Sum, "keys": Sum, "double_holders": Sum}, Guarantee: MutualExclusion}
+
+// DoubleHolders is how many double holders the mutex checker found.
+func DoubleHolders(f Findings) int {
+	c, _ := f.Checker(mutexSpec.Name())
+	return c.ViolationCount
+}
 
 // Mutex finds double holders as the protected resource saw them: two
 // accepted writes on one key, from different leases, that overlap in time.

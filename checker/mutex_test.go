@@ -63,12 +63,14 @@ func TestStats_NoAcquireIsInvalid(t *testing.T) {
 	}
 }
 
-// TestCheckWith_AddedChecker: a checker added beside the built-in ones is
-// run, named, timed and composed into the verdict.
+// TestCheckWith_AddedChecker: a checker registered beside the built-in
+// ones is run, named, timed and composed into the verdict.
 func TestCheckWith_AddedChecker(t *testing.T) {
 	ops := genHistory(3, 2, 3, 50, time.Second)
-	never := Func("never", func(context.Context, []history.Op, Options) Result { return Result{Verdict: Invalid} })
-	rep := CheckWith(context.Background(), append(Builtin(), never), ops, Options{})
+	builtin := len(Registered())
+	Register(Spec{Check: Func("never", func(context.Context, []history.Op, Options) Result { return Result{Verdict: Invalid} })})
+	rep := Check(context.Background(), ops, Options{})
+	Unregister("never")
 	got, ok := rep.Checker("never")
 	if !ok || got.Verdict != Invalid || got.Elapsed == "" {
 		t.Fatalf("added checker: got %+v (found %v), want it invalid and timed", got, ok)
@@ -76,8 +78,8 @@ func TestCheckWith_AddedChecker(t *testing.T) {
 	if rep.Verdict != Invalid {
 		t.Errorf("report verdict %s, want invalid: an added checker's verdict counts", rep.Verdict)
 	}
-	if base := Check(context.Background(), ops, Options{}); base.Verdict != Valid || len(base.Checkers) != len(Builtin()) {
-		t.Errorf("built-in checkers alone: %s with %d checkers, want valid with %d", base.Verdict, len(base.Checkers), len(Builtin()))
+	if base := Check(context.Background(), ops, Options{}); base.Verdict != Valid || len(base.Checkers) != builtin {
+		t.Errorf("built-in checkers alone: %s with %d checkers, want valid with %d", base.Verdict, len(base.Checkers), builtin)
 	}
 }
 

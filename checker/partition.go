@@ -187,9 +187,9 @@ func (p *Partition) OpsOf(keys []string, keep func(*history.Op) bool) ([]history
 	return out, nil
 }
 
-// Check checks the partition's history with Builtin's checkers: stats
-// over the counts, the others bucket by bucket, GOMAXPROCS buckets at
-// a time, then merged. each, if not nil, sees every bucket's ops after
+// Check checks the partition's history with the registered checkers:
+// those that judge counts (stats) over the whole's, the others bucket by
+// bucket, GOMAXPROCS buckets at a time, then merged. each, if not nil, sees every bucket's ops after
 // its check (one call at a time). ctx bounds the whole check, and
 // opt.Timeout each bucket's linearizability check (the whole history's,
 // when it is one bucket).
@@ -197,7 +197,13 @@ func (p *Partition) Check(ctx context.Context, opt Options, each func([]history.
 	opt = opt.Resolved()
 	opt.whole = int(min(p.Ops(), SmallHistory+1))
 	opt.shares = min(runtime.GOMAXPROCS(0), len(p.sizes))
-	cs := perKey()
+	all := Registered()
+	var cs []Spec
+	for _, s := range all {
+		if s.Counts == nil {
+			cs = append(cs, s)
+		}
+	}
 	parts := make([]Findings, len(p.sizes))
 	checked := make([]bool, len(p.sizes))
 	var (
@@ -230,10 +236,18 @@ func (p *Partition) Check(ctx context.Context, opt Options, each func([]history.
 		}
 	}
 	rep := Merge(FaultWindows(p.nemesis), done)
-	rep.Checkers = append([]Result{StatsOf(p.Counts())}, rep.Checkers...)
-	vs := make([]Verdict, len(rep.Checkers))
-	for i, c := range rep.Checkers {
-		vs[i] = c.Verdict
+	merged := rep.Checkers
+	rep.Checkers = make([]Result, 0, len(all))
+	vs := make([]Verdict, 0, len(all))
+	for _, s := range all {
+		var r Result
+		if s.Counts != nil {
+			r = s.Counts(p.Counts())
+			r.Name = s.Name()
+		} else {
+			r, merged = merged[0], merged[1:]
+		}
+		rep.Checkers, vs = append(rep.Checkers, r), append(vs, r.Verdict)
 	}
 	rep.Verdict = Compose(vs...)
 	return rep, nil
@@ -241,7 +255,7 @@ func (p *Partition) Check(ctx context.Context, opt Options, each func([]history.
 
 // Merge composes the findings of parts of one history split by key, each
 // with all of its fault windows ws: each checker's verdicts composed, its
-// figures summed (the longest_ ones: the largest), its violations in key
+// figures merged as its Spec declares, its violations in key
 // order up to MaxViolations; the coverage summed, but a fault window is
 // hit if it is hit in any part. The parts have the same checkers in the
 // same order.
@@ -277,12 +291,13 @@ func Merge(ws []FaultWindow, parts []Findings) Findings {
 
 func mergeResults(name string, rs []Result) Result {
 	out := Result{Name: name, Figures: map[string]int64{}}
+	spec, _ := specOf(name)
 	vs := make([]Verdict, len(rs))
 	var elapsed time.Duration
 	for i, r := range rs {
 		vs[i] = r.Verdict
 		for k, n := range r.Figures {
-			if strings.HasPrefix(k, "longest_") {
+			if spec.Figures[k] == Max {
 				out.Figures[k] = max(out.Figures[k], n)
 			} else {
 				out.Figures[k] += n

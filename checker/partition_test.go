@@ -100,13 +100,20 @@ func noElapsed(f Findings) Findings {
 // every checker's verdict, figures and violations (the first
 // MaxViolations, in the same order), and the coverage, hits included.
 func TestPartition_SameAsWhole(t *testing.T) {
+	// Every registered checker runs split, a throwaway one among them
+	// whose figures merge each way.
+	Register(opsPerKey)
+	defer Unregister(opsPerKey.Name())
 	for seed := uint64(1); seed <= 4; seed++ {
 		ops := faultyHistory(seed)
 		whole := noElapsed(Check(context.Background(), ops, Options{}))
 		if whole.Verdict != Invalid {
 			t.Fatalf("seed %d: the faulty history is %s; the test needs violations", seed, whole.Verdict)
 		}
-		for _, name := range []string{"mutex", "fencing", "linearizable", "liveness"} {
+		if c, _ := whole.Checker(opsPerKey.Name()); c.Figures["most_ops_on_a_key"] < 2 || c.Figures["keyed_ops"] <= c.Figures["most_ops_on_a_key"] {
+			t.Fatalf("seed %d: the throwaway checker found %v; the test needs ops on several keys", seed, c.Figures)
+		}
+		for _, name := range append(Of(MutualExclusion), Of(LeaseContract)...) {
 			if c, _ := whole.Checker(name); name != "liveness" && c.ViolationCount == 0 {
 				t.Fatalf("seed %d: %s found nothing; the test needs its violations", seed, name)
 			}
@@ -286,5 +293,41 @@ func TestPartition_ZeroMeansZero(t *testing.T) {
 	}
 	if o := (Options{ClockTolerance: None, InfoHorizon: None}).Resolved().Resolved(); o.ClockTolerance != 0 || o.InfoHorizon != 0 {
 		t.Errorf("resolved twice: tolerance %v, horizon %v, want 0 and 0", o.ClockTolerance, o.InfoHorizon)
+	}
+}
+
+// opsPerKey is a throwaway checker: how many keyed ops (summed over the
+// parts) and the most on one key (the largest part's).
+var opsPerKey = Spec{Check: Func("ops_per_key", func(_ context.Context, ops []history.Op, _ Options) Result {
+	per := map[string]int64{}
+	var n int64
+	for _, op := range ops {
+		if op.F != history.Nemesis {
+			per[op.Key]++
+			n++
+		}
+	}
+	most := int64(0)
+	for _, c := range per {
+		most = max(most, c)
+	}
+	return Result{Verdict: Valid, Figures: map[string]int64{"keyed_ops": n, "most_ops_on_a_key": most}}
+}), Figures: map[string]FigureMerge{"keyed_ops": Sum, "most_ops_on_a_key": Max}}
+
+// TestRegistry_FiguresDeclared: every figure a registered checker reports
+// on a history that exercises each of them is declared in its Spec (how
+// it merges across parts is part of the checker, not of its name).
+func TestRegistry_FiguresDeclared(t *testing.T) {
+	rep := Check(context.Background(), faultyHistory(1), Options{})
+	for _, s := range Registered() {
+		c, ok := rep.Checker(s.Name())
+		if !ok {
+			t.Errorf("%s: registered but not run", s.Name())
+		}
+		for fig := range c.Figures {
+			if _, ok := s.Figures[fig]; !ok {
+				t.Errorf("%s: figure %q not declared in its Spec", s.Name(), fig)
+			}
+		}
 	}
 }

@@ -1,10 +1,26 @@
 package checker
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/lockcheck/lockcheck/history"
 )
+
+// statsSpec registers Stats: from the counts, each "<f>_<type>" and
+// "ops" summed.
+var statsSpec = Spec{Check: Func("stats", func(_ context.Context, ops []history.Op, _ Options) Result { return Stats(ops) }),
+	Counts: StatsOf, Figures: statsFigures()}
+
+func statsFigures() map[string]FigureMerge {
+	m := map[string]FigureMerge{"ops": Sum}
+	for _, f := range []history.Func{history.Acquire, history.Release, history.Extend, history.Write, history.Nemesis} {
+		for _, t := range []history.Type{history.OK, history.Fail, history.Info} {
+			m[string(f)+"_"+string(t)] = Sum
+		}
+	}
+	return m
+}
 
 // Stats counts ops by f and type (figures named "<f>_<type>"). It is invalid
 // when no acquire succeeded: a run that never held the lock proves nothing.

@@ -423,7 +423,7 @@ func (r *run) lock() (lockimpl.Locker, error) {
 	if len(cl.Sentinels) > 0 {
 		env.Sentinels, env.MasterName, env.SentinelPassword = cl.SentinelAddrs(), cl.MasterName, cl.SentinelPassword()
 	}
-	env.Cluster = cl.Topology == cluster.RedisCluster
+	env.Cluster, env.Topology = cl.Topology == cluster.RedisCluster, cl.Topology
 	env.Steady = len(r.nemesis.Faults) == 0 && !cl.External()
 	locker, err := r.factory(env)
 	if err != nil {

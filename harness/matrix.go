@@ -305,10 +305,8 @@ func runCell(ctx context.Context, cfg MatrixConfig, s Scenario, cell *Cell, dir 
 		cell.Violations, cell.DoubleHolders = 0, 0
 		for _, c := range r.Findings.Checkers {
 			cell.Violations += c.ViolationCount
-			if c.Name == "mutex" {
-				cell.DoubleHolders = c.ViolationCount
-			}
 		}
+		cell.DoubleHolders = checker.DoubleHolders(r.Findings)
 		if cell.Expected != checker.Invalid || cell.Verdict != checker.Valid || ctx.Err() != nil {
 			return
 		}

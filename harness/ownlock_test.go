@@ -20,6 +20,7 @@ import (
 	"github.com/lockcheck/lockcheck/internal/testutil"
 	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/report"
 	"github.com/lockcheck/lockcheck/workload"
 )
 
@@ -407,4 +408,50 @@ func TestRun_AbsurdClients(t *testing.T) {
 	if _, err := lockimpl.LoadSpec("/dev/zero"); err == nil || !strings.Contains(err.Error(), "not a lock spec") {
 		t.Errorf("spec /dev/zero: got %v, want it refused as over-long", err)
 	}
+}
+
+// TestVerify_LockProcesses: verify certifies the two commonest shapes of
+// a lock brought as a program, at the scenario that could not pass them
+// (extend: pause-holder on per-client processes, overdue extends):
+// examples/lockproc, which has no watchdog (lockcheck's extends, frozen
+// with the paused process), and redis-py's Lock in a Python process that
+// takes 2 s to start and extends its own leases (its start-up charged to
+// no op). Both valid with the scenario's coverage met.
+func TestVerify_LockProcesses(t *testing.T) {
+	testutil.RequireRedis(t)
+	testutil.RedisPy(t)
+	for _, tc := range []struct {
+		name, cmdline string
+		watchdog      bool
+	}{
+		{"lockproc", lockprocBinary(t), false},
+		{"redispy-watchdog", "../examples/adapters/redispy/lock.py --watchdog --start-delay 2", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := verifyProcess(t, tc.name, tc.cmdline, tc.watchdog, []string{"extend"})
+			if r := row(t, v, "extend"); r.Status != report.StatusPassed || r.Lease != checker.Valid || r.Mutex != checker.Valid {
+				t.Errorf("extend: %s, lease %s, mutex %s in %d runs (%s); want passed, both valid", r.Status, r.Lease, r.Mutex, r.Runs, r.CoverageText())
+			}
+		})
+	}
+}
+
+// verifyProcess runs verify's scenarios on cmdline as --lock-cmd does:
+// one process for every client, one per client where faults act on
+// clients.
+func verifyProcess(t *testing.T, name, cmdline string, watchdog bool, scenarios []string) *report.Verify {
+	t.Helper()
+	cfg := harness.VerifyConfig{Scenarios: scenarios, Budget: 3 * time.Minute, Seed: 1, OutDir: t.TempDir(), Watchdog: watchdog}
+	processLock(&cfg.Lock, name, cmdline, false)
+	per := cfg.Lock
+	processLock(&per, name, cmdline, true)
+	cfg.ClientFaultLock = &per
+	v, _, err := harness.Verify(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range v.Rows {
+		t.Logf("%s: lease %s mutex %s %s runs %d %s %s", r.Scenario, r.Lease, r.Mutex, r.Status, r.Runs, r.CoverageText(), r.Meaning)
+	}
+	return v
 }

@@ -395,8 +395,14 @@ func judgeRun(row *report.VerifyRow, s Scenario, res *Result) {
 		}
 		return checker.Compose(vs...)
 	}
-	row.Lease = worst(row.Lease, verdict("linearizable", "liveness"))
-	row.Mutex = worst(row.Mutex, verdict("mutex", "fencing"))
+	row.Lease = worst(row.Lease, verdict(checker.Of(checker.LeaseContract)...))
+	row.Mutex = worst(row.Mutex, verdict(checker.Of(checker.MutualExclusion)...))
+	if row.Checkers == nil {
+		row.Checkers = map[string]checker.Verdict{}
+	}
+	for _, c := range f.Checkers {
+		row.Checkers[c.Name] = worst(row.Checkers[c.Name], c.Verdict)
+	}
 	for name, n := range f.Coverage {
 		row.Coverage[name] += n
 	}
@@ -463,9 +469,10 @@ func worst(a, b checker.Verdict) checker.Verdict {
 // firstViolation is the first violation of the checkers that broke,
 // those of a gated guarantee first.
 func firstViolation(f checker.Findings, row *report.VerifyRow) string {
-	order := []string{"linearizable", "liveness", "mutex", "fencing"}
+	lease, mutex := checker.Of(checker.LeaseContract), checker.Of(checker.MutualExclusion)
+	order := append(lease, mutex...)
 	if !row.LeaseGated {
-		order = []string{"mutex", "fencing", "linearizable", "liveness"}
+		order = append(mutex, lease...)
 	}
 	for _, n := range order {
 		if c, _ := f.Checker(n); c.Verdict == checker.Invalid && len(c.Violations) > 0 {

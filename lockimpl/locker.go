@@ -126,6 +126,8 @@ type Env struct {
 	// OpTimeout bounds each command by socket deadlines (go-redis read,
 	// write and pool timeouts), so callers need no per-call context timer.
 	OpTimeout time.Duration
+	// Topology is the run's topology (cluster.Single, ...).
+	Topology string
 	// StartTimeout bounds a lock process's start-up, until it answers its
 	// first request (0: ProcessStartTimeout).
 	StartTimeout time.Duration

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -148,8 +149,9 @@ func ProcessEntry(name, cmdline, topology string) Entry {
 // StartProcess starts a lock process and waits until it answers a ping
 // (ProcessStartTimeout), so that its start-up is charged to no op. It
 // gets LOCKCHECK_REDIS_ADDRS (comma-separated host:port),
-// LOCKCHECK_REDIS_PASSWORD and LOCKCHECK_TOPOLOGY, and in the sentinel
-// topology LOCKCHECK_SENTINELS and LOCKCHECK_MASTER_NAME.
+// LOCKCHECK_REDIS_PASSWORD, LOCKCHECK_TOPOLOGY (topology, or if empty
+// the run's) and LOCKCHECK_OP_TIMEOUT_MS, and in the sentinel topology
+// LOCKCHECK_SENTINELS and LOCKCHECK_MASTER_NAME.
 func StartProcess(cmdline, topology string, env Env) (*ProcessLock, error) {
 	return startProcess(cmdline, topology, env, -2)
 }
@@ -199,7 +201,8 @@ func spawn(cmdline, topology string, env Env) (*ProcessLock, error) {
 		"LOCKCHECK_REDIS_ADDRS="+strings.Join(env.Addrs, ","),
 		"LOCKCHECK_REDIS_USER="+env.Username,
 		"LOCKCHECK_REDIS_PASSWORD="+env.Password,
-		"LOCKCHECK_TOPOLOGY="+topology)
+		"LOCKCHECK_TOPOLOGY="+cmp.Or(topology, env.Topology, "single"),
+		"LOCKCHECK_OP_TIMEOUT_MS="+strconv.FormatInt(p.timeout.Milliseconds(), 10))
 	if env.TLS != nil {
 		// The program sets up TLS itself (an external Redis over TLS).
 		cmd.Env = append(cmd.Env, "LOCKCHECK_REDIS_TLS=1")

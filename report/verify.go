@@ -51,6 +51,9 @@ type VerifyRow struct {
 	// exclusion at the resource (mutex, fencing).
 	Lease checker.Verdict `json:"lease,omitempty"`
 	Mutex checker.Verdict `json:"mutex,omitempty"`
+	// Checkers is each registered checker's verdict over the scenario's
+	// runs.
+	Checkers map[string]checker.Verdict `json:"checkers,omitempty"`
 	// LeaseGated and MutexGated say whether a break of each fails verify.
 	LeaseGated bool `json:"lease_gated"`
 	MutexGated bool `json:"mutex_gated"`

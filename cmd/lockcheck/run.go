@@ -256,7 +256,7 @@ func (o *runOpts) processRegistry(name string, perClient bool) *lockimpl.Registr
 		entry = lockimpl.PerClientProcessEntry
 	}
 	reg := &lockimpl.Registry{}
-	reg.Register(entry(name, o.lockCmd, cmp.Or(o.topology, cluster.Single)))
+	reg.Register(entry(name, o.lockCmd, o.topology)) // "": the run's topology
 	return reg
 }
 

@@ -5,7 +5,6 @@ import (
 
 	flag "github.com/spf13/pflag"
 
-	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/lockimpl"
 )
 
@@ -33,7 +32,7 @@ func (u *userLockFlags) registry() (*lockimpl.Registry, []string, error) {
 	}
 	for i, cmd := range u.cmds {
 		name := fmt.Sprintf("cmd%d", i+1)
-		reg.Register(lockimpl.ProcessEntry(name, cmd, cluster.Single))
+		reg.Register(lockimpl.ProcessEntry(name, cmd, "")) // the cell's topology
 		names = append(names, name)
 	}
 	return reg, names, nil

@@ -25,6 +25,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -53,6 +54,9 @@ var (
 	extend  = redis.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end`)
 )
 
+// opTimeout bounds each command (LOCKCHECK_OP_TIMEOUT_MS).
+var opTimeout = 5 * time.Second
+
 func main() {
 	addrs := strings.Split(os.Getenv("LOCKCHECK_REDIS_ADDRS"), ",")
 	if addrs[0] == "" {
@@ -61,11 +65,19 @@ func main() {
 	}
 	// No retries: a retried SET NX whose first reply was lost would read
 	// as a failure while we hold the lock.
-	opts := &redis.Options{Addr: addrs[0], Password: os.Getenv("LOCKCHECK_REDIS_PASSWORD"), MaxRetries: -1, PoolSize: 256}
+	// Each command gets lockcheck's op timeout: one that outlasts it (a
+	// paused Redis) ends with an error, indeterminate, as lockcheck's own
+	// clients' do.
+	if ms, err := strconv.Atoi(os.Getenv("LOCKCHECK_OP_TIMEOUT_MS")); err == nil && ms > 0 {
+		opTimeout = time.Duration(ms) * time.Millisecond
+	}
+	opts := &redis.Options{Addr: addrs[0], Password: os.Getenv("LOCKCHECK_REDIS_PASSWORD"), MaxRetries: -1, PoolSize: 256,
+		ReadTimeout: opTimeout, WriteTimeout: opTimeout}
 	var c redis.UniversalClient = redis.NewClient(opts)
 	if os.Getenv("LOCKCHECK_TOPOLOGY") == "sentinel" {
 		c = redis.NewFailoverClient(&redis.FailoverOptions{MasterName: os.Getenv("LOCKCHECK_MASTER_NAME"),
-			SentinelAddrs: strings.Split(os.Getenv("LOCKCHECK_SENTINELS"), ","), Password: opts.Password, MaxRetries: -1, PoolSize: 256})
+			SentinelAddrs: strings.Split(os.Getenv("LOCKCHECK_SENTINELS"), ","), Password: opts.Password, MaxRetries: -1, PoolSize: 256,
+			ReadTimeout: opTimeout, WriteTimeout: opTimeout})
 	}
 	defer c.Close()
 
@@ -189,7 +201,7 @@ func (p *proc) watch(key, token string, ttlMs int64, stop chan struct{}) {
 }
 
 func handle(c redis.UniversalClient, req request) reply {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	r := reply{ID: req.ID}
 	var err error

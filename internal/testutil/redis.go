@@ -137,3 +137,18 @@ func QuietRedis() { redis.SetLogger(quietLogger{}) }
 type quietLogger struct{}
 
 func (quietLogger) Printf(context.Context, string, ...any) {}
+
+// RedisPy is Debian's Python with redis-py (python3-redis), which
+// examples/adapters/redispy runs on. It skips tb without it, and fails it
+// then if LOCKCHECK_REQUIRE_PYREDIS is set (make test).
+func RedisPy(tb testing.TB) string {
+	tb.Helper()
+	const py = "/usr/bin/python3"
+	if err := exec.Command(py, "-c", "import redis").Run(); err != nil {
+		if os.Getenv("LOCKCHECK_REQUIRE_PYREDIS") != "" {
+			tb.Fatalf("%s with redis-py is required here (LOCKCHECK_REQUIRE_PYREDIS is set): %v; apt-get install python3-redis", py, err)
+		}
+		tb.Skipf("%s with redis-py not installed (apt-get install python3-redis)", py)
+	}
+	return py
+}

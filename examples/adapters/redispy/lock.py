@@ -1,0 +1,195 @@
+#!/usr/bin/python3
+"""redis-py's Lock (redis.lock.Lock) as a lockcheck lock process.
+
+    lockcheck verify --lock-cmd "examples/adapters/redispy/lock.py"
+    lockcheck verify --lock-cmd "examples/adapters/redispy/lock.py --shared"
+
+It speaks lockcheck's JSON-lines protocol (README, "A program in any
+language"): requests on stdin, replies on stdout, many in flight, each
+served on a thread of its own as a threaded application would.
+
+Modes:
+  (default)     one Lock object per lease, as redis-py documents: acquire
+                makes a Lock, release and extend call that object.
+  --shared      one Lock object per key, shared by every thread, with
+                thread_local=False: the mechanism of redis-py #416 (and
+                aredis #119). The object keeps one token; a thread's
+                acquire overwrites it, so a holder whose lease expired
+                releases (or extends) the next holder's lease.
+  --watchdog    a thread per lease extends it every TTL/3 with
+                Lock.extend(replace_ttl=True), announcing each extend to
+                lockcheck (events), until its release or a failed extend.
+  --start-delay S
+                sleep S seconds before serving (a slow start, as a JVM's).
+
+Debian's python3-redis (redis-py 4.3) is what CI installs.
+"""
+import argparse
+import json
+import os
+import secrets
+import sys
+import threading
+import time
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+
+import redis
+from redis.exceptions import LockError, LockNotOwnedError, RedisError
+
+
+def connect():
+    """The Redis lockcheck started (or the external one it was given)."""
+    password = os.environ.get("LOCKCHECK_REDIS_PASSWORD") or None
+    username = os.environ.get("LOCKCHECK_REDIS_USER") or None
+    tls = os.environ.get("LOCKCHECK_REDIS_TLS") == "1"
+    # Each command gets lockcheck's op timeout: one that outlasts it (a
+    # paused Redis) ends with an error, indeterminate.
+    timeout = int(os.environ.get("LOCKCHECK_OP_TIMEOUT_MS") or 2000) / 1000.0
+    opts = dict(username=username, password=password, socket_timeout=timeout, socket_connect_timeout=timeout, ssl=tls)
+    if os.environ.get("LOCKCHECK_TOPOLOGY") == "sentinel":
+        from redis.sentinel import Sentinel
+        hosts = [tuple(a.rsplit(":", 1)) for a in os.environ["LOCKCHECK_SENTINELS"].split(",")]
+        sentinel = Sentinel([(h, int(p)) for h, p in hosts], sentinel_kwargs={"password": password}, **opts)
+        return sentinel.master_for(os.environ["LOCKCHECK_MASTER_NAME"], **opts)
+    host, port = os.environ["LOCKCHECK_REDIS_ADDRS"].split(",")[0].rsplit(":", 1)
+    return redis.Redis(host=host, port=int(port), **opts)
+
+
+class Server:
+    def __init__(self, r, shared, watchdog):
+        self.r, self.shared, self.watchdog = r, shared, watchdog
+        self.out = threading.Lock()  # one reply line at a time
+        self.mu = threading.Lock()
+        self.locks = {}  # by token (per lease) or by key (--shared)
+        self.dogs = {}  # token -> threading.Event that stops its watchdog
+        self.seq = 0
+        self.acks = {}  # seq -> threading.Event set by lockcheck's ack
+
+    def write(self, obj):
+        line = json.dumps(obj, separators=(",", ":")) + "\n"
+        with self.out:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+
+    def lock_for(self, key, token):
+        with self.mu:
+            if self.shared:
+                lk = self.locks.get(key)
+                if lk is None:
+                    lk = self.locks[key] = self.r.lock(key, thread_local=False)
+                return lk
+            return self.locks.get(token)
+
+    def serve(self, req):
+        reply = {"id": req["id"]}
+        try:
+            op = req["op"]
+            if op == "ping":
+                reply["ok"] = bool(self.r.ping())
+            elif op == "acquire":
+                reply.update(self.acquire(req["key"], req["ttl_ms"]))
+            elif op == "release":
+                reply["ok"] = self.release(req["key"], req["token"])
+            elif op == "extend":
+                reply["ok"] = self.extend(req["key"], req["token"], req["ttl_ms"])
+            else:
+                reply["error"] = "unknown op " + op
+        except (LockNotOwnedError, LockError):
+            reply["ok"] = False  # definite: redis-py saw the lease was not ours
+        except RedisError as e:
+            reply["error"] = "%s: %s" % (type(e).__name__, e)  # indeterminate
+        except Exception:  # a bug here: say so and stop, never go silent
+            traceback.print_exc()
+            os._exit(1)
+        self.write(reply)
+
+    def acquire(self, key, ttl_ms):
+        token = secrets.token_hex(16)
+        if self.shared:
+            lk = self.lock_for(key, None)
+            lk.timeout = ttl_ms / 1000.0
+        else:
+            lk = self.r.lock(key, timeout=ttl_ms / 1000.0, thread_local=False)
+        if not lk.acquire(blocking=False, token=token):
+            return {"ok": False}
+        if not self.shared:
+            with self.mu:
+                self.locks[token] = lk
+        if self.watchdog:
+            stop = threading.Event()
+            with self.mu:
+                self.dogs[token] = stop
+            threading.Thread(target=self.keep_alive, args=(lk, key, token, ttl_ms, stop), daemon=True).start()
+        return {"ok": True, "token": token}
+
+    def release(self, key, token):
+        with self.mu:
+            stop = self.dogs.pop(token, None)
+        if stop:
+            stop.set()
+        lk = self.lock_for(key, token)
+        if lk is None:
+            return False  # a lease this process never granted
+        try:
+            lk.release()
+        finally:
+            if not self.shared:
+                with self.mu:
+                    self.locks.pop(token, None)
+        return True
+
+    def extend(self, key, token, ttl_ms):
+        lk = self.lock_for(key, token)
+        if lk is None:
+            return False
+        return bool(lk.extend(ttl_ms / 1000.0, replace_ttl=True))
+
+    def keep_alive(self, lk, key, token, ttl_ms, stop):
+        """The watchdog: announce, wait for the ack, extend, report."""
+        while not stop.wait(ttl_ms / 3000.0):
+            with self.mu:
+                self.seq += 1
+                seq = self.seq
+                acked = self.acks[seq] = threading.Event()
+            self.write({"event": "extend", "seq": seq, "key": key, "token": token, "ttl_ms": ttl_ms})
+            acked.wait()
+            done = {"event": "extended", "seq": seq}
+            try:
+                done["ok"] = bool(lk.extend(ttl_ms / 1000.0, replace_ttl=True))
+            except (LockNotOwnedError, LockError):
+                done["ok"] = False
+            except RedisError as e:
+                done["error"] = "%s: %s" % (type(e).__name__, e)
+            self.write(done)
+            if not done.get("ok"):
+                self.write({"event": "lost", "key": key, "token": token})
+                return
+
+    def ack(self, seq):
+        with self.mu:
+            ev = self.acks.pop(seq, None)
+        if ev:
+            ev.set()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--shared", action="store_true", help="one Lock object per key shared by every thread (redis-py #416)")
+    ap.add_argument("--watchdog", action="store_true", help="extend each lease every TTL/3 until released")
+    ap.add_argument("--start-delay", type=float, default=0, help="seconds to sleep before serving")
+    args = ap.parse_args()
+    time.sleep(args.start_delay)
+    srv = Server(connect(), args.shared, args.watchdog)
+    pool = ThreadPoolExecutor(max_workers=64)
+    for line in sys.stdin:
+        msg = json.loads(line)
+        if "ack" in msg:
+            srv.ack(msg["ack"])
+        else:
+            pool.submit(srv.serve, msg)
+    pool.shutdown(wait=True)
+
+
+if __name__ == "__main__":
+    main()
