@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/testutil"
+)
+
+// TestCLI_RegisteredChecker: a checker added as the README's "Extending
+// lockcheck" says (a checker.Spec, registered) is run by every path a
+// user calls: its result is in results.json of `lockcheck run` and of
+// `lockcheck check` (the partitioned path, its figure summed over the
+// parts), and its verdict in each row of verify's verify.json; an invalid
+// verdict of it fails the run.
+func TestCLI_RegisteredChecker(t *testing.T) {
+	testutil.RequireRedis(t)
+	invalid := false
+	checker.Register(checker.Spec{Check: checker.Func("throwaway", func(_ context.Context, ops []history.Op, _ checker.Options) checker.Result {
+		r := checker.Result{Verdict: checker.Valid, Figures: map[string]int64{"throwaway_ops": int64(len(ops))}}
+		if invalid {
+			r.Verdict = checker.Invalid
+		}
+		return r
+	}), Figures: map[string]checker.FigureMerge{"throwaway_ops": checker.Sum}, Guarantee: checker.LeaseContract})
+	defer checker.Unregister("throwaway")
+
+	out := t.TempDir()
+	if code := run([]string{"run", "--lock", "setnx", "--clients", "5", "--keys", "3", "--duration", "2s", "-q", "--out", out}); code != exitValid {
+		t.Fatalf("run: exit %d, want %d", code, exitValid)
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Join(out, "latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := throwawayFigure(t, filepath.Join(dir, "results.json"))
+	if ops == 0 {
+		t.Fatal("run: the registered checker saw no op")
+	}
+	checked := t.TempDir()
+	if code := run([]string{"check", "--out", checked, filepath.Join(dir, "history.jsonl")}); code != exitValid {
+		t.Fatalf("check: exit %d, want %d", code, exitValid)
+	}
+	if got := throwawayFigure(t, filepath.Join(checked, "results.json")); got != ops {
+		t.Errorf("check: the registered checker's figure is %d, run's %d: want the same history judged the same", got, ops)
+	}
+	invalid = true
+	if code := run([]string{"check", "--out", t.TempDir(), filepath.Join(dir, "history.jsonl")}); code != exitInvalid {
+		t.Errorf("check with the registered checker invalid: exit %d, want %d", code, exitInvalid)
+	}
+	invalid = false
+
+	vout := t.TempDir()
+	if code := run([]string{"verify", "--lock", "setnx", "--scenario", "contention", "--seed", "1", "-q", "--out", vout}); code != exitValid {
+		t.Fatalf("verify: exit %d, want %d", code, exitValid)
+	}
+	vdir, err := filepath.EvalSymlinks(filepath.Join(vout, "verify", "latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Rows []struct {
+			Scenario string                     `json:"scenario"`
+			Checkers map[string]checker.Verdict `json:"checkers"`
+		} `json:"scenarios"`
+	}
+	readJSON(t, filepath.Join(vdir, "verify.json"), &v)
+	if len(v.Rows) != 1 || v.Rows[0].Checkers["throwaway"] != checker.Valid {
+		t.Errorf("verify.json rows %+v: want contention with the registered checker valid", v.Rows)
+	}
+}
+
+// throwawayFigure reads the registered checker's figure off results.json.
+func throwawayFigure(t *testing.T, path string) int64 {
+	t.Helper()
+	var res struct {
+		Findings struct {
+			Checkers []checker.Result `json:"checkers"`
+		} `json:"findings"`
+		Checkers []checker.Result `json:"checkers"`
+	}
+	readJSON(t, path, &res)
+	for _, c := range append(res.Checkers, res.Findings.Checkers...) {
+		if c.Name == "throwaway" {
+			return c.Figures["throwaway_ops"]
+		}
+	}
+	t.Fatalf("%s: no result of the registered checker", path)
+	return 0
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
