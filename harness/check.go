@@ -135,27 +135,39 @@ func (c *checked) check(ctx context.Context, hpath string, opt checker.Options) 
 // or in the current directory for a history file outside one (lockcheck
 // never writes beside a file that is not its own). It returns out.
 func Check(ctx context.Context, path, out string, opt checker.Options) (checker.Findings, string, error) {
+	latest := ""
 	if out == "" {
-		parent := "."
+		// A run's own check goes beside its history; a history from
+		// elsewhere, where every other output goes: results/check/<time>,
+		// with results/check/latest pointing at it.
 		if dir, ok := runDirOf(path); ok {
-			parent = dir
+			out = filepath.Join(dir, "check-"+time.Now().Format("20060102T150405"))
+		} else {
+			var err error
+			if out, err = newRunDir("results", "check"); err != nil {
+				return checker.Findings{}, "", err
+			}
+			latest = filepath.Join("results", "check")
 		}
-		out = filepath.Join(parent, "check-"+time.Now().Format("20060102T150405"))
 	}
 	_, statErr := os.Stat(out)
+	ours := os.IsNotExist(statErr) || latest != ""
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return checker.Findings{}, out, configErr(fmt.Errorf("--out: %w", err))
 	}
 	opt.OutDir = out
 	rep, rf, err := CheckDir(ctx, path, opt)
 	if err != nil {
-		if os.IsNotExist(statErr) {
+		if ours {
 			_ = os.Remove(out) // ours, and still empty: nothing was checked
 		}
 		return rep, out, err
 	}
 	if err := errors.Join(rep.WriteError(), report.WriteResults(out, rf)); err != nil {
 		return rep, out, writeErr(err)
+	}
+	if latest != "" {
+		_ = updateLatest(latest, out)
 	}
 	return rep, out, nil
 }

@@ -19,7 +19,7 @@ func checkCmd(ctx context.Context, args []string) (int, error) {
 	fs.DurationVar(&opt.ClockTolerance, "clock-tolerance", 0, "clock tolerance eps of the lease model (default: the run's, else 25ms)")
 	fs.DurationVar(&opt.InfoHorizon, "info-horizon", 0, "how long after it returned an indeterminate op may take effect (default: the run's, else 10s)")
 	checkBoundFlags(fs, &opt)
-	out := fs.String("out", "", "directory for results.json and the visualizations (default: check-<timestamp>/ in the run dir, or in the current directory for a history file outside a run dir)")
+	out := fs.String("out", "", "directory for results.json and the visualizations (default: check-<timestamp>/ in the run dir; for a history file outside a run dir, results/check/<timestamp>/ with results/check/latest)")
 	fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: lockcheck check [flags] PATH   (PATH: a run dir or a history.jsonl)")
 		fs.PrintDefaults()

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/lockcheck/lockcheck/checker"
@@ -103,4 +105,55 @@ func readJSON(t *testing.T, path string, v any) {
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
+}
+
+// TestCLI_CheckWritesUnderResults: `lockcheck check FILE` of a history
+// outside a run dir writes under results/check/<time>/ of the working
+// directory, with results/check/latest pointing there, and nothing else:
+// not beside the history, not loose in the working directory.
+func TestCLI_CheckWritesUnderResults(t *testing.T) {
+	bin := lockcheck(t)
+	repo, cwd := t.TempDir(), t.TempDir()
+	hist := filepath.Join(repo, "mine.jsonl")
+	line := `{"index":0,"process":1,"f":"acquire","type":"ok","key":"k","token":"a","ttl_ms":5,"call":1,"return":2}` + "\n"
+	if err := os.WriteFile(hist, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		cmd := exec.Command(bin, "check", hist)
+		cmd.Dir = cwd
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("check %d: %v\n%s", i, err, out)
+		}
+	}
+	if names := dirNames(t, repo); len(names) != 1 {
+		t.Errorf("beside the history: %v, want only mine.jsonl", names)
+	}
+	if names := dirNames(t, cwd); len(names) != 1 || names[0] != "results" {
+		t.Errorf("in the working directory: %v, want only results", names)
+	}
+	runs := dirNames(t, filepath.Join(cwd, "results", "check"))
+	if len(runs) != 3 || !slices.Contains(runs, "latest") {
+		t.Fatalf("results/check holds %v, want two checks and latest", runs)
+	}
+	latest, err := filepath.EvalSymlinks(filepath.Join(cwd, "results", "check", "latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(latest, "results.json")); err != nil {
+		t.Errorf("latest check: %v", err)
+	}
+}
+
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
 }
