@@ -208,7 +208,8 @@ func spawn(cmdline, topology string, env Env) (*ProcessLock, error) {
 		cmd.Env = append(cmd.Env, "LOCKCHECK_REDIS_TLS=1")
 	}
 	if env.MasterName != "" {
-		cmd.Env = append(cmd.Env, "LOCKCHECK_SENTINELS="+strings.Join(env.Sentinels, ","), "LOCKCHECK_MASTER_NAME="+env.MasterName)
+		cmd.Env = append(cmd.Env, "LOCKCHECK_SENTINELS="+strings.Join(env.Sentinels, ","), "LOCKCHECK_MASTER_NAME="+env.MasterName,
+			"LOCKCHECK_SENTINEL_PASSWORD="+env.SentinelPassword)
 	}
 	// Its own process group, so that a terminal's Ctrl-C reaches only
 	// lockcheck and Close can end the whole group; gone with lockcheck

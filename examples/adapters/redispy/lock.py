@@ -50,7 +50,8 @@ def connect():
     if os.environ.get("LOCKCHECK_TOPOLOGY") == "sentinel":
         from redis.sentinel import Sentinel
         hosts = [tuple(a.rsplit(":", 1)) for a in os.environ["LOCKCHECK_SENTINELS"].split(",")]
-        sentinel = Sentinel([(h, int(p)) for h, p in hosts], sentinel_kwargs={"password": password}, **opts)
+        sentinel_password = os.environ.get("LOCKCHECK_SENTINEL_PASSWORD") or None
+        sentinel = Sentinel([(h, int(p)) for h, p in hosts], sentinel_kwargs={"password": sentinel_password}, **opts)
         return sentinel.master_for(os.environ["LOCKCHECK_MASTER_NAME"], **opts)
     host, port = os.environ["LOCKCHECK_REDIS_ADDRS"].split(",")[0].rsplit(":", 1)
     return redis.Redis(host=host, port=int(port), **opts)
