@@ -75,10 +75,8 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]BenchCell, string, error) {
 	if cfg.Registry == nil {
 		cfg.Registry = lockimpl.Builtin()
 	}
-	for _, l := range cfg.Locks {
-		if _, err := cfg.Registry.Lookup(l); err != nil {
-			return nil, "", configErr(err)
-		}
+	if err := checkLocks(cfg.Registry, cfg.Locks, []time.Duration{cfg.Workload.TTL}); err != nil {
+		return nil, "", err
 	}
 	if cfg.Warmup < 0 {
 		return nil, "", configErr(fmt.Errorf("--warmup must not be negative"))

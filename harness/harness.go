@@ -152,6 +152,10 @@ func prepare(cfg Config) (plan, error) {
 		return p, err
 	}
 	p.factory, p.lockName = e.Factory, SafeName(e.Name)
+	if err := e.FitsTTL(p.workload.TTL); err != nil {
+		return p, err
+	}
+	p.cfg.LockVersion = cmp.Or(p.cfg.LockVersion, e.Version)
 	if topology := e.Topology; topology != "" {
 		if cfg.Cluster.Topology != "" && cfg.Cluster.Topology != topology {
 			return p, fmt.Errorf("lock %s needs --topology %s, not %s", p.lockName, topology, cfg.Cluster.Topology)
@@ -568,7 +572,7 @@ func infoHorizon(w workload.Config, n nemesis.Config, restartDelay time.Duration
 // entry returns the lock under test: Factory, or the lock Lock names.
 func (cfg *Config) entry() (lockimpl.Entry, error) {
 	if cfg.Factory != nil {
-		return lockimpl.Entry{Name: cmp.Or(cfg.Lock, "custom"), Factory: cfg.Factory}, nil
+		return lockimpl.Entry{Name: cmp.Or(cfg.Lock, "custom"), Factory: cfg.Factory, Version: cfg.LockVersion}, nil
 	}
 	reg := cfg.Registry
 	if reg == nil {

@@ -115,6 +115,8 @@ type MatrixConfig struct {
 	Seed      int64
 	// Duration overrides each cell's run length (0: the scenario's).
 	Duration time.Duration
+	// TTL overrides each cell's lock TTL (0: the scenario's).
+	TTL time.Duration
 	// Expect maps "lock scenario" to the verdict the cell must reach.
 	Expect map[string]checker.Verdict
 	// Attempts: a cell expected invalid that came out valid is run again
@@ -183,10 +185,12 @@ func Matrix(ctx context.Context, cfg MatrixConfig) (*MatrixResult, error) {
 		cfg.Registry = lockimpl.Builtin()
 	}
 	reg := cfg.Registry
-	for _, l := range cfg.Locks {
-		if _, err := reg.Lookup(l); err != nil {
-			return nil, configErr(err)
-		}
+	var ttls []time.Duration
+	for _, s := range scen {
+		ttls = append(ttls, cfg.cellWorkload(s).TTL)
+	}
+	if err := checkLocks(reg, cfg.Locks, ttls); err != nil {
+		return nil, err
 	}
 	if cfg.Attempts < 1 {
 		cfg.Attempts = 1
@@ -223,6 +227,24 @@ func Matrix(ctx context.Context, cfg MatrixConfig) (*MatrixResult, error) {
 }
 
 // cellTopology picks the cell's topology, or says why it does not apply.
+// checkLocks looks up each lock in reg and checks that it can run with
+// every TTL of ttls, before anything starts (a spec with {ttl_s} needs
+// whole seconds).
+func checkLocks(reg *lockimpl.Registry, locks []string, ttls []time.Duration) error {
+	for _, l := range locks {
+		e, err := reg.Lookup(l)
+		if err != nil {
+			return configErr(err)
+		}
+		for _, ttl := range ttls {
+			if err := e.FitsTTL(ttl); err != nil {
+				return configErr(fmt.Errorf("lock %s: %w", l, err))
+			}
+		}
+	}
+	return nil
+}
+
 func cellTopology(e lockimpl.Entry, perClient bool, s Scenario, where cluster.Config) (string, string) {
 	if e.OwnClient && s.Nemesis.FitsOwnClient(e.Name, perClient) != nil {
 		return "", "its faults act inside lockcheck's own Redis client, which the lock does not use (it has a client of its own)"
@@ -265,14 +287,19 @@ func scenarioCluster(where cluster.Config, topo string, s Scenario) cluster.Conf
 	return where
 }
 
-func runCell(ctx context.Context, cfg MatrixConfig, s Scenario, cell *Cell, dir string) {
+// cellWorkload is the workload of a cell of scenario s.
+func (cfg MatrixConfig) cellWorkload(s Scenario) workload.Config {
 	w := MatrixBase
 	if s.Workload != nil {
 		s.Workload(&w)
 	}
-	if cfg.Duration > 0 {
-		w.Duration = cfg.Duration
-	}
+	w.Duration = cmp.Or(cfg.Duration, w.Duration)
+	w.TTL = cmp.Or(cfg.TTL, w.TTL)
+	return w
+}
+
+func runCell(ctx context.Context, cfg MatrixConfig, s Scenario, cell *Cell, dir string) {
+	w := cfg.cellWorkload(s)
 	check := cfg.Check
 	if check.ClockTolerance == 0 && cfg.Cluster.Backend != cluster.External {
 		check.ClockTolerance = 50 * time.Millisecond

@@ -240,6 +240,16 @@ func verifyPlan(cfg VerifyConfig) ([]Scenario, lockimpl.Entry, error) {
 	if err := checkRequire(cfg.Require); err != nil {
 		return nil, e, configErr(err)
 	}
+	// Every TTL a scenario will use must suit the lock.
+	for _, s := range scen {
+		topo, na := cellTopology(e, true, s, cfg.Lock.Cluster)
+		if na != "" {
+			continue
+		}
+		if err := e.FitsTTL(scenarioRun(cfg, s, topo, e.Watchdog || cfg.Watchdog, 0, "").Workload.TTL); err != nil {
+			return nil, e, configErr(fmt.Errorf("scenario %s: %w", s.Name, err))
+		}
+	}
 	if cfg.Lock.Cluster.Backend == cluster.External {
 		// The lock must fit the Redis given before any scenario runs.
 		if err := Validate(cfg.Lock); err != nil {

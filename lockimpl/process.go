@@ -142,7 +142,7 @@ func (t *tail) String() string {
 // with sh -c cmdline, with the Redis endpoints in its environment. It
 // talks to Redis through a client of its own (OwnClient).
 func ProcessEntry(name, cmdline, topology string) Entry {
-	return Entry{Name: name, Description: "command " + cmdline, Topology: topology, OwnClient: true,
+	return Entry{Name: name, Description: "command " + cmdline, Topology: topology, OwnClient: true, Version: "command " + cmdline,
 		Factory: func(env Env) (Locker, error) { return StartProcess(cmdline, topology, env) }}
 }
 

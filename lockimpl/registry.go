@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Factory builds a Locker for one run.
@@ -32,6 +33,21 @@ type Entry struct {
 	// allowed it).
 	Waits   bool
 	Factory Factory
+	// CheckTTL, if set, says why the lock cannot run with a TTL (a spec
+	// with {ttl_s} needs whole seconds). Every path checks every TTL it
+	// will use before anything starts.
+	CheckTTL func(time.Duration) error
+	// Version names the version of a user's lock (run.json's
+	// lock_version).
+	Version string
+}
+
+// FitsTTL says why e cannot run with ttl, if it cannot.
+func (e Entry) FitsTTL(ttl time.Duration) error {
+	if e.CheckTTL == nil {
+		return nil
+	}
+	return e.CheckTTL(ttl)
 }
 
 // Registry maps lock names to factories. The zero value is empty and ready.

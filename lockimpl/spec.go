@@ -236,11 +236,18 @@ func lineOf(src []byte, s string) int {
 	return 1
 }
 
+// SpecEntry is the lock of a spec file (--lock-spec), named as the spec
+// names it.
+func SpecEntry(s *Spec) Entry {
+	return Entry{Name: s.Name, Description: "spec " + s.Path, Factory: s.Factory, CheckTTL: s.CheckTTL,
+		Version: "spec " + s.Path + " sha256:" + s.Version}
+}
+
 // CheckTTL says whether the spec can run with ttl: {ttl_s} needs whole
 // seconds, or the key would live longer or shorter than the lease.
 func (s *Spec) CheckTTL(ttl time.Duration) error {
 	if s.usesTTLs && ttl%time.Second != 0 {
-		return fmt.Errorf("%s uses {ttl_s}, so --ttl must be whole seconds, not %v", s.Path, ttl)
+		return fmt.Errorf("%s uses {ttl_s}, so the TTL must be whole seconds, not %v (a key would outlive its lease or die before it): use {ttl_ms}, or a TTL of whole seconds", s.Path, ttl)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/lockcheck/lockcheck/checker"
@@ -156,4 +157,39 @@ func dirNames(t *testing.T, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
+}
+
+// TestCLI_SpecTTLUnit: a spec whose acquire passes {ttl_s} runs only with
+// whole-second TTLs. Every command refuses it, with one line and exit 2,
+// before anything starts, when a TTL it would use is not: run's --ttl,
+// verify's scenario TTLs (100-300 ms), a matrix cell's, bench's --ttl;
+// nothing is written under --out.
+func TestCLI_SpecTTLUnit(t *testing.T) {
+	bin := lockcheck(t)
+	spec, err := os.ReadFile("../../examples/specs/setnx.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secs := strings.Replace(strings.Replace(string(spec), `"NX", "PX", ARGV[2]`, `"NX", "EX", ARGV[2]`, 1), `args = ["{token}", "{ttl_ms}"]`, `args = ["{token}", "{ttl_s}"]`, 1)
+	path := filepath.Join(t.TempDir(), "secs.toml")
+	if err := os.WriteFile(path, []byte(secs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"run", "--lock-spec", path, "--ttl", "1500ms"},
+		{"verify", "--lock-spec", path, "--scenario", "overrun"},
+		{"verify", "--lock-spec", path},
+		{"matrix", "--lock-spec", path, "--faults", "pause-client", "--ttl", "1500ms"},
+		{"bench", "--lock-spec", path, "--ttl", "300ms", "--clients", "5", "--keys", "5"},
+	} {
+		out := t.TempDir()
+		stdout, code := runBin(t, bin, append(args, "--out", out)...)
+		stdout = strings.TrimSpace(stdout)
+		if code != 2 || strings.Count(stdout, "\n") != 0 || !strings.Contains(stdout, "uses {ttl_s}, so the TTL must be whole seconds") {
+			t.Errorf("%v: exit %d, %q; want exit 2 and one line naming {ttl_s}", args, code, stdout)
+		}
+		if names := dirNames(t, out); len(names) != 0 {
+			t.Errorf("%v: wrote %v under --out; want nothing before the refusal", args, names)
+		}
+	}
 }

@@ -27,6 +27,7 @@ func matrixCmd(ctx context.Context, args []string) (int, error) {
 	externalFlags(fs, &ext)
 	fs.StringSliceVar(&cfg.Scenarios, "faults", nil, "the columns: scenarios (default all; see below)")
 	fs.DurationVar(&cfg.Duration, "duration", 0, "run length of each cell (default: the scenario's, 10s or 12s)")
+	fs.DurationVar(&cfg.TTL, "ttl", 0, "lock TTL of each cell (default: the scenario's, 1s to 10s)")
 	fs.Int64Var(&cfg.Seed, "seed", 1, "seed of the first run of every cell")
 	fs.StringVar(&expect, "expect", "", `file of "LOCK SCENARIO valid|invalid" lines: exit 1 if a cell differs`)
 	fs.IntVar(&cfg.Attempts, "attempts", 1, "runs (seeds) a cell expected invalid gets before it counts as valid")

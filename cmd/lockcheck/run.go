@@ -228,36 +228,30 @@ func (o *runOpts) ownLock(fs *flag.FlagSet, cfg *harness.Config) error {
 	if n > 1 {
 		return errors.New("give one of --lock, --lock-spec and --lock-cmd")
 	}
+	if o.perClient && o.lockCmd == "" {
+		return errors.New("--lock-cmd-per-client goes with --lock-cmd")
+	}
 	switch {
 	case o.lockSpec != "":
-		spec, err := lockimpl.LoadSpec(o.lockSpec)
-		if err != nil {
-			return err
-		}
-		if err := spec.CheckTTL(o.w.TTL); err != nil {
-			return err
-		}
-		cfg.Lock, cfg.LockVersion, cfg.Factory = spec.Name, "spec "+o.lockSpec+" sha256:"+spec.Version, spec.Factory
+		return o.userLock(cfg, specLock(o.lockSpec))
 	case o.lockCmd != "":
 		// The harness refuses faults a process cannot meet (OwnClient).
-		cfg.Lock, cfg.LockVersion = cmp.Or(o.name, "lock-cmd"), "command "+o.lockCmd
-		cfg.Registry = o.processRegistry(cfg.Lock, o.perClient)
-	case o.perClient:
-		return errors.New("--lock-cmd-per-client goes with --lock-cmd")
+		return o.userLock(cfg, cmdLock(cmp.Or(o.name, "lock-cmd"), o.lockCmd, o.topology, o.perClient))
 	}
 	return nil
 }
 
-// processRegistry registers --lock-cmd as name: one process, or one per
-// client.
-func (o *runOpts) processRegistry(name string, perClient bool) *lockimpl.Registry {
-	entry := lockimpl.ProcessEntry
-	if perClient {
-		entry = lockimpl.PerClientProcessEntry
+// userLock makes cfg's lock the user's, built by mk: the lock under
+// test, in a registry of its own. The harness checks what the entry
+// declares (its TTL unit, its faults) for every run.
+func (o *runOpts) userLock(cfg *harness.Config, mk func() (lockimpl.Entry, error)) error {
+	e, err := mk()
+	if err != nil {
+		return err
 	}
-	reg := &lockimpl.Registry{}
-	reg.Register(entry(name, o.lockCmd, o.topology)) // "": the run's topology
-	return reg
+	cfg.Lock, cfg.Registry = e.Name, &lockimpl.Registry{}
+	cfg.Registry.Register(e)
+	return nil
 }
 
 // reproduce is the command line that repeats this run, seed included.

@@ -22,18 +22,43 @@ func (u *userLockFlags) add(fs *flag.FlagSet) {
 func (u *userLockFlags) registry() (*lockimpl.Registry, []string, error) {
 	reg := lockimpl.Builtin()
 	var names []string
+	var mks []func() (lockimpl.Entry, error)
 	for _, path := range u.specs {
-		spec, err := lockimpl.LoadSpec(path)
+		mks = append(mks, specLock(path))
+	}
+	for i, cmd := range u.cmds {
+		mks = append(mks, cmdLock(fmt.Sprintf("cmd%d", i+1), cmd, "", false))
+	}
+	for _, mk := range mks {
+		e, err := mk()
 		if err != nil {
 			return nil, nil, err
 		}
-		reg.Register(lockimpl.Entry{Name: spec.Name, Description: "spec " + path, Factory: spec.Factory})
-		names = append(names, spec.Name)
-	}
-	for i, cmd := range u.cmds {
-		name := fmt.Sprintf("cmd%d", i+1)
-		reg.Register(lockimpl.ProcessEntry(name, cmd, "")) // the cell's topology
-		names = append(names, name)
+		reg.Register(e)
+		names = append(names, e.Name)
 	}
 	return reg, names, nil
+}
+
+// specLock builds the lock of --lock-spec path: the one constructor of
+// every command's spec locks.
+func specLock(path string) func() (lockimpl.Entry, error) {
+	return func() (lockimpl.Entry, error) {
+		spec, err := lockimpl.LoadSpec(path)
+		if err != nil {
+			return lockimpl.Entry{}, err
+		}
+		return lockimpl.SpecEntry(spec), nil
+	}
+}
+
+// cmdLock builds the lock of --lock-cmd cmdline named name: one process,
+// or one per client; on topology, or ("") the run's.
+func cmdLock(name, cmdline, topology string, perClient bool) func() (lockimpl.Entry, error) {
+	return func() (lockimpl.Entry, error) {
+		if perClient {
+			return lockimpl.PerClientProcessEntry(name, cmdline, topology), nil
+		}
+		return lockimpl.ProcessEntry(name, cmdline, topology), nil
+	}
 }

@@ -88,7 +88,9 @@ func verifyCmd(ctx context.Context, args []string) (int, error) {
 	if o.lockCmd != "" && !o.perClient {
 		// Pauses and crashes act on a process of the client's own.
 		per := cfg.Lock
-		per.Registry = o.processRegistry(per.Lock, true)
+		if err := o.userLock(&per, cmdLock(per.Lock, o.lockCmd, o.topology, true)); err != nil {
+			return exitUsage, err
+		}
 		cfg.ClientFaultLock = &per
 	}
 	if o.expect != "" {
