@@ -165,8 +165,7 @@ func prepare(cfg Config) (plan, error) {
 	if p.nemesis, err = cfg.Nemesis.WithDefaults(); err != nil {
 		return p, err
 	}
-	_, _, clockShim := p.nemesis.Needs()
-	p.cfg.Cluster.ClockShim = p.cfg.Cluster.ClockShim || clockShim
+	p.cfg.Cluster.ClockShim = p.cfg.Cluster.ClockShim || p.nemesis.Needs().Clock
 	p.cfg.Cluster.External.Wait = e.Waits
 	if err := p.nemesis.FitsBackend(cmp.Or(p.cfg.Cluster.Backend, cluster.Local)); err != nil {
 		return p, err
@@ -293,8 +292,7 @@ func (r *run) start(ctx context.Context) error {
 	r.res = &Result{Dir: dir, Redis: r.redisVersion, Workload: r.workload}
 	ccfg := &r.cfg.Cluster
 	ccfg.LogDir = dir
-	_, clientProxies, _ := r.nemesis.Needs()
-	ccfg.ClientProxies = ccfg.ClientProxies || clientProxies
+	ccfg.ClientProxies = ccfg.ClientProxies || r.nemesis.Needs().ClientProxies
 	if r.autoPrefix && r.cfg.Running == nil {
 		// Unless the user chose one, every key of the run is under
 		// lockcheck:<run id>-<random>:.
@@ -422,8 +420,7 @@ func (r *run) lock() (lockimpl.Locker, error) {
 			fmt.Fprintf(r.cfg.Progress, "metrics: http://%s/metrics\n", m.Addr)
 		}
 	}
-	crashes, _, _ := r.nemesis.Needs()
-	r.runner.Instrument(&env, crashes)
+	r.runner.Instrument(&env, r.nemesis.Needs().CrashesClients)
 	if len(cl.Sentinels) > 0 {
 		env.Sentinels, env.MasterName, env.SentinelPassword = cl.SentinelAddrs(), cl.MasterName, cl.SentinelPassword()
 	}

@@ -27,6 +27,6 @@ func (c *clientClock) Start(_ context.Context, rng *rand.Rand) ([]string, error)
 func (c *clientClock) Stop(context.Context) error { c.env.Clients.HealClients(); return nil }
 
 // clientClockKind is the "client-clock" fault.
-var clientClockKind = Kind{Name: "client-clock", Clients: true,
+var clientClockKind = Kind{Needs: Needs{Clients: true}, Name: "client-clock",
 	Description: "the clocks 3 clients (holders first) time their leases by run slow (x0.5), jump back a TTL, or run fast (x1.5) for the window: a client believes it holds a lease Redis has expired",
 	new:         func(e Env) (Fault, error) { return &clientClock{env: e}, nil }}

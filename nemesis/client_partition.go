@@ -18,6 +18,6 @@ func (c *clientPartition) Start(_ context.Context, rng *rand.Rand) ([]string, er
 func (c *clientPartition) Stop(context.Context) error { c.env.Clients.HealClients(); return nil }
 
 // clientPartitionKind is the "client-partition" fault.
-var clientPartitionKind = Kind{Name: "client-partition", Clients: true, CrashesClients: true,
+var clientPartitionKind = Kind{Needs: Needs{CrashesClients: true, Clients: true}, Name: "client-partition",
 	Description: "cut 3 clients (holders first) off Redis for the window: their commands, extends and releases time out unsent, and their leases pass to others",
 	new:         func(e Env) (Fault, error) { return &clientPartition{env: e}, nil }}

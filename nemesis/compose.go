@@ -31,8 +31,7 @@ func compose(name string) (Kind, error) {
 			return Kind{}, err
 		}
 		kinds[i] = pk
-		k.Redis, k.CrashesClients, k.ClientProxies = k.Redis || pk.Redis, k.CrashesClients || pk.CrashesClients, k.ClientProxies || pk.ClientProxies
-		k.Clients, k.Clock, k.Servers = k.Clients || pk.Clients, k.Clock || pk.Clock, k.Servers || pk.Servers
+		k.Needs = k.Needs.Merge(pk.Needs)
 		switch {
 		case len(pk.Topologies) == 0:
 		case !limited:

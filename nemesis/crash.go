@@ -15,5 +15,5 @@ func (c *crashClient) Start(_ context.Context, rng *rand.Rand) ([]string, error)
 func (c *crashClient) Stop(context.Context) error { c.env.Clients.HealClients(); return nil }
 
 // crashClientKind is the "crash-client" fault.
-var crashClientKind = Kind{Name: "crash-client", Clients: true, CrashesClients: true, Description: "a client dies right before its first Redis command after one that succeeded (while it may hold a lock) and never releases",
+var crashClientKind = Kind{Needs: Needs{CrashesClients: true, Clients: true}, Name: "crash-client", Description: "a client dies right before its first Redis command after one that succeeded (while it may hold a lock) and never releases",
 	new: func(e Env) (Fault, error) { return &crashClient{env: e}, nil }}

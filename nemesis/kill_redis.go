@@ -26,5 +26,5 @@ func (k *killRedis) Stop(ctx context.Context) error {
 }
 
 // killRedisKind is the "kill-redis" fault.
-var killRedisKind = Kind{Name: "kill-redis", Servers: true, Description: "SIGKILL a Redis node (--nemesis-targets) and restart it after --restart-delay (data kept only with --persistence aof-*)", Redis: true,
+var killRedisKind = Kind{Needs: Needs{Redis: true, Servers: true}, Name: "kill-redis", Description: "SIGKILL a Redis node (--nemesis-targets) and restart it after --restart-delay (data kept only with --persistence aof-*)",
 	new: func(e Env) (Fault, error) { return &killRedis{env: e}, nil }}

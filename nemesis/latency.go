@@ -31,5 +31,5 @@ func (l *latency) Stop(context.Context) error {
 }
 
 // latencyKind is the "latency" fault.
-var latencyKind = Kind{Name: "latency", ClientProxies: true, Description: "delay a primary's (--nemesis-targets) replies to clients by TTL/2 (toxiproxy latency toxic)", Redis: true,
+var latencyKind = Kind{Needs: Needs{Redis: true, ClientProxies: true}, Name: "latency", Description: "delay a primary's (--nemesis-targets) replies to clients by TTL/2 (toxiproxy latency toxic)",
 	new: func(e Env) (Fault, error) { return &latency{env: e}, nil }}

@@ -76,6 +76,17 @@ type Lasting interface {
 type Kind struct {
 	Name        string
 	Description string
+	// Needs is what the fault needs of the run and acts on.
+	Needs
+	// Topologies, if set, are the only topologies the fault can act on.
+	Topologies []string
+	new        func(Env) (Fault, error)
+}
+
+// Needs is what a fault needs of a run, and what it acts on. Faults
+// together (a+b, a schedule of several) need what any of them needs
+// (Merge): a new requirement is a field here and a line in Merge.
+type Needs struct {
 	// Redis is set for faults that stall or break Redis (they widen the
 	// window in which an indeterminate op may take effect).
 	Redis bool
@@ -93,9 +104,13 @@ type Kind struct {
 	// kills, cuts or reconfigures them), so it needs a backend that runs
 	// them: not an external Redis.
 	Servers bool
-	// Topologies, if set, are the only topologies the fault can act on.
-	Topologies []string
-	new        func(Env) (Fault, error)
+}
+
+// Merge is what n and o need together.
+func (n Needs) Merge(o Needs) Needs {
+	return Needs{Redis: n.Redis || o.Redis, CrashesClients: n.CrashesClients || o.CrashesClients,
+		ClientProxies: n.ClientProxies || o.ClientProxies, Clients: n.Clients || o.Clients,
+		Clock: n.Clock || o.Clock, Servers: n.Servers || o.Servers}
 }
 
 // Builtin returns every fault, by name. To add one: a file with its
@@ -203,16 +218,15 @@ func (c Config) ActsOnClients() bool {
 	return false
 }
 
-// Needs reports which machinery the faults need: the clients' crash hook,
-// proxies between clients and nodes, the clock shim on the nodes.
-func (c Config) Needs() (crashHook, clientProxies, clock bool) {
+// Needs is what the schedule's faults need together: the clients' crash
+// hook, proxies between clients and nodes, the clock shim on the nodes.
+func (c Config) Needs() Needs {
+	var n Needs
 	for _, f := range c.Faults {
 		k, _ := Lookup(f)
-		crashHook = crashHook || k.CrashesClients
-		clientProxies = clientProxies || k.ClientProxies
-		clock = clock || k.Clock
+		n = n.Merge(k.Needs)
 	}
-	return crashHook, clientProxies, clock
+	return n
 }
 
 // Config is a schedule: every Interval, one of Faults (chosen by the seed)

@@ -86,5 +86,5 @@ func (p *partition) Stop(ctx context.Context) error {
 }
 
 // partitionKind is the "partition" fault.
-var partitionKind = Kind{Name: "partition", Servers: true, Topologies: []string{cluster.Sentinel, cluster.RedisCluster}, Description: "cut the master off from its replicas and sentinels (cluster: a master off its replica and the cluster bus) while clients still reach it: split brain", Redis: true,
+var partitionKind = Kind{Needs: Needs{Redis: true, Servers: true}, Name: "partition", Topologies: []string{cluster.Sentinel, cluster.RedisCluster}, Description: "cut the master off from its replicas and sentinels (cluster: a master off its replica and the cluster bus) while clients still reach it: split brain",
 	new: func(e Env) (Fault, error) { return &partition{env: e}, nil }}

@@ -20,5 +20,5 @@ func (p *pauseRedis) Start(ctx context.Context, rng *rand.Rand) ([]string, error
 func (p *pauseRedis) Stop(context.Context) error { return p.stop((*cluster.Node).Resume) }
 
 // pauseRedisKind is the "pause-redis" fault.
-var pauseRedisKind = Kind{Name: "pause-redis", Servers: true, Description: "SIGSTOP a Redis node (--nemesis-targets), SIGCONT at the end of the window", Redis: true,
+var pauseRedisKind = Kind{Needs: Needs{Redis: true, Servers: true}, Name: "pause-redis", Description: "SIGSTOP a Redis node (--nemesis-targets), SIGCONT at the end of the window",
 	new: func(e Env) (Fault, error) { return &pauseRedis{env: e}, nil }}

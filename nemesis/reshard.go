@@ -26,5 +26,5 @@ func (r *reshard) Start(ctx context.Context, rng *rand.Rand) ([]string, error) {
 func (r *reshard) Stop(context.Context) error { return nil }
 
 // reshardKind is the "reshard" fault.
-var reshardKind = Kind{Name: "reshard", Servers: true, Topologies: []string{cluster.RedisCluster}, Description: "move a slot that holds lock keys to another master while clients use it (topology cluster): MIGRATING/IMPORTING, MIGRATE, ASK redirects", Redis: true,
+var reshardKind = Kind{Needs: Needs{Redis: true, Servers: true}, Name: "reshard", Topologies: []string{cluster.RedisCluster}, Description: "move a slot that holds lock keys to another master while clients use it (topology cluster): MIGRATING/IMPORTING, MIGRATE, ASK redirects",
 	new: func(e Env) (Fault, error) { return &reshard{env: e}, nil }}
