@@ -44,7 +44,7 @@ const (
 
 // inf is an absent bound. Finite bounds stay far below it: times are at
 // most history.MaxTime, TTLs at most history.MaxTTLms ms, the tolerance
-// and horizon are capped by Options.validate, and d by maxD; sums of a
+// and horizon are capped by Options.Resolved (at MaxDuration), and d by maxD; sums of a
 // few of them cannot reach 2^62.
 const inf = int64(1) << 62
 

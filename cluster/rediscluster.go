@@ -143,23 +143,17 @@ func (c *Cluster) waitSynced(ctx context.Context, masters []*Node) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for _, m := range masters {
 		a := c.admin(m)
-		for {
+		err := poll(ctx, deadline, 50*time.Millisecond, func() error {
 			info, err := a.Info(ctx, "replication").Result()
 			if err == nil && strings.Contains(info, "state=online") {
-				break
+				return nil
 			}
-			if time.Now().After(deadline) {
-				a.Close()
-				return fmt.Errorf("%s: replica not in sync after 30s: %v %q", m.Name, err, info)
-			}
-			select {
-			case <-ctx.Done():
-				a.Close()
-				return ctx.Err()
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
+			return fmt.Errorf("%s: replica not in sync after 30s: %v %q", m.Name, err, info)
+		})
 		a.Close()
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -240,32 +234,18 @@ func (c *Cluster) view(ctx context.Context, n *Node) (clusterView, error) {
 // waitCluster waits until every node's view satisfies ok and its
 // cluster_state is ok.
 func (c *Cluster) waitCluster(ctx context.Context, ok func(clusterView) bool) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		var last error
-		done := true
+	return poll(ctx, time.Now().Add(30*time.Second), 100*time.Millisecond, func() error {
 		for _, n := range c.Nodes {
 			v, err := c.view(ctx, n)
 			if err == nil && !ok(v) {
 				err = fmt.Errorf("%s sees %d nodes, not settled", n.Name, len(v))
 			}
 			if err != nil {
-				done, last = false, err
-				break
+				return fmt.Errorf("redis cluster not formed after 30s: %v", err)
 			}
 		}
-		if done {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("redis cluster not formed after 30s: %v", last)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+		return nil
+	})
 }
 
 // byID returns our node with the cluster node id.

@@ -101,21 +101,13 @@ func (c *Cluster) upSentinel(ctx context.Context, cfg Config, server, version st
 func (c *Cluster) waitReplicas(ctx context.Context) error {
 	m := redis.NewClient(&redis.Options{Addr: c.Nodes[0].Addr, Password: c.Password, Protocol: 2, DisableIdentity: true})
 	defer m.Close()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	return poll(ctx, time.Now().Add(30*time.Second), 50*time.Millisecond, func() error {
 		info, err := m.Info(ctx, "replication").Result()
 		if err == nil && strings.Contains(info, "connected_slaves:2") && strings.Count(info, "state=online") == 2 {
 			return nil
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("master %s: replicas not in sync after 30s: %v %q", c.Nodes[0].Name, err, info)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+		return fmt.Errorf("master %s: replicas not in sync after 30s: %v %q", c.Nodes[0].Name, err, info)
+	})
 }
 
 // waitSentinels waits until every sentinel knows both replicas and the
@@ -124,24 +116,18 @@ func (c *Cluster) waitSentinels(ctx context.Context) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for _, s := range c.Sentinels {
 		sc := redis.NewSentinelClient(&redis.Options{Addr: s.Addr, Protocol: 2, DisableIdentity: true})
-		for {
+		err := poll(ctx, deadline, 100*time.Millisecond, func() error {
 			reps, err1 := sc.Replicas(ctx, MasterName).Result()
 			sens, err2 := sc.Sentinels(ctx, MasterName).Result()
 			if err1 == nil && err2 == nil && len(reps) == 2 && len(sens) == 2 {
-				break
+				return nil
 			}
-			if time.Now().After(deadline) {
-				sc.Close()
-				return fmt.Errorf("sentinel %s: does not see 2 replicas and 2 sentinels after 30s (%d, %d; %v %v)", s.Name, len(reps), len(sens), err1, err2)
-			}
-			select {
-			case <-ctx.Done():
-				sc.Close()
-				return ctx.Err()
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
+			return fmt.Errorf("sentinel %s: does not see 2 replicas and 2 sentinels after 30s (%d, %d; %v %v)", s.Name, len(reps), len(sens), err1, err2)
+		})
 		sc.Close()
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }

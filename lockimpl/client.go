@@ -30,12 +30,14 @@ func newClient(env Env) (redis.UniversalClient, error) {
 	if env.resend {
 		retries = 3
 	}
+	// One set of options; the topology picks the client made of it.
+	opts := &redis.UniversalOptions{Addrs: env.Addrs, Username: env.Username, Password: env.Password,
+		PoolSize: max(env.PoolSize, 10), Protocol: 2, MaxRetries: retries, DialerRetries: 1,
+		ReadTimeout: rt, WriteTimeout: rt, ContextTimeoutEnabled: true, PoolTimeout: pt, DisableIdentity: true, Dialer: dial}
 	var c redis.UniversalClient
 	switch {
 	case env.Cluster:
-		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: env.Addrs, Username: env.Username, Password: env.Password,
-			PoolSize: max(env.PoolSize, 10), Protocol: 2, MaxRetries: retries, DialerRetries: 1,
-			ReadTimeout: rt, WriteTimeout: rt, ContextTimeoutEnabled: true, PoolTimeout: pt, DisableIdentity: true, Dialer: dial})
+		cc := redis.NewClusterClient(opts.Cluster())
 		// The cluster client follows MOVED and ASK, and resends a command
 		// whose connection broke or timed out (to the same node, then
 		// another): never ours, which may have been applied.
@@ -53,13 +55,11 @@ func newClient(env Env) (redis.UniversalClient, error) {
 		})
 		return cc, nil
 	case env.MasterName != "":
-		c = redis.NewFailoverClient(&redis.FailoverOptions{MasterName: env.MasterName, SentinelAddrs: env.Sentinels,
-			Username: env.Username, Password: env.Password, SentinelPassword: env.SentinelPassword, PoolSize: max(env.PoolSize, 10), Protocol: 2, MaxRetries: retries, DialerRetries: 1,
-			ReadTimeout: rt, WriteTimeout: rt, ContextTimeoutEnabled: true, PoolTimeout: pt, DisableIdentity: true, Dialer: dial})
+		// Sentinels are the addresses a failover client starts from.
+		opts.MasterName, opts.Addrs, opts.SentinelPassword = env.MasterName, env.Sentinels, env.SentinelPassword
+		c = redis.NewFailoverClient(opts.Failover())
 	case len(env.Addrs) > 0:
-		c = redis.NewClient(&redis.Options{Addr: env.Addrs[0], Username: env.Username, Password: env.Password,
-			PoolSize: max(env.PoolSize, 10), Protocol: 2, MaxRetries: retries, DialerRetries: 1,
-			ReadTimeout: rt, WriteTimeout: rt, ContextTimeoutEnabled: true, PoolTimeout: pt, DisableIdentity: true, Dialer: dial})
+		c = redis.NewClient(opts.Simple())
 	default:
 		return nil, errors.New("no redis address")
 	}

@@ -15,12 +15,13 @@ import (
 // Scripts shared by the locks that check ownership atomically.
 var (
 	// releaseScript deletes the key only if it still holds our token.
-	releaseScript = redis.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`)
+	releaseScript = redis.NewScript(ReleaseScriptSource)
 	// extendScript resets the TTL only if the key still holds our token.
 	extendScript = redis.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end`)
 )
 
-// ReleaseScriptSource is the compare-and-delete script, for baselines.
+// ReleaseScriptSource is the compare-and-delete script (also the
+// baselines').
 const ReleaseScriptSource = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`
 
 // firstErr wraps the error of an op's first command: one that never left
