@@ -162,32 +162,8 @@ func prepare(cfg Config) (plan, error) {
 		}
 		p.cfg.Cluster.Topology = topology
 	}
-	if p.nemesis, err = cfg.Nemesis.WithDefaults(); err != nil {
+	if err := p.faultsAndServers(e); err != nil {
 		return p, err
-	}
-	p.cfg.Cluster.ClockShim = p.cfg.Cluster.ClockShim || p.nemesis.Needs().Clock
-	p.cfg.Cluster.External.Wait = e.Waits
-	if err := p.nemesis.FitsBackend(cmp.Or(p.cfg.Cluster.Backend, cluster.Local)); err != nil {
-		return p, err
-	}
-	if p.autoPrefix = p.cfg.Cluster.Backend == cluster.External && p.cfg.Cluster.External.KeyPrefix == ""; p.autoPrefix {
-		// start names the prefix after the run dir; a stand-in is
-		// checked here.
-		p.cfg.Cluster.External.KeyPrefix = "lockcheck:"
-	}
-	if p.cfg.Cluster, err = p.cfg.Cluster.WithDefaults(); err != nil {
-		return p, err
-	}
-	if err := p.nemesis.Fits(p.cfg.Cluster.Topology); err != nil {
-		return p, err
-	}
-	if e.OwnClient {
-		if err := p.nemesis.FitsOwnClient(e.Name, e.PerClient); err != nil {
-			return p, err
-		}
-	}
-	if p.nemesis.Seed == 0 {
-		p.nemesis.Seed = p.workload.Seed
 	}
 	if cfg.Metrics != "" {
 		if p.cfg.Metrics, err = metricsAddr(cfg.Metrics); err != nil {
@@ -212,6 +188,40 @@ func prepare(cfg Config) (plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// faultsAndServers checks the faults against the lock and the servers,
+// and fills in both: the nemesis's defaults, the cluster's.
+func (p *plan) faultsAndServers(e lockimpl.Entry) error {
+	var err error
+	if p.nemesis, err = p.cfg.Nemesis.WithDefaults(); err != nil {
+		return err
+	}
+	p.cfg.Cluster.ClockShim = p.cfg.Cluster.ClockShim || p.nemesis.Needs().Clock
+	p.cfg.Cluster.External.Wait = e.Waits
+	if err := p.nemesis.FitsBackend(cmp.Or(p.cfg.Cluster.Backend, cluster.Local)); err != nil {
+		return err
+	}
+	if p.autoPrefix = p.cfg.Cluster.Backend == cluster.External && p.cfg.Cluster.External.KeyPrefix == ""; p.autoPrefix {
+		// start names the prefix after the run dir; a stand-in is
+		// checked here.
+		p.cfg.Cluster.External.KeyPrefix = "lockcheck:"
+	}
+	if p.cfg.Cluster, err = p.cfg.Cluster.WithDefaults(); err != nil {
+		return err
+	}
+	if err := p.nemesis.Fits(p.cfg.Cluster.Topology); err != nil {
+		return err
+	}
+	if e.OwnClient {
+		if err := p.nemesis.FitsOwnClient(e.Name, e.PerClient); err != nil {
+			return err
+		}
+	}
+	if p.nemesis.Seed == 0 {
+		p.nemesis.Seed = p.workload.Seed
+	}
+	return nil
 }
 
 func configErr(err error) error { return fmt.Errorf("%w: %w", ErrConfig, err) }

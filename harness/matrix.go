@@ -161,25 +161,9 @@ func Matrix(ctx context.Context, cfg MatrixConfig) (*MatrixResult, error) {
 	if len(cfg.Locks) == 0 {
 		cfg.Locks = MatrixLocks
 	}
-	all := Scenarios()
-	var scen []Scenario
-	if len(cfg.Scenarios) == 0 {
-		scen = all
-	}
-	for _, name := range cfg.Scenarios {
-		found := false
-		for _, s := range all {
-			if s.Name == name {
-				scen, found = append(scen, s), true
-			}
-		}
-		if !found {
-			var names []string
-			for _, s := range all {
-				names = append(names, s.Name)
-			}
-			return nil, configErr(fmt.Errorf("unknown scenario %q (known: %s)", name, strings.Join(names, ", ")))
-		}
+	scen, err := pickScenarios(Scenarios(), cfg.Scenarios)
+	if err != nil {
+		return nil, configErr(err)
 	}
 	if cfg.Registry == nil {
 		cfg.Registry = lockimpl.Builtin()
@@ -203,8 +187,19 @@ func Matrix(ctx context.Context, cfg MatrixConfig) (*MatrixResult, error) {
 		return nil, err
 	}
 	res := &MatrixResult{Dir: dir, Scenarios: scen, Locks: cfg.Locks}
+	cfg.runCells(ctx, res)
+	if err := res.write(); err != nil {
+		return res, err
+	}
+	_ = updateLatest(cfg.OutDir, dir)
+	return res, nil
+}
+
+// runCells runs res's cells, lock by lock.
+func (cfg MatrixConfig) runCells(ctx context.Context, res *MatrixResult) {
+	scen, dir := res.Scenarios, res.Dir
 	for _, lock := range cfg.Locks {
-		e, _ := reg.Lookup(lock)
+		e, _ := cfg.Registry.Lookup(lock)
 		for _, s := range scen {
 			cell := Cell{Lock: lock, Scenario: s.Name, Expected: cfg.Expect[lock+" "+s.Name]}
 			cell.Topology, cell.NA = cellTopology(e, e.PerClient, s, cfg.Cluster)
@@ -219,14 +214,8 @@ func Matrix(ctx context.Context, cfg MatrixConfig) (*MatrixResult, error) {
 			res.Cells = append(res.Cells, cell)
 		}
 	}
-	if err := res.write(); err != nil {
-		return res, err
-	}
-	_ = updateLatest(cfg.OutDir, dir)
-	return res, nil
 }
 
-// cellTopology picks the cell's topology, or says why it does not apply.
 // checkLocks looks up each lock in reg and checks that it can run with
 // every TTL of ttls, before anything starts (a spec with {ttl_s} needs
 // whole seconds).
@@ -245,6 +234,7 @@ func checkLocks(reg *lockimpl.Registry, locks []string, ttls []time.Duration) er
 	return nil
 }
 
+// cellTopology picks the cell's topology, or says why it does not apply.
 func cellTopology(e lockimpl.Entry, perClient bool, s Scenario, where cluster.Config) (string, string) {
 	if e.OwnClient && s.Nemesis.FitsOwnClient(e.Name, perClient) != nil {
 		return "", "its faults act inside lockcheck's own Redis client, which the lock does not use (it has a client of its own)"

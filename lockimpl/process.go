@@ -258,53 +258,10 @@ func (p *ProcessLock) read(out io.Reader) {
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 64<<10), maxProcessLine)
 	var broke error
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
+	for broke == nil && sc.Scan() {
+		if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
+			broke = p.line(line)
 		}
-		if !utf8.Valid(line) {
-			// encoding/json would replace the bad bytes with U+FFFD, and
-			// distinct tokens would read as one.
-			broke = fmt.Errorf("wrote a line that is not UTF-8: %.200q", line)
-			break
-		}
-		if bytes.Contains(line, []byte(`"event"`)) {
-			if err := p.event(line); err != nil {
-				broke = err
-				_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-				break
-			}
-			continue
-		}
-		var r ProcessReply
-		if err := json.Unmarshal(line, &r); err != nil || r.ID == 0 {
-			broke = fmt.Errorf("wrote a line that is not a reply: %.200q (want {\"id\":N,\"ok\":true|false} or {\"id\":N,\"error\":\"...\"})", line)
-			break
-		}
-		p.mu.Lock()
-		w, ok := p.pending[r.ID]
-		delete(p.pending, r.ID)
-		p.mu.Unlock()
-		switch {
-		case !ok && p.lateReply(r, p.now()):
-			continue // recorded with what it says
-		case !ok && r.ID > p.nextID.Load():
-			broke = fmt.Errorf("replied to request %d, which was never sent: %.200q", r.ID, line)
-		case !ok:
-			broke = fmt.Errorf("replied twice to request %d: %.200q", r.ID, line)
-		}
-		if broke != nil {
-			break
-		}
-		if w.acquire && r.OK && r.Token != "" {
-			// Before the next line is read: an extend the process
-			// announces next must find its holder.
-			p.emu.Lock()
-			p.holders[r.Token] = w.client
-			p.emu.Unlock()
-		}
-		w.ch <- r // buffered
 	}
 	switch err := sc.Err(); {
 	case broke != nil:
@@ -347,6 +304,44 @@ func (p *ProcessLock) read(out io.Reader) {
 	for _, w := range pend {
 		close(w.ch)
 	}
+}
+
+// line takes one line the process wrote: a reply or an event. An error
+// is a breach of the protocol, which ends the process.
+func (p *ProcessLock) line(line []byte) error {
+	if !utf8.Valid(line) {
+		// encoding/json would replace the bad bytes with U+FFFD, and
+		// distinct tokens would read as one.
+		return fmt.Errorf("wrote a line that is not UTF-8: %.200q", line)
+	}
+	if bytes.Contains(line, []byte(`"event"`)) {
+		return p.event(line)
+	}
+	var r ProcessReply
+	if err := json.Unmarshal(line, &r); err != nil || r.ID == 0 {
+		return fmt.Errorf("wrote a line that is not a reply: %.200q (want {\"id\":N,\"ok\":true|false} or {\"id\":N,\"error\":\"...\"})", line)
+	}
+	p.mu.Lock()
+	w, ok := p.pending[r.ID]
+	delete(p.pending, r.ID)
+	p.mu.Unlock()
+	switch {
+	case !ok && p.lateReply(r, p.now()):
+		return nil // recorded with what it says
+	case !ok && r.ID > p.nextID.Load():
+		return fmt.Errorf("replied to request %d, which was never sent: %.200q", r.ID, line)
+	case !ok:
+		return fmt.Errorf("replied twice to request %d: %.200q", r.ID, line)
+	}
+	if w.acquire && r.OK && r.Token != "" {
+		// Before the next line is read: an extend the process
+		// announces next must find its holder.
+		p.emu.Lock()
+		p.holders[r.Token] = w.client
+		p.emu.Unlock()
+	}
+	w.ch <- r // buffered
+	return nil
 }
 
 // maxProcessLine bounds a line a lock process writes.

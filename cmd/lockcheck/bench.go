@@ -19,19 +19,25 @@ import (
 	"github.com/lockcheck/lockcheck/workload"
 )
 
-func benchCmd(ctx context.Context, args []string) (int, error) {
+// benchOpts are lockcheck bench's flags.
+type benchOpts struct {
+	cfg        harness.BenchConfig
+	faults     []string
+	own        userLockFlags
+	backend    string
+	ext        externalOpts
+	thresholds []string
+	cpuProfile string
+}
+
+func benchFlags(o *benchOpts) *flag.FlagSet {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	var cfg harness.BenchConfig
-	var faults []string
+	cfg := &o.cfg
 	fs.StringSliceVar(&cfg.Locks, "lock", []string{"setnx"}, "locks to sweep (comma-separated)")
-	var own userLockFlags
-	own.add(fs)
-	var backend string
-	var ext externalOpts
-	fs.StringVar(&backend, "backend", cluster.Local, "where Redis runs: local (redis-server processes) or external (a Redis you run: --redis, --sentinel or --cluster)")
-	externalFlags(fs, &ext)
-	var thresholds []string
-	thresholdFlag(fs, &thresholds)
+	o.own.add(fs)
+	fs.StringVar(&o.backend, "backend", cluster.Local, "where Redis runs: local (redis-server processes) or external (a Redis you run: --redis, --sentinel or --cluster)")
+	externalFlags(fs, &o.ext)
+	thresholdFlag(fs, &o.thresholds)
 	rateFlag(fs, &cfg.Workload.Rate)
 	fs.IntSliceVar(&cfg.Clients, "clients", []int{50, 500, 2000}, "client counts to sweep")
 	fs.IntSliceVar(&cfg.Keys, "keys", []int{1000000}, "key counts to sweep (many keys: no contention, the harness's own limit)")
@@ -46,29 +52,31 @@ func benchCmd(ctx context.Context, args []string) (int, error) {
 	fs.DurationVar(&cfg.Workload.Think, "think", 0, "pause between a release and the next acquire")
 	fs.Int64Var(&cfg.Workload.Seed, "seed", 1, "seed of every random choice")
 	fs.BoolVar(&cfg.Baseline, "baseline", false, "before each cell, run redis-benchmark (SET NX PX and the release EVALSHA) on its node at its concurrency")
-	fs.StringSliceVar(&faults, "nemesis", nil, "faults to inject in every cell")
+	fs.StringSliceVar(&o.faults, "nemesis", nil, "faults to inject in every cell")
 	fs.DurationVar(&cfg.Nemesis.Interval, "nemesis-interval", nemesis.DefaultInterval, "time between two faults")
 	fs.DurationVar(&cfg.Nemesis.Duration, "nemesis-duration", nemesis.DefaultDuration, "how long each fault stays on")
 	fs.StringVar(&cfg.OutDir, "out", "results", "results root: the sweep goes to OUT/bench/<timestamp>/")
-	var cpuProfile string
-	fs.StringVar(&cpuProfile, "cpuprofile", "", "write lockcheck's own CPU profile of the sweep to this file (go tool pprof), to see what the harness costs")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write lockcheck's own CPU profile of the sweep to this file (go tool pprof), to see what the harness costs")
 	fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: lockcheck bench [flags]   (a sweep of locks × clients × keys; writes bench.csv, bench.json, bench.html)")
 		fs.PrintDefaults()
 	}
-	if done, code, err := parseNoArgs(fs, args); done {
-		return code, err
-	}
-	reg, names, err := own.registry()
+	return fs
+}
+
+// config completes the sweep's config from the parsed flags.
+func (o *benchOpts) config(fs *flag.FlagSet) error {
+	cfg := &o.cfg
+	reg, names, err := o.own.registry()
 	if err != nil {
-		return exitUsage, err
+		return err
 	}
-	if cfg.Cluster.External, err = ext.config(fs, backend); err != nil {
-		return exitUsage, err
+	if cfg.Cluster.External, err = o.ext.config(fs, o.backend); err != nil {
+		return err
 	}
-	cfg.Cluster.Backend = backend
-	if cfg.Thresholds, err = parseThresholds(thresholds); err != nil {
-		return exitUsage, err
+	cfg.Cluster.Backend = o.backend
+	if cfg.Thresholds, err = parseThresholds(o.thresholds); err != nil {
+		return err
 	}
 	if len(names) > 0 && !fs.Changed("lock") {
 		cfg.Locks = nil // the user's rows only, unless --lock asks for more
@@ -77,12 +85,24 @@ func benchCmd(ctx context.Context, args []string) (int, error) {
 	if fs.Changed("ops") && !fs.Changed("duration") {
 		cfg.Workload.Duration = 0
 	}
-	sweepLeftovers()
-	cfg.Nemesis.Faults = faults
+	cfg.Nemesis.Faults = o.faults
 	cfg.Progress = os.Stderr
+	return nil
+}
+
+func benchCmd(ctx context.Context, args []string) (int, error) {
+	var o benchOpts
+	fs := benchFlags(&o)
+	if done, code, err := parseNoArgs(fs, args); done {
+		return code, err
+	}
+	if err := o.config(fs); err != nil {
+		return exitUsage, err
+	}
+	sweepLeftovers()
 	tuneGC()
-	if cpuProfile != "" {
-		f, err := os.Create(cpuProfile)
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
 		if err != nil {
 			return exitUsage, usageError{fmt.Errorf("--cpuprofile: %w", err)}
 		}
@@ -92,7 +112,7 @@ func benchCmd(ctx context.Context, args []string) (int, error) {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	cells, dir, err := harness.Bench(ctx, cfg)
+	cells, dir, err := harness.Bench(ctx, o.cfg)
 	if len(cells) > 0 {
 		printBench(cells)
 	}
@@ -107,6 +127,12 @@ func benchCmd(ctx context.Context, args []string) (int, error) {
 		// verdicts stand, as a run's does after Ctrl-C.
 		fmt.Printf("bench: interrupted: the verdict is that of the %d cells run\n", len(cells))
 	}
+	return benchExit(cells), nil
+}
+
+// benchExit is the sweep's exit code: its cells' verdicts composed, or
+// 99 if they are valid and a threshold failed.
+func benchExit(cells []harness.BenchCell) int {
 	verdicts := make([]checker.Verdict, len(cells))
 	failed := 0
 	for i, c := range cells {
@@ -114,10 +140,10 @@ func benchCmd(ctx context.Context, args []string) (int, error) {
 		failed += c.ThresholdsFailed
 	}
 	if code := exitFor(checker.Compose(verdicts...)); code != exitValid || failed == 0 {
-		return code, nil
+		return code
 	}
 	fmt.Printf("thresholds: %d failed (each cell's results.json says which)\n", failed)
-	return exitThreshold, nil
+	return exitThreshold
 }
 
 func printBench(cells []harness.BenchCell) {

@@ -77,34 +77,7 @@ func verifyCmd(ctx context.Context, args []string) (int, error) {
 		return code, err
 	}
 	cfg := &o.cfg
-	ext, thresholds, err := o.externalAndThresholds(fs, o.backend)
-	if err != nil {
-		return exitUsage, err
-	}
-	cfg.Lock = harness.Config{Lock: o.lock, Cluster: cluster.Config{Backend: o.backend, RedisServer: o.server, External: ext}, Thresholds: thresholds}
-	if err := o.ownLock(fs, &cfg.Lock); err != nil {
-		return exitUsage, err
-	}
-	if o.lockCmd != "" && !o.perClient {
-		// Pauses and crashes act on a process of the client's own.
-		per := cfg.Lock
-		if err := o.userLock(&per, cmdLock(per.Lock, o.lockCmd, o.topology, true)); err != nil {
-			return exitUsage, err
-		}
-		cfg.ClientFaultLock = &per
-	}
-	if o.expect != "" {
-		var err error
-		if cfg.Expect, err = harness.ReadVerifyExpect(o.expect); err != nil {
-			return exitUsage, err
-		}
-	}
-	cfg.Workload = o.override
-	cfg.OutDir, cfg.Args = o.out, append([]string{"lockcheck", "verify"}, args...)
-	if !o.quiet {
-		cfg.Progress = os.Stderr
-	}
-	if err := harness.ValidateVerify(*cfg); err != nil {
+	if err := o.config(fs, args); err != nil {
 		return exitUsage, err
 	}
 	sweepLeftovers()
@@ -135,6 +108,39 @@ func verifyCmd(ctx context.Context, args []string) (int, error) {
 		}
 		return exitThreshold, nil
 	})
+}
+
+// config completes the battery's config from the parsed flags, and
+// checks all of it before anything starts.
+func (o *verifyOpts) config(fs *flag.FlagSet, args []string) error {
+	cfg := &o.cfg
+	ext, thresholds, err := o.externalAndThresholds(fs, o.backend)
+	if err != nil {
+		return err
+	}
+	cfg.Lock = harness.Config{Lock: o.lock, Cluster: cluster.Config{Backend: o.backend, RedisServer: o.server, External: ext}, Thresholds: thresholds}
+	if err := o.ownLock(fs, &cfg.Lock); err != nil {
+		return err
+	}
+	if o.lockCmd != "" && !o.perClient {
+		// Pauses and crashes act on a process of the client's own.
+		per := cfg.Lock
+		if err := o.userLock(&per, cmdLock(per.Lock, o.lockCmd, o.topology, true)); err != nil {
+			return err
+		}
+		cfg.ClientFaultLock = &per
+	}
+	if o.expect != "" {
+		if cfg.Expect, err = harness.ReadVerifyExpect(o.expect); err != nil {
+			return err
+		}
+	}
+	cfg.Workload = o.override
+	cfg.OutDir, cfg.Args = o.out, append([]string{"lockcheck", "verify"}, args...)
+	if !o.quiet {
+		cfg.Progress = os.Stderr
+	}
+	return harness.ValidateVerify(*cfg)
 }
 
 // override applies the workload flags to every scenario.
