@@ -42,13 +42,6 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 	kc := keyCheck{ctx: ctx, m: m, pm: m.porcupine(), notes: nemesisAnnotations(ops), outDir: opt.OutDir,
 		visualizeAll: opt.OutDir != "" && max(len(ops), opt.whole) <= SmallHistory, skip: opt.skip}
 
-	type keyResult struct {
-		verdict Verdict
-		v       *Violation
-		reduced int
-		why     Undecided
-		drawErr error
-	}
 	out := make([]keyResult, len(keys))
 	// The keys checked at once share the memory budget.
 	share := opt.Memory / int64(max(opt.shares, 1)*min(runtime.GOMAXPROCS(0), max(len(keys), 1)))
@@ -73,6 +66,22 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 			kr.why = undecided(key, lops, reason, time.Since(start))
 		}
 	})
+	collectKeys(&res, keys, groups, out)
+	return res
+}
+
+// keyResult is what Linearizable found on one key.
+type keyResult struct {
+	verdict Verdict
+	v       *Violation
+	reduced int
+	why     Undecided
+	drawErr error
+}
+
+// collectKeys puts the keys' results into res: violations, undecided
+// keys, figures and the verdict.
+func collectKeys(res *Result, keys []string, groups map[string][]*history.Op, out []keyResult) {
 	var lockOps, reduced int64
 	for k, key := range keys {
 		lockOps += int64(len(groups[key]))
@@ -100,7 +109,6 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 		res.Verdict = Unknown
 		res.Note = undecidedNote(res.Undecided)
 	}
-	return res
 }
 
 // parallel calls fn(i) for every i in [0, n), GOMAXPROCS calls at a time,

@@ -56,55 +56,26 @@ func Liveness(ops []history.Op, opt Options) Result {
 // how many acquires were stuck and the longest time past the reach.
 func stuckOn(key string, kops []*history.Op, opt Options, add func(Violation)) (int64, time.Duration) {
 	slack := int64(opt.ClockTolerance + opt.InfoHorizon)
-	// A failed acquire is weighed at its return: any lease whose acquire
-	// was called before then may be what it ran into, even if that acquire
-	// was called after the failed one. Leases count from their call; at
-	// equal times leases go first.
-	at := func(op *history.Op) int64 {
-		if op.Type == history.Fail && op.F == history.Acquire {
-			return op.Return
-		}
-		return op.Call
-	}
-	slices.SortStableFunc(kops, func(a, b *history.Op) int {
-		if c := cmpInt(at(a), at(b)); c != 0 {
-			return c
-		}
-		return cmpBool(a.Type == history.Fail, b.Type == history.Fail)
-	})
+	sortByWeighing(kops)
 	rs := newReach()
+	var run stuckRun
 	var lastEnd int64 = -1 // latest expiry of any lease so far
 	var last *history.Op   // the op that set lastEnd
-	var first, worst *history.Op
-	var n, stuck int64
+	var stuck int64
 	var longest time.Duration
 	report := func() {
-		if first == nil {
-			return
+		if run.first != nil {
+			v, gap := run.violation(key, lastEnd, last)
+			add(v)
+			longest = max(longest, gap)
+			run = stuckRun{}
 		}
-		gap := time.Duration(worst.Call - lastEnd)
-		longest = max(longest, gap)
-		holder := "no lease at all"
-		if last != nil {
-			holder = fmt.Sprintf("the last lease that could hold it (p%d %s %s, lease %s, ttl %v) expired by %s",
-				last.Process, last.F, last.Type, short(last.Token), last.TTL(), history.Seconds(lastEnd))
-		}
-		add(Violation{Key: key,
-			Message: fmt.Sprintf("stuck lock on %s: %d acquire(s) failed from %s to %s, though %s; unacquirable for %v past it",
-				key, n, history.Seconds(first.Call), history.Seconds(worst.Call), holder, gap.Round(time.Millisecond)),
-			Ops:    []int64{first.Index, worst.Index},
-			Window: [2]int64{max(lastEnd, 0), worst.Return}})
-		first, worst, n = nil, nil, 0
 	}
 	for _, op := range kops {
 		switch {
 		case op.Type == history.Fail && op.F == history.Acquire:
 			if op.Call > lastEnd+slack {
-				if first == nil {
-					first = op
-				}
-				worst = op
-				n++
+				run.add(op)
 				stuck++
 			}
 		case op.Type != history.Fail:
@@ -125,6 +96,57 @@ func stuckOn(key string, kops []*history.Op, opt Options, add func(Violation)) (
 	}
 	report()
 	return stuck, longest
+}
+
+// sortByWeighing orders a key's ops as stuckOn weighs them. A failed
+// acquire is weighed at its return: any lease whose acquire was called
+// before then may be what it ran into, even if that acquire was called
+// after the failed one. Leases count from their call; at equal times
+// leases go first.
+func sortByWeighing(kops []*history.Op) {
+	at := func(op *history.Op) int64 {
+		if op.Type == history.Fail && op.F == history.Acquire {
+			return op.Return
+		}
+		return op.Call
+	}
+	slices.SortStableFunc(kops, func(a, b *history.Op) int {
+		if c := cmpInt(at(a), at(b)); c != 0 {
+			return c
+		}
+		return cmpBool(a.Type == history.Fail, b.Type == history.Fail)
+	})
+}
+
+// stuckRun is a run of failed acquires on a key that no lease could
+// hold.
+type stuckRun struct {
+	first, worst *history.Op
+	n            int64
+}
+
+func (r *stuckRun) add(op *history.Op) {
+	if r.first == nil {
+		r.first = op
+	}
+	r.worst = op
+	r.n++
+}
+
+// violation is the run as a violation, after the last lease that could
+// hold the key (last, expired by lastEnd), and how long it was stuck.
+func (r *stuckRun) violation(key string, lastEnd int64, last *history.Op) (Violation, time.Duration) {
+	gap := time.Duration(r.worst.Call - lastEnd)
+	holder := "no lease at all"
+	if last != nil {
+		holder = fmt.Sprintf("the last lease that could hold it (p%d %s %s, lease %s, ttl %v) expired by %s",
+			last.Process, last.F, last.Type, short(last.Token), last.TTL(), history.Seconds(lastEnd))
+	}
+	return Violation{Key: key,
+		Message: fmt.Sprintf("stuck lock on %s: %d acquire(s) failed from %s to %s, though %s; unacquirable for %v past it",
+			key, r.n, history.Seconds(r.first.Call), history.Seconds(r.worst.Call), holder, gap.Round(time.Millisecond)),
+		Ops:    []int64{r.first.Index, r.worst.Index},
+		Window: [2]int64{max(lastEnd, 0), r.worst.Return}}, gap
 }
 
 func cmpBool(a, b bool) int {

@@ -71,70 +71,82 @@ func Scan(r io.Reader, fn func([]Op) error) error {
 		}
 		return adv, tok, err
 	})
-	var (
-		lines  [][]byte
-		arena  []byte
-		blanks [][]byte // blank lines held back: only trailing ones are tolerated
-		seen   int      // lines handed to decode so far
-		ops    = make([]Op, ScanBatch)
-		errs   = make([]error, ScanBatch)
-	)
-	flush := func() error {
-		if len(lines) == 0 {
-			return nil
-		}
-		batch := ops[:len(lines)]
-		if err := decodeBatch(lines, batch, errs, int64(seen)); err != nil {
-			return err
-		}
-		seen += len(lines)
-		lines, arena = lines[:0], arena[:0]
-		return fn(batch)
-	}
+	b := batcher{fn: fn, ops: make([]Op, ScanBatch), errs: make([]error, ScanBatch)}
 	for sc.Scan() {
-		line := sc.Bytes()
-		if len(bytes.TrimSpace(line)) == 0 {
-			blanks = append(blanks, nil)
-			continue
-		}
-		for range blanks { // a blank line inside the history: decodeLine reports it
-			lines = append(lines, nil)
-		}
-		blanks = blanks[:0]
-		// Copy into a shared arena: one allocation per ~1 MiB, not per line.
-		if len(arena)+len(line) > cap(arena) {
-			arena = make([]byte, 0, max(1<<20, len(line)))
-		}
-		start := len(arena)
-		arena = append(arena, line...)
-		lines = append(lines, arena[start:len(arena):len(arena)])
-		if len(lines) >= ScanBatch {
-			if err := flush(); err != nil {
-				return err
-			}
+		if err := b.add(sc.Bytes()); err != nil {
+			return err
 		}
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return &LineError{Line: seen + len(lines) + len(blanks) + 1, Err: fmt.Errorf("line longer than %d bytes", maxLine)}
+			return &LineError{Line: b.seen + len(b.lines) + len(b.blanks) + 1, Err: fmt.Errorf("line longer than %d bytes", maxLine)}
 		}
 		return fmt.Errorf("read history: %w", err)
 	}
 	// A last line cut off (no newline, not an op) is what a run killed
 	// mid-write leaves: the ops before it are whole, and are checked.
 	var cut error
-	if n := len(lines); n > 0 && unterminated && len(blanks) == 0 && cutShort(lines[n-1]) {
-		lines = lines[:n-1]
-		cut = &CutOff{Line: seen + n, Whole: seen + n - 1}
+	if n := len(b.lines); n > 0 && unterminated && len(b.blanks) == 0 && cutShort(b.lines[n-1]) {
+		b.lines = b.lines[:n-1]
+		cut = &CutOff{Line: b.seen + n, Whole: b.seen + n - 1}
 	}
 	// A trailing blank line is tolerated (an editor's final newline).
-	if err := flush(); err != nil {
+	if err := b.flush(); err != nil {
 		return err
 	}
-	if seen == 0 {
+	if b.seen == 0 {
 		return ErrEmpty
 	}
 	return cut
+}
+
+// batcher gathers Scan's lines into batches, decodes each and hands its
+// ops to fn.
+type batcher struct {
+	fn     func([]Op) error
+	lines  [][]byte
+	arena  []byte
+	blanks [][]byte // blank lines held back: only trailing ones are tolerated
+	seen   int      // lines handed to decode so far
+	ops    []Op
+	errs   []error
+}
+
+// add takes the next line, and decodes a full batch.
+func (b *batcher) add(line []byte) error {
+	if len(bytes.TrimSpace(line)) == 0 {
+		b.blanks = append(b.blanks, nil)
+		return nil
+	}
+	for range b.blanks { // a blank line inside the history: decodeLine reports it
+		b.lines = append(b.lines, nil)
+	}
+	b.blanks = b.blanks[:0]
+	// Copy into a shared arena: one allocation per ~1 MiB, not per line.
+	if len(b.arena)+len(line) > cap(b.arena) {
+		b.arena = make([]byte, 0, max(1<<20, len(line)))
+	}
+	start := len(b.arena)
+	b.arena = append(b.arena, line...)
+	b.lines = append(b.lines, b.arena[start:len(b.arena):len(b.arena)])
+	if len(b.lines) >= ScanBatch {
+		return b.flush()
+	}
+	return nil
+}
+
+// flush decodes the lines gathered and hands their ops to fn.
+func (b *batcher) flush() error {
+	if len(b.lines) == 0 {
+		return nil
+	}
+	batch := b.ops[:len(b.lines)]
+	if err := decodeBatch(b.lines, batch, b.errs, int64(b.seen)); err != nil {
+		return err
+	}
+	b.seen += len(b.lines)
+	b.lines, b.arena = b.lines[:0], b.arena[:0]
+	return b.fn(batch)
 }
 
 // cutShort reports whether line is the start of a line that stopped
