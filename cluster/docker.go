@@ -241,24 +241,10 @@ func (c *Cluster) runContainer(ctx context.Context, cfg Config, name string, arg
 		return nil, err
 	}
 	n := &Node{Name: name, LogPath: filepath.Join(logDir, "redis.log"), dir: dir}
-	var mounts, env []string
-	if sentinelConf != "" {
-		_ = os.Chmod(dir, 0o777)
-		if err := os.WriteFile(filepath.Join(dir, "sentinel.conf"), []byte(sentinelConf), 0o666); err != nil {
-			_ = os.RemoveAll(dir)
-			return nil, err
-		}
-		mounts = append(mounts, dir+":/data")
-	}
-	if d.shim != "" && name[0] == 'n' {
-		clk, err := newClock(filepath.Join(dir, "clock"))
-		if err != nil {
-			_ = os.RemoveAll(dir)
-			return nil, err
-		}
-		n.Clock = clk
-		mounts = append(mounts, d.shim+":/lockcheck/clockshim.so:ro", dir+":/lockcheck/clock")
-		env = []string{"LD_PRELOAD=/lockcheck/clockshim.so", ClockShimEnv + "=/lockcheck/clock/clock"}
+	mounts, env, err := d.mountsOf(n, sentinelConf)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
 	}
 	port, err := freePort()
 	if err != nil {
@@ -288,6 +274,29 @@ func (c *Cluster) runContainer(ctx context.Context, cfg Config, name string, arg
 	}
 	n.Version = nodeVersion(ctx, n.Addr, password)
 	return n, nil
+}
+
+// mountsOf is what node n's container mounts from its host dir (a
+// sentinel's config; the clock shim and its clock file), and the
+// environment that loads the shim.
+func (d *dockerEnv) mountsOf(n *Node, sentinelConf string) (mounts, env []string, err error) {
+	if sentinelConf != "" {
+		_ = os.Chmod(n.dir, 0o777)
+		if err := os.WriteFile(filepath.Join(n.dir, "sentinel.conf"), []byte(sentinelConf), 0o666); err != nil {
+			return nil, nil, err
+		}
+		mounts = append(mounts, n.dir+":/data")
+	}
+	if d.shim != "" && n.Name[0] == 'n' {
+		clk, err := newClock(filepath.Join(n.dir, "clock"))
+		if err != nil {
+			return nil, nil, err
+		}
+		n.Clock = clk
+		mounts = append(mounts, d.shim+":/lockcheck/clockshim.so:ro", n.dir+":/lockcheck/clock")
+		env = []string{"LD_PRELOAD=/lockcheck/clockshim.so", ClockShimEnv + "=/lockcheck/clock/clock"}
+	}
+	return mounts, env, nil
 }
 
 // nodeVersion asks a node for its redis_version.

@@ -67,6 +67,12 @@ func (c *Cluster) upSentinel(ctx context.Context, cfg Config, server, version st
 	if err := c.waitReplicas(ctx); err != nil {
 		return err
 	}
+	return c.upSentinels(ctx, cfg, version)
+}
+
+// upSentinels starts three sentinels monitoring the master (through its
+// peer proxy), and waits until they know each other and the replicas.
+func (c *Cluster) upSentinels(ctx context.Context, cfg Config, version string) error {
 	sentinel := "redis-sentinel"
 	if _, err := exec.LookPath(sentinel); err != nil {
 		return fmt.Errorf("%w: redis-sentinel not found: install it with `sudo apt-get install redis-sentinel` (or `make deps`)", ErrNotInstalled)

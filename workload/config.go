@@ -108,6 +108,13 @@ func (c Config) WithDefaults() (Config, error) {
 	if c.Margin == 0 {
 		c.Margin = 5*time.Millisecond + c.TTL/10
 	}
+	p, err := ParseRetry(c.Retry, c.RetryJitter)
+	c.Policy = p
+	return c, errors.Join(err, c.validate())
+}
+
+// validate says what is wrong with c's values, all of it at once.
+func (c Config) validate() error {
 	var errs []error
 	if c.Clients < 1 {
 		errs = append(errs, fmt.Errorf("--clients %d: want at least 1", c.Clients))
@@ -121,11 +128,6 @@ func (c Config) WithDefaults() (Config, error) {
 	if c.HoldDist != HoldFixed && c.HoldDist != HoldExp && c.HoldDist != HoldUniform {
 		errs = append(errs, fmt.Errorf("--hold-dist %q: want fixed, exp or uniform", c.HoldDist))
 	}
-	p, err := ParseRetry(c.Retry, c.RetryJitter)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	c.Policy = p
 	if c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) || c.Rate > 1e6 {
 		errs = append(errs, fmt.Errorf("--rate %v: want attempts per second, up to 1000000", c.Rate))
 	}
@@ -147,5 +149,5 @@ func (c Config) WithDefaults() (Config, error) {
 	if c.Margin >= c.TTL {
 		errs = append(errs, fmt.Errorf("margin %v: want less than the TTL %v", c.Margin, c.TTL))
 	}
-	return c, errors.Join(errs...)
+	return errors.Join(errs...)
 }

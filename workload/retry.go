@@ -90,29 +90,35 @@ func ParseRetry(s, jitter string) (RetryPolicy, error) {
 	if len(parts) < durs || len(parts) > durs+1 {
 		return bad(fmt.Sprintf("%s takes %d duration(s) and an optional attempt count", kind, durs))
 	}
+	if why := p.setArgs(parts, durs); why != "" {
+		return bad(why)
+	}
+	return p, nil
+}
+
+// setArgs sets the policy's durs durations (base, and cap) and optional
+// attempt count from parts, or says what is wrong with them.
+func (p *RetryPolicy) setArgs(parts []string, durs int) string {
 	ds := make([]time.Duration, durs)
 	for i := range ds {
 		d, err := time.ParseDuration(parts[i])
 		if err != nil || d <= 0 {
-			return bad(fmt.Sprintf("%q is not a positive duration", parts[i]))
+			return fmt.Sprintf("%q is not a positive duration", parts[i])
 		}
 		ds[i] = d
 	}
-	p.Base, p.Cap = ds[0], ds[0]
-	if durs == 2 {
-		p.Cap = ds[1]
-		if p.Cap < p.Base {
-			return bad("the cap is below the base")
-		}
+	p.Base, p.Cap = ds[0], ds[durs-1]
+	if p.Cap < p.Base {
+		return "the cap is below the base"
 	}
 	if len(parts) > durs {
 		n, err := strconv.Atoi(parts[durs])
 		if err != nil || n < 1 {
-			return bad(fmt.Sprintf("attempts %q: want a count of at least 1", parts[durs]))
+			return fmt.Sprintf("attempts %q: want a count of at least 1", parts[durs])
 		}
 		p.Attempts = n
 	}
-	return p, nil
+	return ""
 }
 
 // String is the policy in ParseRetry's form, with every part spelled out.
