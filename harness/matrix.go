@@ -290,13 +290,7 @@ func (cfg MatrixConfig) cellWorkload(s Scenario) workload.Config {
 
 func runCell(ctx context.Context, cfg MatrixConfig, s Scenario, cell *Cell, dir string) {
 	w := cfg.cellWorkload(s)
-	check := cfg.Check
-	if check.ClockTolerance == 0 && cfg.Cluster.Backend != cluster.External {
-		check.ClockTolerance = 50 * time.Millisecond
-	}
-	if check.Timeout == 0 {
-		check.Timeout = 2 * time.Minute // a key not decided by then is unknown
-	}
+	check := scenarioCheck(cfg.Check, cfg.Cluster.Backend)
 	for attempt := 0; attempt < cfg.Attempts; attempt++ {
 		w.Seed = cfg.Seed + int64(attempt)
 		n := s.Nemesis

@@ -43,74 +43,76 @@ func stallWorkload(w *workload.Config) { w.Keys, w.Duration = 3, 8*time.Second }
 // VerifyScenarios is verify's battery, client-side scenarios first: each
 // a workload and a fault chosen so that one classic failure gets its
 // chance, and the coverage that shows it did.
-func VerifyScenarios() []Scenario {
-	kill := nemesis.Config{Faults: []string{"kill-redis"}, Interval: 1500 * time.Millisecond}
-	return []Scenario{
-		{Name: "contention", Description: "200 clients on 5 keys, holds of 0-20 ms under a 1 s TTL: races between acquires",
-			Workload: func(w *workload.Config) {
-				w.Clients, w.TTL, w.Hold, w.HoldDist, w.Retry, w.Margin = 200, time.Second, 10*time.Millisecond, workload.HoldUniform, workload.RetryNone, 0
-			},
-			Requires: checker.Coverage{checker.Contended: 2000}},
-		{Name: "overrun", Overrun: true, Description: "200 clients on 5 keys, holds of 0-200 ms under a 100 ms TTL: releases after expiry onto keys another holds, racing its acquire",
-			Workload: func(w *workload.Config) {
-				w.Clients, w.TTL, w.Hold, w.HoldDist, w.Retry = 200, 100*time.Millisecond, 100*time.Millisecond, workload.HoldUniform, workload.RetryNone
-			},
-			RedlockClients: 20, Requires: checker.Coverage{checker.LateReleaseTaken: 15}},
-		{Name: "overrun-free", Overrun: true, Description: "20 clients on 50 keys (zipf), holds of 0-200 ms under a 100 ms TTL: releases after expiry onto free keys and keys another holds",
-			Workload: func(w *workload.Config) {
-				w.Clients, w.Keys, w.KeyDist, w.TTL, w.Hold, w.HoldDist, w.Retry = 20, 50, workload.KeyZipf, 100*time.Millisecond, 100*time.Millisecond, workload.HoldUniform, workload.RetryNone
-			},
-			Requires: checker.Coverage{checker.LateReleaseFree: 20, checker.LateReleaseTaken: 20}},
-		{Name: "extend", Description: "3 clients per key, holds of 1 s kept alive by extends every TTL/3, pause-holder: overdue extends onto free keys and keys another holds",
-			Extends: true,
-			Workload: func(w *workload.Config) {
-				w.Clients, w.Keys, w.TTL, w.Hold, w.HoldDist, w.Margin = 12, 4, 300*time.Millisecond, time.Second, workload.HoldFixed, 60*time.Millisecond
-				w.Duration = 8 * time.Second
-			},
-			Nemesis:        nemesis.Config{Faults: []string{"pause-holder"}, Interval: 300 * time.Millisecond, Duration: 300 * time.Millisecond},
-			RedlockClients: 8, Requires: checker.Coverage{checker.LateExtendFree: 3, checker.LateExtendTaken: 3}},
-		{Name: "pause", Description: "pause-client: a holder stops 1.5 TTL (a GC pause) between its acquire and its write, then writes",
-			Pauses:   true,
-			Nemesis:  nemesis.Config{Faults: []string{"pause-client"}, Interval: 500 * time.Millisecond, Duration: 500 * time.Millisecond},
-			Requires: checker.Coverage{checker.StaleHolder: 3},
-			Breaks:   "no fencing token: a client paused past its TTL wrote after another acquired"},
-		{Name: "crash", Description: "crash-client: a holder dies between its acquire steps or before its release, and never releases",
-			Nemesis:  nemesis.Config{Faults: []string{"crash-client"}, Interval: 500 * time.Millisecond, Duration: 500 * time.Millisecond},
-			Requires: checker.Coverage{checker.AbandonedTaken: 3}},
-		{Name: "pause-redis", Description: "Redis stops for 1 s every 2 s under 20 clients on 3 keys: acquires time out (indeterminate), and those queued run when it resumes",
-			Workload: stallWorkload, Nemesis: nemesis.Config{Faults: []string{"pause-redis"}, Interval: 2 * time.Second, Duration: time.Second},
-			Requires: checker.Coverage{checker.InfoContended: 20, checker.Hit("pause-redis"): 2}},
-		{Name: "lost-reply", Description: "replies lost after Redis applied the command, under 20 clients on 3 keys: acquires that took effect end indeterminate",
-			Workload: stallWorkload, Nemesis: nemesis.Config{Faults: []string{"lost-reply"}, Interval: time.Second, Duration: time.Second},
-			Requires: checker.Coverage{checker.InfoContended: 10}},
-		{Name: "kill-none", Description: "kill-redis, restarted at once without persistence", Server: true, Workload: serverWorkload,
-			Nemesis: kill, Persistence: "none", Requires: checker.Coverage{checker.Hit("kill-redis"): 3},
-			Breaks: "a restart without persistence forgot held locks"},
-		{Name: "kill-everysec", Description: "kill-redis, restarted at once with appendfsync everysec", Server: true, Workload: serverWorkload,
-			Nemesis: kill, Persistence: "aof-everysec", Requires: checker.Coverage{checker.Hit("kill-redis"): 3},
-			Breaks: "a restart lost the last second of writes, held locks among them"},
-		{Name: "kill-always", Description: "kill-redis, restarted at once with appendfsync always", Server: true, Workload: serverWorkload,
-			Nemesis: kill, Persistence: "aof-always", Requires: checker.Coverage{checker.Hit("kill-redis"): 3},
-			Breaks: "a restart with every write on disk still broke the lock"},
-		{Name: "kill-delayed", Description: "kill-redis, restarted without persistence after TTL + 500 ms", Server: true, Workload: serverWorkload,
-			Nemesis: kill, Persistence: "none", RestartDelay: 1500 * time.Millisecond, Requires: checker.Coverage{checker.Hit("kill-redis"): 2},
-			Breaks: "a node that stayed down longer than the TTL still broke the lock"},
-		{Name: "failover", Description: "sentinel: kill the master with replication 500 ms behind; a replica is promoted", Server: true,
-			Nemesis:  nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
-			Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond,
-			Workload: func(w *workload.Config) {
-				serverWorkload(w)
-				w.TTL, w.Hold, w.Keys, w.Duration = 10*time.Second, 3*time.Second, 40, 12*time.Second
-			},
-			Requires: checker.Coverage{checker.Hit("failover"): 1}, Breaks: "the promoted replica had not received held locks"},
-		{Name: "clock-jump", Description: "a node's clock jumps 2 TTL forward: its keys expire at once", Server: true, Workload: serverWorkload,
-			Nemesis:  nemesis.Config{Faults: []string{"clock-jump"}, Interval: 1500 * time.Millisecond, Duration: time.Second},
-			Requires: checker.Coverage{checker.Hit("clock-jump"): 3}, Breaks: "a clock jump expired held locks early"},
-		{Name: "clock-quorum", Description: "Kleppmann: 2 of 5 masters down, then back empty while a node of the bare majority jumps 2 TTL forward",
-			Server: true, Only: []string{cluster.Redlock}, Workload: serverWorkload,
-			Nemesis:  nemesis.Config{Faults: []string{"clock-quorum"}, Interval: time.Second, Duration: 2 * time.Second},
-			Requires: checker.Coverage{checker.Hit("clock-quorum"): 2}, Breaks: "a bare majority lost a lease to one node's clock"},
-	}
+func VerifyScenarios() []Scenario { return slices.Clone(verifyScenarios) }
+
+// killEvery is the kill scenarios' schedule.
+var killEvery = nemesis.Config{Faults: []string{"kill-redis"}, Interval: 1500 * time.Millisecond}
+
+var verifyScenarios = []Scenario{
+	{Name: "contention", Description: "200 clients on 5 keys, holds of 0-20 ms under a 1 s TTL: races between acquires",
+		Workload: func(w *workload.Config) {
+			w.Clients, w.TTL, w.Hold, w.HoldDist, w.Retry, w.Margin = 200, time.Second, 10*time.Millisecond, workload.HoldUniform, workload.RetryNone, 0
+		},
+		Requires: checker.Coverage{checker.Contended: 2000}},
+	{Name: "overrun", Overrun: true, Description: "200 clients on 5 keys, holds of 0-200 ms under a 100 ms TTL: releases after expiry onto keys another holds, racing its acquire",
+		Workload: func(w *workload.Config) {
+			w.Clients, w.TTL, w.Hold, w.HoldDist, w.Retry = 200, 100*time.Millisecond, 100*time.Millisecond, workload.HoldUniform, workload.RetryNone
+		},
+		RedlockClients: 20, Requires: checker.Coverage{checker.LateReleaseTaken: 15}},
+	{Name: "overrun-free", Overrun: true, Description: "20 clients on 50 keys (zipf), holds of 0-200 ms under a 100 ms TTL: releases after expiry onto free keys and keys another holds",
+		Workload: func(w *workload.Config) {
+			w.Clients, w.Keys, w.KeyDist, w.TTL, w.Hold, w.HoldDist, w.Retry = 20, 50, workload.KeyZipf, 100*time.Millisecond, 100*time.Millisecond, workload.HoldUniform, workload.RetryNone
+		},
+		Requires: checker.Coverage{checker.LateReleaseFree: 20, checker.LateReleaseTaken: 20}},
+	{Name: "extend", Description: "3 clients per key, holds of 1 s kept alive by extends every TTL/3, pause-holder: overdue extends onto free keys and keys another holds",
+		Extends: true,
+		Workload: func(w *workload.Config) {
+			w.Clients, w.Keys, w.TTL, w.Hold, w.HoldDist, w.Margin = 12, 4, 300*time.Millisecond, time.Second, workload.HoldFixed, 60*time.Millisecond
+			w.Duration = 8 * time.Second
+		},
+		Nemesis:        nemesis.Config{Faults: []string{"pause-holder"}, Interval: 300 * time.Millisecond, Duration: 300 * time.Millisecond},
+		RedlockClients: 8, Requires: checker.Coverage{checker.LateExtendFree: 3, checker.LateExtendTaken: 3}},
+	{Name: "pause", Description: "pause-client: a holder stops 1.5 TTL (a GC pause) between its acquire and its write, then writes",
+		Pauses:   true,
+		Nemesis:  nemesis.Config{Faults: []string{"pause-client"}, Interval: 500 * time.Millisecond, Duration: 500 * time.Millisecond},
+		Requires: checker.Coverage{checker.StaleHolder: 3},
+		Breaks:   "no fencing token: a client paused past its TTL wrote after another acquired"},
+	{Name: "crash", Description: "crash-client: a holder dies between its acquire steps or before its release, and never releases",
+		Nemesis:  nemesis.Config{Faults: []string{"crash-client"}, Interval: 500 * time.Millisecond, Duration: 500 * time.Millisecond},
+		Requires: checker.Coverage{checker.AbandonedTaken: 3}},
+	{Name: "pause-redis", Description: "Redis stops for 1 s every 2 s under 20 clients on 3 keys: acquires time out (indeterminate), and those queued run when it resumes",
+		Workload: stallWorkload, Nemesis: nemesis.Config{Faults: []string{"pause-redis"}, Interval: 2 * time.Second, Duration: time.Second},
+		Requires: checker.Coverage{checker.InfoContended: 20, checker.Hit("pause-redis"): 2}},
+	{Name: "lost-reply", Description: "replies lost after Redis applied the command, under 20 clients on 3 keys: acquires that took effect end indeterminate",
+		Workload: stallWorkload, Nemesis: nemesis.Config{Faults: []string{"lost-reply"}, Interval: time.Second, Duration: time.Second},
+		Requires: checker.Coverage{checker.InfoContended: 10}},
+	{Name: "kill-none", Description: "kill-redis, restarted at once without persistence", Server: true, Workload: serverWorkload,
+		Nemesis: killEvery, Persistence: "none", Requires: checker.Coverage{checker.Hit("kill-redis"): 3},
+		Breaks: "a restart without persistence forgot held locks"},
+	{Name: "kill-everysec", Description: "kill-redis, restarted at once with appendfsync everysec", Server: true, Workload: serverWorkload,
+		Nemesis: killEvery, Persistence: "aof-everysec", Requires: checker.Coverage{checker.Hit("kill-redis"): 3},
+		Breaks: "a restart lost the last second of writes, held locks among them"},
+	{Name: "kill-always", Description: "kill-redis, restarted at once with appendfsync always", Server: true, Workload: serverWorkload,
+		Nemesis: killEvery, Persistence: "aof-always", Requires: checker.Coverage{checker.Hit("kill-redis"): 3},
+		Breaks: "a restart with every write on disk still broke the lock"},
+	{Name: "kill-delayed", Description: "kill-redis, restarted without persistence after TTL + 500 ms", Server: true, Workload: serverWorkload,
+		Nemesis: killEvery, Persistence: "none", RestartDelay: 1500 * time.Millisecond, Requires: checker.Coverage{checker.Hit("kill-redis"): 2},
+		Breaks: "a node that stayed down longer than the TTL still broke the lock"},
+	{Name: "failover", Description: "sentinel: kill the master with replication 500 ms behind; a replica is promoted", Server: true,
+		Nemesis:  nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
+		Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond,
+		Workload: func(w *workload.Config) {
+			serverWorkload(w)
+			w.TTL, w.Hold, w.Keys, w.Duration = 10*time.Second, 3*time.Second, 40, 12*time.Second
+		},
+		Requires: checker.Coverage{checker.Hit("failover"): 1}, Breaks: "the promoted replica had not received held locks"},
+	{Name: "clock-jump", Description: "a node's clock jumps 2 TTL forward: its keys expire at once", Server: true, Workload: serverWorkload,
+		Nemesis:  nemesis.Config{Faults: []string{"clock-jump"}, Interval: 1500 * time.Millisecond, Duration: time.Second},
+		Requires: checker.Coverage{checker.Hit("clock-jump"): 3}, Breaks: "a clock jump expired held locks early"},
+	{Name: "clock-quorum", Description: "Kleppmann: 2 of 5 masters down, then back empty while a node of the bare majority jumps 2 TTL forward",
+		Server: true, Only: []string{cluster.Redlock}, Workload: serverWorkload,
+		Nemesis:  nemesis.Config{Faults: []string{"clock-quorum"}, Interval: time.Second, Duration: 2 * time.Second},
+		Requires: checker.Coverage{checker.Hit("clock-quorum"): 2}, Breaks: "a bare majority lost a lease to one node's clock"},
 }
 
 // VerifyConfig is one lockcheck verify.
@@ -374,14 +376,22 @@ func scenarioRun(cfg VerifyConfig, s Scenario, topo string, ownWatchdog bool, se
 	}
 	rc.Name, rc.OutDir, rc.Workload, rc.Nemesis, rc.RestartDelay = s.Name, filepath.Join(dir, "runs"), w, n, s.RestartDelay
 	rc.Cluster = scenarioCluster(rc.Cluster, topo, s)
-	if rc.Check.ClockTolerance == 0 && rc.Cluster.Backend != cluster.External {
-		// Two busy cores: a starved Redis was measured to judge expiry
-		// 25-50 ms behind our clock.
-		rc.Check.ClockTolerance = 50 * time.Millisecond
-	}
-	rc.Check.Timeout = cmp.Or(rc.Check.Timeout, 2*time.Minute)
+	rc.Check = scenarioCheck(rc.Check, rc.Cluster.Backend)
 	rc.Args = append(append([]string{}, cfg.Args...), "scenario="+s.Name, fmt.Sprintf("seed=%d", seed))
 	return rc
+}
+
+// scenarioCheck is how a scenario's run (verify's or a matrix cell's) is
+// checked: check, with the defaults of faulted runs on a busy machine.
+func scenarioCheck(check checker.Options, backend string) checker.Options {
+	if check.ClockTolerance == 0 && backend != cluster.External {
+		// Two busy cores: a starved Redis was measured to judge expiry
+		// 25-50 ms behind our clock.
+		check.ClockTolerance = 50 * time.Millisecond
+	}
+	// A key not decided by then is unknown.
+	check.Timeout = cmp.Or(check.Timeout, 2*time.Minute)
+	return check
 }
 
 // downFault is the fault of s that takes down every node a lock on topo

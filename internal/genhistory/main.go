@@ -97,21 +97,16 @@ func generate(n int64, keys, perKey int, ttl, steal int64, seed uint64, out stri
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
 	w := history.NewWriter(bw, time.Hour)
-	r := rand.New(rand.NewPCG(seed, 1))
-	latency := func() int64 { return 100_000 + r.Int64N(2*ms) } // 0.1..2.1 ms
-	cs := make([]client, keys*perKey)
-	locks := make([]lockState, keys)
-	q := &events{}
-	for c := range cs {
-		cs[c].key = c / perKey
-		heap.Push(q, event{lin: 2*ms + r.Int64N(10*ms), client: c})
+	g := &gen{r: rand.New(rand.NewPCG(seed, 1)), ttl: ttl, steal: steal, cs: make([]client, keys*perKey),
+		locks: make([]lockState, keys), q: &events{}, pending: &byReturn{}, nextFault: 5 * int64(time.Second)}
+	for c := range g.cs {
+		g.cs[c].key = c / perKey
+		heap.Push(g.q, event{lin: 2*ms + g.r.Int64N(10*ms), client: c})
 	}
-	pending := &byReturn{}
-	var written, tokens, refused int64
-	nextFault := 5 * int64(time.Second)
+	var written int64
 	emit := func(upTo int64) error {
-		for pending.Len() > 0 && (*pending)[0].Return < upTo {
-			if _, err := w.Write(heap.Pop(pending).(history.Op)); err != nil {
+		for g.pending.Len() > 0 && (*g.pending)[0].Return < upTo {
+			if _, err := w.Write(heap.Pop(g.pending).(history.Op)); err != nil {
 				return err
 			}
 			written++
@@ -119,59 +114,13 @@ func generate(n int64, keys, perKey int, ttl, steal int64, seed uint64, out stri
 		return nil
 	}
 	for written < n {
-		e := heap.Pop(q).(event)
+		e := heap.Pop(g.q).(event)
 		// Every op still to come returns after e.lin less half a latency.
 		if err := emit(e.lin - 2*ms); err != nil {
 			return err
 		}
-		if e.lin > nextFault {
-			for _, ph := range []struct {
-				phase string
-				at    int64
-			}{{"start", nextFault}, {"stop", nextFault + 500*ms}} {
-				heap.Push(pending, history.Op{Process: history.NemesisProcess, F: history.Nemesis, Type: history.Info,
-					Call: ph.at, Return: ph.at + ms, Value: &history.NemesisValue{Fault: "pause-redis", Phase: ph.phase, Targets: []string{"n1"}}})
-			}
-			nextFault += 5 * int64(time.Second)
-		}
-		c, l := &cs[e.client], &locks[cs[e.client].key]
-		lat := latency()
-		call, ret := e.lin-lat/2, e.lin+lat/2
-		op := history.Op{Process: e.client, Key: "lock:" + strconv.Itoa(c.key), Call: call, Return: ret}
-		next := ret + r.Int64N(20*ms) // backoff after a refused acquire
-		if c.holding == "" {
-			op.F, op.TTLms = history.Acquire, ttl/ms
-			free := l.holder == "" || e.lin >= l.expiry
-			if !free {
-				refused++
-			}
-			if free || steal > 0 && refused%steal == 0 {
-				tokens++
-				tok := strconv.FormatUint(rand.Uint64(), 16) + strconv.FormatInt(tokens, 36)
-				if free {
-					l.holder, l.expiry = tok, e.lin+ttl
-				}
-				op.Type, op.Token, c.holding = history.OK, tok, tok
-				// The critical section, well within the TTL, then the release.
-				hold := ms + r.Int64N(5*ms)
-				wr := history.Op{Process: e.client, F: history.Write, Type: history.OK, Key: op.Key, Token: tok, Call: ret + 10_000, Return: ret + 10_000 + hold}
-				heap.Push(pending, wr)
-				next = wr.Return + 10_000
-			} else {
-				op.Type = history.Fail
-			}
-		} else {
-			op.F, op.Token = history.Release, c.holding
-			if l.holder == c.holding && e.lin < l.expiry {
-				op.Type, l.holder = history.OK, ""
-			} else {
-				op.Type = history.Fail
-			}
-			c.holding = ""
-			next = ret + r.Int64N(ms) // think
-		}
-		heap.Push(pending, op)
-		heap.Push(q, event{lin: next + latency()/2, client: e.client})
+		g.faults(e.lin)
+		g.step(e)
 	}
 	if err := emit(1 << 62); err != nil {
 		return err
@@ -183,4 +132,76 @@ func generate(n int64, keys, perKey int, ttl, steal int64, seed uint64, out stri
 		return err
 	}
 	return f.Close()
+}
+
+// gen is the simulation: clients taking turns on their keys' locks.
+type gen struct {
+	r               *rand.Rand
+	ttl, steal      int64
+	cs              []client
+	locks           []lockState
+	q               *events
+	pending         *byReturn
+	tokens, refused int64
+	nextFault       int64
+}
+
+func (g *gen) latency() int64 { return 100_000 + g.r.Int64N(2*ms) } // 0.1..2.1 ms
+
+// faults schedules a pause-redis window every 5 s up to lin.
+func (g *gen) faults(lin int64) {
+	if lin <= g.nextFault {
+		return
+	}
+	for _, ph := range []struct {
+		phase string
+		at    int64
+	}{{"start", g.nextFault}, {"stop", g.nextFault + 500*ms}} {
+		heap.Push(g.pending, history.Op{Process: history.NemesisProcess, F: history.Nemesis, Type: history.Info,
+			Call: ph.at, Return: ph.at + ms, Value: &history.NemesisValue{Fault: "pause-redis", Phase: ph.phase, Targets: []string{"n1"}}})
+	}
+	g.nextFault += 5 * int64(time.Second)
+}
+
+// step plays event e: its client's acquire (and critical section) or
+// release, and schedules its next turn.
+func (g *gen) step(e event) {
+	c, l := &g.cs[e.client], &g.locks[g.cs[e.client].key]
+	lat := g.latency()
+	call, ret := e.lin-lat/2, e.lin+lat/2
+	op := history.Op{Process: e.client, Key: "lock:" + strconv.Itoa(c.key), Call: call, Return: ret}
+	next := ret + g.r.Int64N(20*ms) // backoff after a refused acquire
+	if c.holding == "" {
+		op.F, op.TTLms = history.Acquire, g.ttl/ms
+		free := l.holder == "" || e.lin >= l.expiry
+		if !free {
+			g.refused++
+		}
+		if free || g.steal > 0 && g.refused%g.steal == 0 {
+			g.tokens++
+			tok := strconv.FormatUint(rand.Uint64(), 16) + strconv.FormatInt(g.tokens, 36)
+			if free {
+				l.holder, l.expiry = tok, e.lin+g.ttl
+			}
+			op.Type, op.Token, c.holding = history.OK, tok, tok
+			// The critical section, well within the TTL, then the release.
+			hold := ms + g.r.Int64N(5*ms)
+			wr := history.Op{Process: e.client, F: history.Write, Type: history.OK, Key: op.Key, Token: tok, Call: ret + 10_000, Return: ret + 10_000 + hold}
+			heap.Push(g.pending, wr)
+			next = wr.Return + 10_000
+		} else {
+			op.Type = history.Fail
+		}
+	} else {
+		op.F, op.Token = history.Release, c.holding
+		if l.holder == c.holding && e.lin < l.expiry {
+			op.Type, l.holder = history.OK, ""
+		} else {
+			op.Type = history.Fail
+		}
+		c.holding = ""
+		next = ret + g.r.Int64N(ms) // think
+	}
+	heap.Push(g.pending, op)
+	heap.Push(g.q, event{lin: next + g.latency()/2, client: e.client})
 }
