@@ -7,11 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -44,43 +42,6 @@ type ExternalConfig struct {
 	ReusePrefix bool
 	// Wait: the lock sends WAIT, so the user must be allowed it.
 	Wait bool
-}
-
-// TLSOptions are the --tls flags.
-type TLSOptions struct {
-	Enabled       bool
-	CA, Cert, Key string
-	ServerName    string
-	Insecure      bool
-}
-
-// Config builds the TLS client configuration (nil when TLS is off).
-func (o TLSOptions) Config() (*tls.Config, error) {
-	if !o.Enabled && o.CA == "" && o.Cert == "" && o.Key == "" && o.ServerName == "" && !o.Insecure {
-		return nil, nil
-	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: o.ServerName, InsecureSkipVerify: o.Insecure}
-	if o.CA != "" {
-		pem, err := os.ReadFile(o.CA)
-		if err != nil {
-			return nil, fmt.Errorf("--tls-ca: %w", err)
-		}
-		cfg.RootCAs = x509.NewCertPool()
-		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--tls-ca %s: no PEM certificate in it", o.CA)
-		}
-	}
-	if (o.Cert == "") != (o.Key == "") {
-		return nil, errors.New("--tls-cert and --tls-key go together (a client certificate and its key)")
-	}
-	if o.Cert != "" {
-		c, err := tls.LoadX509KeyPair(o.Cert, o.Key)
-		if err != nil {
-			return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
-		}
-		cfg.Certificates = []tls.Certificate{c}
-	}
-	return cfg, nil
 }
 
 // Topology returns the topology the addresses describe.
@@ -126,13 +87,6 @@ func (e ExternalConfig) check(cfg Config) error {
 	_, err := e.TLS.Config()
 	return err
 }
-
-// Facts are what an external server says about itself that matters to a
-// lock, read with INFO and, where the user may, CONFIG GET: node, addr,
-// version, mode, role, appendonly, appendfsync, min-replicas-to-write,
-// replicas, replication-lag-bytes (the report's servers section), those
-// it did not say left out.
-type Facts map[string]string
 
 // externalRuntime is a node lockcheck does not run: every fault that
 // would act on the server is refused before the run, so these are never
@@ -234,28 +188,6 @@ func (c *Cluster) connect(ctx context.Context, e ExternalConfig) error {
 	return nil
 }
 
-// Options returns go-redis options for addr with the cluster's
-// credentials and TLS (the server name checked against the address
-// dialed, unless --tls-server-name says otherwise).
-func (c *Cluster) Options(addr string) *redis.Options {
-	o := &redis.Options{Addr: addr, Username: c.User, Password: c.Password, Protocol: 2, DisableIdentity: true,
-		MaxRetries: -1, DialTimeout: 3 * time.Second, ReadTimeout: 3 * time.Second, WriteTimeout: 3 * time.Second}
-	if c.TLS != nil {
-		o.TLSConfig = TLSFor(c.TLS, addr)
-	}
-	return o
-}
-
-// TLSFor returns cfg with the server name of addr, unless cfg names one.
-func TLSFor(cfg *tls.Config, addr string) *tls.Config {
-	if cfg.ServerName != "" {
-		return cfg
-	}
-	cfg = cfg.Clone()
-	cfg.ServerName, _, _ = net.SplitHostPort(addr)
-	return cfg
-}
-
 // reach turns a failure to reach addr into one line that says what to
 // check.
 func reach(addr string, err error) error {
@@ -285,80 +217,6 @@ func (c *Cluster) ping(ctx context.Context, addr string) error {
 		return reach(addr, err)
 	}
 	return nil
-}
-
-// sentinelNodes asks the sentinels for the master and its replicas.
-func (c *Cluster) sentinelNodes(ctx context.Context) ([]string, error) {
-	e := c.external
-	var last error
-	for _, s := range e.Sentinels {
-		o := c.Options(s)
-		o.Username, o.Password = "", e.SentinelPassword
-		sc := redis.NewSentinelClient(o)
-		m, err := sc.GetMasterAddrByName(ctx, e.MasterName).Result()
-		if err != nil {
-			sc.Close()
-			last = fmt.Errorf("sentinel %s: master %q: %v", s, e.MasterName, err)
-			if errors.Is(err, redis.Nil) {
-				last = fmt.Errorf("sentinel %s monitors no master named %q: check --master-name", s, e.MasterName)
-			} else if !strings.Contains(err.Error(), "i/o timeout") && !strings.Contains(err.Error(), "refused") {
-				return nil, last
-			}
-			continue
-		}
-		addrs := []string{net.JoinHostPort(m[0], m[1])}
-		reps, err := sc.Replicas(ctx, e.MasterName).Result()
-		sc.Close()
-		if err != nil {
-			return nil, fmt.Errorf("sentinel %s: replicas of %q: %v", s, e.MasterName, err)
-		}
-		for _, r := range reps {
-			if !strings.Contains(r["flags"], "down") && !strings.Contains(r["flags"], "disconnected") {
-				addrs = append(addrs, net.JoinHostPort(r["ip"], r["port"]))
-			}
-		}
-		return addrs, nil
-	}
-	return nil, fmt.Errorf("no sentinel answers: %w", last)
-}
-
-// clusterNodes asks the first seed that answers for the cluster's
-// masters and replicas (CLUSTER SHARDS), masters first.
-func (c *Cluster) clusterNodes(ctx context.Context, seeds []string) (addrs []string, masters int, err error) {
-	var last error
-	for _, s := range seeds {
-		rc := redis.NewClient(c.Options(s))
-		shards, err := rc.ClusterShards(ctx).Result()
-		rc.Close()
-		if err != nil {
-			last = reach(s, err)
-			continue
-		}
-		var ms, replicas []string
-		for _, sh := range shards {
-			for _, n := range sh.Nodes {
-				if n.Health != "online" {
-					continue
-				}
-				host := cmpOr(n.Endpoint, n.IP)
-				port := n.Port
-				if c.TLS != nil && n.TLSPort != 0 {
-					port = n.TLSPort
-				}
-				a := net.JoinHostPort(host, strconv.FormatInt(port, 10))
-				if n.Role == "master" {
-					ms = append(ms, a)
-				} else {
-					replicas = append(replicas, a)
-				}
-			}
-		}
-		if len(ms) == 0 {
-			return nil, 0, fmt.Errorf("redis %s: CLUSTER SHARDS names no master online", s)
-		}
-		return append(ms, replicas...), len(ms), nil
-	}
-	return nil, 0, last
 }
 
 // KeyPrefix returns the prefix of every key of a run on an external
@@ -392,198 +250,4 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
-}
-
-// ProbeKey returns a key under the prefix for a probe (its own hash tag
-// i, so that a cluster's probes can land on every master).
-func (e ExternalConfig) ProbeKey(i int) string {
-	return e.KeyPrefix + "{probe" + strconv.Itoa(i) + "}"
-}
-
-// probe runs, on each master, the commands the locks send, on keys under
-// the prefix, and names the first the user may not run. Its keys are
-// deleted again.
-func (c *Cluster) probe(ctx context.Context) error {
-	masters, err := c.masterKeys(ctx)
-	if err != nil {
-		return err
-	}
-	for addr, key := range masters {
-		rc := redis.NewClient(c.Options(addr))
-		err := c.probeOn(ctx, rc, key)
-		rc.Close()
-		if err != nil {
-			return fmt.Errorf("redis %s: %w", addr, err)
-		}
-	}
-	return nil
-}
-
-// probeScript reads a key from Lua, as the locks' scripts do.
-var probeScript = redis.NewScript(`return redis.call('GET', KEYS[1])`)
-
-func (c *Cluster) probeOn(ctx context.Context, rc *redis.Client, key string) error {
-	fence := key + ":fence"
-	type step struct {
-		cmd, why string
-		run      func() error
-	}
-	steps := []step{
-		{"SET", "acquires with SET NX PX", func() error { return rc.SetNX(ctx, key, "probe", 10*time.Second).Err() }},
-		{"GET", "reads the holder", func() error { return rc.Get(ctx, key).Err() }},
-		{"PEXPIRE", "extends", func() error { return rc.PExpire(ctx, key, 10*time.Second).Err() }},
-		{"EVAL", "releases and extends with Lua", func() error { return probeScript.Eval(ctx, rc, []string{key}).Err() }},
-		{"EVALSHA", "runs its Lua scripts by hash", func() error { return probeScript.EvalSha(ctx, rc, []string{key}).Err() }},
-		{"INCR", "counts fencing tokens", func() error { return rc.Incr(ctx, fence).Err() }},
-		{"DEL", "releases, and deletes its keys at the end", func() error { return rc.Del(ctx, key, fence).Err() }},
-		{"SCAN", "finds its keys to delete them at the end", func() error {
-			return rc.Scan(ctx, 0, globEscape(c.external.KeyPrefix)+"*", 10).Err()
-		}},
-	}
-	if c.external.Wait {
-		steps = append(steps, step{"WAIT", "waits for a replica (setnx-wait)", func() error { return rc.Wait(ctx, 0, 0).Err() }})
-	}
-	for _, s := range steps {
-		err := s.run()
-		if err == nil || errors.Is(err, redis.Nil) {
-			continue
-		}
-		msg := err.Error()
-		switch {
-		case strings.HasPrefix(msg, "NOPERM") && strings.Contains(msg, "key"):
-			return fmt.Errorf("user %q may not touch key %s with %s (%s): allow the key pattern %s* (ACL SETUSER %s ~%s*) or choose a --key-prefix it may use",
-				c.userName(), key, s.cmd, msg, c.external.KeyPrefix, c.userName(), c.external.KeyPrefix)
-		case strings.HasPrefix(msg, "NOPERM"):
-			return fmt.Errorf("user %q may not run %s, which lockcheck needs (it %s): ACL SETUSER %s +%s", c.userName(), s.cmd, s.why, c.userName(), strings.ToLower(s.cmd))
-		}
-		return fmt.Errorf("%s on %s: %v", s.cmd, key, err)
-	}
-	return nil
-}
-
-func (c *Cluster) userName() string {
-	if c.User == "" {
-		return "default"
-	}
-	return c.User
-}
-
-// masterKeys returns each master's address with a probe key it serves.
-func (c *Cluster) masterKeys(ctx context.Context) (map[string]string, error) {
-	out := map[string]string{}
-	switch c.Topology {
-	case Sentinel:
-		out[c.Nodes[0].Addr] = c.external.ProbeKey(0)
-	case RedisCluster:
-		cc := c.clusterClient()
-		defer cc.Close()
-		for i := 0; len(out) < c.primaries && i < 10*16384; i++ {
-			key := c.external.ProbeKey(i)
-			m, err := cc.MasterForKey(ctx, key)
-			if err != nil {
-				return nil, fmt.Errorf("cluster: which master serves %s: %w", key, err)
-			}
-			if _, ok := out[m.Options().Addr]; !ok {
-				out[m.Options().Addr] = key
-			}
-		}
-	default:
-		for _, n := range c.Nodes {
-			out[n.Addr] = c.external.ProbeKey(0)
-		}
-	}
-	return out, nil
-}
-
-func (c *Cluster) clusterClient() *redis.ClusterClient {
-	o := c.Options("")
-	co := &redis.ClusterOptions{Addrs: c.external.ClusterAddrs, Username: o.Username, Password: o.Password, Protocol: 2,
-		DisableIdentity: true, MaxRetries: -1, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout}
-	if c.TLS != nil {
-		co.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			d := &tls.Dialer{NetDialer: &net.Dialer{Timeout: 3 * time.Second}, Config: TLSFor(c.TLS, addr)}
-			return d.DialContext(ctx, network, addr)
-		}
-	}
-	return redis.NewClusterClient(co)
-}
-
-// roundTrip returns the largest of 20 PING round trips to addr.
-func (c *Cluster) roundTrip(ctx context.Context, addr string) time.Duration {
-	rc := redis.NewClient(c.Options(addr))
-	defer rc.Close()
-	var worst time.Duration
-	for range 20 {
-		t := time.Now()
-		if rc.Ping(ctx).Err() != nil {
-			break
-		}
-		worst = max(worst, time.Since(t))
-	}
-	return worst
-}
-
-// facts reads what node n says about itself; what the user may not read
-// is left out.
-func (c *Cluster) facts(ctx context.Context, n *Node) Facts {
-	f := Facts{"node": n.Name, "addr": n.Addr}
-	rc := redis.NewClient(c.Options(n.Addr))
-	defer rc.Close()
-	info := map[string]string{}
-	if s, err := rc.Info(ctx, "server", "persistence", "replication").Result(); err == nil {
-		for _, line := range strings.Split(s, "\n") {
-			if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
-				info[k] = v
-			}
-		}
-	}
-	for name, key := range map[string]string{"version": "redis_version", "mode": "redis_mode", "role": "role", "replicas": "connected_slaves"} {
-		if v := info[key]; v != "" {
-			f[name] = v
-		}
-	}
-	if v, ok := map[string]string{"1": "yes", "0": "no"}[info["aof_enabled"]]; ok {
-		f["appendonly"] = v
-	}
-	replicas, _ := strconv.Atoi(info["connected_slaves"])
-	offset, _ := strconv.ParseInt(info["master_repl_offset"], 10, 64)
-	lag := int64(-1)
-	for i := range replicas {
-		for _, kv := range strings.Split(info["slave"+strconv.Itoa(i)], ",") {
-			if v, ok := strings.CutPrefix(kv, "offset="); ok {
-				o, _ := strconv.ParseInt(v, 10, 64)
-				lag = max(lag, offset-o)
-			}
-		}
-	}
-	if lag >= 0 {
-		f["replication-lag-bytes"] = strconv.FormatInt(lag, 10)
-	}
-	for _, name := range []string{"appendfsync", "min-replicas-to-write"} {
-		if m, err := rc.ConfigGet(ctx, name).Result(); err == nil && m[name] != "" {
-			f[name] = m[name]
-		}
-	}
-	return f
-}
-
-// globEscape escapes the glob characters of a SCAN MATCH pattern.
-func globEscape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[]\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// sentinelMaster returns a client to the current master of the set.
-func (c *Cluster) sentinelMaster(ctx context.Context) (*redis.Client, error) {
-	addrs, err := c.sentinelNodes(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return redis.NewClient(c.Options(addrs[0])), nil
 }

@@ -112,3 +112,15 @@ func (c *Cluster) eachMaster(ctx context.Context, fn func(context.Context, *redi
 	}
 	return errors.Join(errs...)
 }
+
+// globEscape escapes the glob characters of a SCAN MATCH pattern.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
