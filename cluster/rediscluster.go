@@ -39,16 +39,11 @@ func (c *Cluster) upRedisCluster(ctx context.Context, cfg Config, server, versio
 
 // startClusterNode starts one cluster-enabled node and its two proxies.
 func (c *Cluster) startClusterNode(ctx context.Context, cfg Config, server, version, name string, persist []string, maxClients int) error {
-	port, err := freePort()
+	port, addr, peer, err := c.behindPeer(name)
 	if err != nil {
 		return err
 	}
 	busPort, err := freePort()
-	if err != nil {
-		return err
-	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	peer, err := c.proxies.newProxy(name+"-peer", addr)
 	if err != nil {
 		return err
 	}

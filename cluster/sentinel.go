@@ -31,12 +31,7 @@ const DownAfter = time.Second
 func (c *Cluster) upSentinel(ctx context.Context, cfg Config, server, version string, persist []string, maxClients int) error {
 	for i := 1; i <= 3; i++ {
 		name := "n" + strconv.Itoa(i)
-		port, err := freePort()
-		if err != nil {
-			return err
-		}
-		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		peer, err := c.proxies.newProxy(name+"-peer", addr)
+		port, addr, peer, err := c.behindPeer(name)
 		if err != nil {
 			return err
 		}
@@ -100,6 +95,18 @@ func (c *Cluster) upSentinels(ctx context.Context, cfg Config, version string) e
 		}
 	}
 	return c.waitSentinels(ctx)
+}
+
+// behindPeer picks a free port for node name, and makes the proxy its
+// peers (replicas, sentinels, the cluster) reach it through.
+func (c *Cluster) behindPeer(name string) (int, string, *Proxy, error) {
+	port, err := freePort()
+	if err != nil {
+		return 0, "", nil, err
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	peer, err := c.proxies.newProxy(name+"-peer", addr)
+	return port, addr, peer, err
 }
 
 // waitReplicas waits until the master has both replicas in sync, so the

@@ -209,8 +209,11 @@ func (r *Redlock) Extend(ctx context.Context, l Lease, ttl time.Duration) (Lease
 }
 
 // Close implements Closer.
-func (r *Redlock) Close() error {
-	for _, c := range r.nodes {
+func (r *Redlock) Close() error { return closeAll(r.nodes) }
+
+// closeAll closes a quorum lock's clients, one per master.
+func closeAll(cs []redis.UniversalClient) error {
+	for _, c := range cs {
 		_ = c.Close()
 	}
 	return nil

@@ -128,12 +128,7 @@ func (r *Redsync) Extend(ctx context.Context, l Lease, ttl time.Duration) (Lease
 }
 
 // Close implements Closer.
-func (r *Redsync) Close() error {
-	for _, c := range r.clients {
-		_ = c.Close()
-	}
-	return nil
-}
+func (r *Redsync) Close() error { return closeAll(r.clients) }
 
 // redsyncEntry registers "redsync".
 var redsyncEntry = Entry{Name: "redsync", Factory: NewRedsync, Topology: "redlock",

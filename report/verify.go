@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"html/template"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -94,13 +96,8 @@ func (r VerifyRow) CoverageText() string {
 	if r.NA != "" {
 		return ""
 	}
-	names := make([]string, 0, len(r.Requires))
-	for n := range r.Requires {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	var parts []string
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(r.Requires)) {
 		parts = append(parts, fmt.Sprintf("%s=%d/%d", n, r.Coverage[n], r.Requires[n]))
 	}
 	return strings.Join(parts, " ")

@@ -3,7 +3,6 @@ package workload
 import (
 	"context"
 	"math"
-	"sync"
 	"time"
 
 	"github.com/lockcheck/lockcheck/internal/ctxwait"
@@ -20,15 +19,7 @@ import (
 func (r *Runner) runOpen(ctx context.Context) {
 	backlog := max(r.cfg.Clients, int(math.Ceil(r.cfg.Rate)))
 	jobs := make(chan int64, backlog)
-	var wg sync.WaitGroup
-	for id := 0; id < r.cfg.Clients; id++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer r.recoverClient(id)
-			r.worker(ctx, id, jobs)
-		}()
-	}
+	wg := r.eachClient(func(id int) { r.worker(ctx, id, jobs) })
 	interval := float64(time.Second) / r.cfg.Rate
 	start := r.now()
 	for i := int64(1); r.cfg.Ops == 0 || i <= r.cfg.Ops; i++ {

@@ -76,21 +76,27 @@ func (r *Runner) Run(ctx context.Context, locker lockimpl.Locker) error {
 	if r.cfg.Rate > 0 {
 		r.runOpen(ctx)
 	} else {
-		var wg sync.WaitGroup
-		for id := 0; id < r.cfg.Clients; id++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer r.recoverClient(id)
-				r.client(ctx, id)
-			}()
-		}
-		wg.Wait()
+		r.eachClient(func(id int) { r.client(ctx, id) }).Wait()
 	}
 	if err := context.Cause(ctx); err != nil && err != context.Canceled && err != context.DeadlineExceeded {
 		return err
 	}
 	return nil
+}
+
+// eachClient runs fn for every client id, each in a goroutine of its
+// own whose panic stops the run; Wait on the group waits for them all.
+func (r *Runner) eachClient(fn func(id int)) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for id := 0; id < r.cfg.Clients; id++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer r.recoverClient(id)
+			fn(id)
+		}()
+	}
+	return &wg
 }
 
 // recoverClient stops the run with a client's panic (a Locker bug) as

@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -370,13 +371,8 @@ func printChecks(w io.Writer, rep checker.Findings, dir string) {
 }
 
 func figures(c checker.Result) string {
-	keys := make([]string, 0, len(c.Figures))
-	for k := range c.Figures {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var parts []string
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(c.Figures)) {
 		parts = append(parts, fmt.Sprintf("%s=%d", k, c.Figures[k]))
 	}
 	if c.ViolationCount > 0 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -145,24 +146,9 @@ func (o *verifyOpts) config(fs *flag.FlagSet, args []string) error {
 
 // override applies the workload flags to every scenario.
 func (o *verifyOpts) override(w *workload.Config) {
-	if o.clients > 0 {
-		w.Clients = o.clients
-	}
-	if o.keys > 0 {
-		w.Keys = o.keys
-	}
-	if o.ttl > 0 {
-		w.TTL = o.ttl
-	}
-	if o.hold > 0 {
-		w.Hold = o.hold
-	}
-	if o.dur > 0 {
-		w.Duration = o.dur
-	}
-	if o.extendEvery > 0 {
-		w.ExtendEvery = o.extendEvery
-	}
+	w.Clients, w.Keys = cmp.Or(o.clients, w.Clients), cmp.Or(o.keys, w.Keys)
+	w.TTL, w.Hold, w.Duration = cmp.Or(o.ttl, w.TTL), cmp.Or(o.hold, w.Hold), cmp.Or(o.dur, w.Duration)
+	w.ExtendEvery = cmp.Or(o.extendEvery, w.ExtendEvery)
 }
 
 // printVerify is verify's one-screen summary: a line per scenario, the
