@@ -125,10 +125,14 @@ func (p *proc) write(v any) {
 	p.mu.Unlock()
 }
 
-func (p *proc) acked(seq int64) {
+func (p *proc) acked(seq int64) { closeTaken(p, p.acks, seq) }
+
+// closeTaken takes m[k] out of m under p.mu and closes it, if it was
+// there: an ack awaited, a watchdog to stop.
+func closeTaken[K comparable](p *proc, m map[K]chan struct{}, k K) {
 	p.mu.Lock()
-	ch := p.acks[seq]
-	delete(p.acks, seq)
+	ch := m[k]
+	delete(m, k)
 	p.mu.Unlock()
 	if ch != nil {
 		close(ch)
@@ -150,15 +154,7 @@ func (p *proc) handle(req request) reply {
 	return r
 }
 
-func (p *proc) stopDog(token string) {
-	p.mu.Lock()
-	stop := p.dogs[token]
-	delete(p.dogs, token)
-	p.mu.Unlock()
-	if stop != nil {
-		close(stop)
-	}
-}
+func (p *proc) stopDog(token string) { closeTaken(p, p.dogs, token) }
 
 // event is a line the process writes on its own (README: "Lock
 // processes").
