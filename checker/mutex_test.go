@@ -68,9 +68,9 @@ func TestStats_NoAcquireIsInvalid(t *testing.T) {
 func TestCheckWith_AddedChecker(t *testing.T) {
 	ops := genHistory(3, 2, 3, 50, time.Second)
 	builtin := len(Registered())
-	Register(Spec{Check: Func("never", func(context.Context, []history.Op, Options) Result { return Result{Verdict: Invalid} })})
+	unregister := Register(Spec{Check: Func("never", func(context.Context, []history.Op, Options) Result { return Result{Verdict: Invalid} })})
 	rep := Check(context.Background(), ops, Options{})
-	Unregister("never")
+	unregister()
 	got, ok := rep.Checker("never")
 	if !ok || got.Verdict != Invalid || got.Elapsed == "" {
 		t.Fatalf("added checker: got %+v (found %v), want it invalid and timed", got, ok)

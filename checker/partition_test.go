@@ -102,8 +102,7 @@ func noElapsed(f Findings) Findings {
 func TestPartition_SameAsWhole(t *testing.T) {
 	// Every registered checker runs split, a throwaway one among them
 	// whose figures merge each way.
-	Register(opsPerKey)
-	defer Unregister(opsPerKey.Name())
+	defer Register(opsPerKey)()
 	for seed := uint64(1); seed <= 4; seed++ {
 		ops := faultyHistory(seed)
 		whole := noElapsed(Check(context.Background(), ops, Options{}))

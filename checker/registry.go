@@ -3,7 +3,8 @@ package checker
 import (
 	"context"
 	"fmt"
-	"sync"
+
+	"github.com/lockcheck/lockcheck/internal/ext"
 
 	"github.com/lockcheck/lockcheck/history"
 )
@@ -69,44 +70,20 @@ func builtin() []Spec {
 	return []Spec{statsSpec, mutexSpec, fencingSpec, linearizableSpec, livenessSpec}
 }
 
-var registry = struct {
-	sync.Mutex
-	extra []Spec
-}{}
+var added ext.Added[Spec]
 
 // Register adds a checker after the built-in ones, for every check from
-// here on. It panics on a name already registered (two checkers cannot
-// share a line of results.json).
-func Register(s Spec) {
-	registry.Lock()
-	defer registry.Unlock()
-	for _, have := range append(builtin(), registry.extra...) {
-		if have.Name() == s.Name() {
-			panic(fmt.Sprintf("checker %q registered twice", s.Name()))
-		}
+// here on, until the func it returns unregisters it. It panics on a name
+// already registered (two checkers cannot share a line of results.json).
+func Register(s Spec) (unregister func()) {
+	if _, dup := specOf(s.Name()); dup {
+		panic(fmt.Sprintf("checker %q registered twice", s.Name()))
 	}
-	registry.extra = append(registry.extra, s)
-}
-
-// Unregister removes a checker Register added (for tests that add a
-// throwaway one).
-func Unregister(name string) {
-	registry.Lock()
-	defer registry.Unlock()
-	for i, s := range registry.extra {
-		if s.Name() == name {
-			registry.extra = append(registry.extra[:i:i], registry.extra[i+1:]...)
-			return
-		}
-	}
+	return added.Add(s)
 }
 
 // Registered returns every checker a check runs, in report order.
-func Registered() []Spec {
-	registry.Lock()
-	defer registry.Unlock()
-	return append(builtin(), registry.extra...)
-}
+func Registered() []Spec { return added.With(builtin()) }
 
 // specOf returns the registered checker named name.
 func specOf(name string) (Spec, bool) {

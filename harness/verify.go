@@ -14,6 +14,7 @@ import (
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/ext"
 	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/report"
@@ -43,7 +44,13 @@ func stallWorkload(w *workload.Config) { w.Keys, w.Duration = 3, 8*time.Second }
 // VerifyScenarios is verify's battery, client-side scenarios first: each
 // a workload and a fault chosen so that one classic failure gets its
 // chance, and the coverage that shows it did.
-func VerifyScenarios() []Scenario { return slices.Clone(verifyScenarios) }
+func VerifyScenarios() []Scenario { return addedScenarios.With(verifyScenarios) }
+
+var addedScenarios ext.Added[Scenario]
+
+// RegisterScenario adds a scenario at the end of verify's battery from
+// here on, until the func it returns unregisters it.
+func RegisterScenario(s Scenario) (unregister func()) { return addedScenarios.Add(s) }
 
 // killEvery is the kill scenarios' schedule.
 var killEvery = nemesis.Config{Faults: []string{"kill-redis"}, Interval: 1500 * time.Millisecond}

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/lockcheck/lockcheck/internal/ext"
 )
 
 // Factory builds a Locker for one run.
@@ -96,13 +98,21 @@ func (r *Registry) Names() []string {
 	return ns
 }
 
-// Builtin returns a new registry with every lock of this package. To add
-// one: a file with its Locker and its Entry, and its name in the list here.
+var added ext.Added[Entry]
+
+// Register adds a lock to every registry Builtin returns from here on,
+// until the func it returns unregisters it (a test's throwaway lock, a
+// program's own that embeds lockcheck).
+func Register(e Entry) (unregister func()) { return added.Add(e) }
+
+// Builtin returns a new registry with every lock of this package, and
+// those Register added. To add one: a file with its Locker and its Entry,
+// and its name in the list here.
 func Builtin() *Registry {
 	r := &Registry{}
-	for _, e := range []Entry{setnxEntry, watchdogEntry, fencedEntry, setnxWaitEntry, redislockEntry, redlockEntry, redsyncEntry,
+	for _, e := range added.With([]Entry{setnxEntry, watchdogEntry, fencedEntry, setnxWaitEntry, redislockEntry, redlockEntry, redsyncEntry,
 		brokenSetNXExpireEntry, brokenFixedValueEntry, brokenDelReleaseEntry, brokenGetDelReleaseEntry, brokenNoTTLEntry, brokenCheckThenSetEntry,
-		brokenResendEntry, brokenWatchdogSwallowEntry, brokenFailOpenEntry} {
+		brokenResendEntry, brokenWatchdogSwallowEntry, brokenFailOpenEntry}) {
 		r.Register(e)
 	}
 	return r

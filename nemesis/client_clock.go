@@ -29,4 +29,4 @@ func (c *clientClock) Stop(context.Context) error { c.env.Clients.HealClients();
 // clientClockKind is the "client-clock" fault.
 var clientClockKind = Kind{Needs: Needs{Clients: true}, Name: "client-clock",
 	Description: "the clocks 3 clients (holders first) time their leases by run slow (x0.5), jump back a TTL, or run fast (x1.5) for the window: a client believes it holds a lease Redis has expired",
-	new:         func(e Env) (Fault, error) { return &clientClock{env: e}, nil }}
+	New:         func(e Env) (Fault, error) { return &clientClock{env: e}, nil }}

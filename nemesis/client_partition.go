@@ -20,4 +20,4 @@ func (c *clientPartition) Stop(context.Context) error { c.env.Clients.HealClient
 // clientPartitionKind is the "client-partition" fault.
 var clientPartitionKind = Kind{Needs: Needs{CrashesClients: true, Clients: true}, Name: "client-partition",
 	Description: "cut 3 clients (holders first) off Redis for the window: their commands, extends and releases time out unsent, and their leases pass to others",
-	new:         func(e Env) (Fault, error) { return &clientPartition{env: e}, nil }}
+	New:         func(e Env) (Fault, error) { return &clientPartition{env: e}, nil }}

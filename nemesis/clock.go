@@ -40,8 +40,8 @@ func (c *clockFault) Stop(context.Context) error {
 
 // clockKind is the "clock" fault.
 var clockKind = Kind{Needs: Needs{Redis: true, Clock: true, Servers: true}, Name: "clock", Description: "shift a Redis node's wall clock (its TTLs follow): a jump forward or back by 2x the TTL, or a drift at twice real speed, chosen by the seed",
-	new: func(e Env) (Fault, error) { return &clockFault{env: e}, nil }}
+	New: func(e Env) (Fault, error) { return &clockFault{env: e}, nil }}
 
 // clockJumpKind is the "clock-jump" fault.
 var clockJumpKind = Kind{Needs: Needs{Redis: true, Clock: true, Servers: true}, Name: "clock-jump", Description: "jump a Redis node's wall clock forward by 2x the TTL: its keys expire at once",
-	new: func(e Env) (Fault, error) { return &clockFault{env: e, forwardOnly: true}, nil }}
+	New: func(e Env) (Fault, error) { return &clockFault{env: e, forwardOnly: true}, nil }}

@@ -106,4 +106,4 @@ func (c *clockQuorum) Stop(ctx context.Context) error {
 
 // clockQuorumKind is the "clock-quorum" fault.
 var clockQuorumKind = Kind{Needs: Needs{Redis: true, Clock: true, Servers: true}, Name: "clock-quorum", Topologies: []string{cluster.Redlock}, Description: "Kleppmann's Redlock scenario (topology redlock): a minority of the masters down, so leases reach a bare majority; half-way through, the minority returns empty and one node of that majority jumps its clock past the TTL",
-	new: func(e Env) (Fault, error) { return &clockQuorum{env: e}, nil }}
+	New: func(e Env) (Fault, error) { return &clockQuorum{env: e}, nil }}

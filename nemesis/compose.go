@@ -48,10 +48,10 @@ func compose(name string) (Kind, error) {
 		descs = append(descs, pk.Name)
 	}
 	k.Description = "together: " + strings.Join(descs, ", ")
-	k.new = func(e Env) (Fault, error) {
+	k.New = func(e Env) (Fault, error) {
 		c := &composite{}
 		for _, pk := range kinds {
-			f, err := pk.new(e)
+			f, err := pk.New(e)
 			if err != nil {
 				return nil, err
 			}

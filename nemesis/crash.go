@@ -16,4 +16,4 @@ func (c *crashClient) Stop(context.Context) error { c.env.Clients.HealClients();
 
 // crashClientKind is the "crash-client" fault.
 var crashClientKind = Kind{Needs: Needs{CrashesClients: true, Clients: true}, Name: "crash-client", Description: "a client dies right before its first Redis command after one that succeeded (while it may hold a lock) and never releases",
-	new: func(e Env) (Fault, error) { return &crashClient{env: e}, nil }}
+	New: func(e Env) (Fault, error) { return &crashClient{env: e}, nil }}

@@ -90,4 +90,4 @@ func (f *failover) Stop(ctx context.Context) error {
 
 // failoverKind is the "failover" fault.
 var failoverKind = Kind{Needs: Needs{Redis: true, Servers: true}, Name: "failover", Topologies: []string{cluster.Sentinel, cluster.RedisCluster}, Description: "kill the master (topology sentinel; cluster: a master); Sentinel (the cluster) promotes its replica; the old master restarts as a replica",
-	new: func(e Env) (Fault, error) { return &failover{env: e}, nil }}
+	New: func(e Env) (Fault, error) { return &failover{env: e}, nil }}

@@ -27,4 +27,4 @@ func (k *killRedis) Stop(ctx context.Context) error {
 
 // killRedisKind is the "kill-redis" fault.
 var killRedisKind = Kind{Needs: Needs{Redis: true, Servers: true}, Name: "kill-redis", Description: "SIGKILL a Redis node (--nemesis-targets) and restart it after --restart-delay (data kept only with --persistence aof-*)",
-	new: func(e Env) (Fault, error) { return &killRedis{env: e}, nil }}
+	New: func(e Env) (Fault, error) { return &killRedis{env: e}, nil }}

@@ -32,4 +32,4 @@ func (l *latency) Stop(context.Context) error {
 
 // latencyKind is the "latency" fault.
 var latencyKind = Kind{Needs: Needs{Redis: true, ClientProxies: true}, Name: "latency", Description: "delay a primary's (--nemesis-targets) replies to clients by TTL/2 (toxiproxy latency toxic)",
-	new: func(e Env) (Fault, error) { return &latency{env: e}, nil }}
+	New: func(e Env) (Fault, error) { return &latency{env: e}, nil }}

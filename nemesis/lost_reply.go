@@ -38,4 +38,4 @@ func (l *lostReply) Stop(context.Context) error {
 // lostReplyKind is the "lost-reply" fault.
 var lostReplyKind = Kind{Needs: Needs{ClientProxies: true}, Name: "lost-reply",
 	Description: "a node applies commands but half its client connections lose the reply and are reset (toxiproxy reset_peer on replies): the ops are indeterminate, and a client that resends shows it",
-	new:         func(e Env) (Fault, error) { return &lostReply{env: e}, nil }}
+	New:         func(e Env) (Fault, error) { return &lostReply{env: e}, nil }}

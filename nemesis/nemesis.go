@@ -14,6 +14,7 @@ import (
 	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/ctxwait"
+	"github.com/lockcheck/lockcheck/internal/ext"
 )
 
 // Defaults of the schedule.
@@ -80,7 +81,8 @@ type Kind struct {
 	Needs
 	// Topologies, if set, are the only topologies the fault can act on.
 	Topologies []string
-	new        func(Env) (Fault, error)
+	// New makes the fault for a run.
+	New func(Env) (Fault, error)
 }
 
 // Needs is what a fault needs of a run, and what it acts on. Faults
@@ -113,10 +115,17 @@ func (n Needs) Merge(o Needs) Needs {
 		Clock: n.Clock || o.Clock, Servers: n.Servers || o.Servers}
 }
 
-// Builtin returns every fault, by name. To add one: a file with its
-// Fault and its Kind, and a line here.
+var added ext.Added[Kind]
+
+// Register adds a fault to Builtin from here on, until the func it
+// returns unregisters it (a test's throwaway fault, a program's own that
+// embeds lockcheck).
+func Register(k Kind) (unregister func()) { return added.Add(k) }
+
+// Builtin returns every fault, by name, those Register added included.
+// To add one: a file with its Fault and its Kind, and a line here.
 func Builtin() []Kind {
-	ks := []Kind{
+	ks := added.With([]Kind{
 		pauseClientKind,
 		pauseHolderKind,
 		crashClientKind,
@@ -132,7 +141,7 @@ func Builtin() []Kind {
 		clientClockKind,
 		killRedisKind,
 		reshardKind,
-	}
+	})
 	sort.Slice(ks, func(i, j int) bool { return ks[i].Name < ks[j].Name })
 	return ks
 }
@@ -279,7 +288,7 @@ func Run(ctx context.Context, cfg Config, env Env, record func(history.Op), now 
 		if err != nil {
 			return err
 		}
-		if faults[i], err = k.new(env); err != nil {
+		if faults[i], err = k.New(env); err != nil {
 			return fmt.Errorf("fault %s: %w", name, err)
 		}
 	}

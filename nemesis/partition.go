@@ -87,4 +87,4 @@ func (p *partition) Stop(ctx context.Context) error {
 
 // partitionKind is the "partition" fault.
 var partitionKind = Kind{Needs: Needs{Redis: true, Servers: true}, Name: "partition", Topologies: []string{cluster.Sentinel, cluster.RedisCluster}, Description: "cut the master off from its replicas and sentinels (cluster: a master off its replica and the cluster bus) while clients still reach it: split brain",
-	new: func(e Env) (Fault, error) { return &partition{env: e}, nil }}
+	New: func(e Env) (Fault, error) { return &partition{env: e}, nil }}

@@ -19,8 +19,8 @@ func (p *pauseClient) Stop(context.Context) error { p.env.Clients.HealClients();
 
 // pauseClientKind is the "pause-client" fault.
 var pauseClientKind = Kind{Needs: Needs{Clients: true}, Name: "pause-client", Description: "a holder stops between its acquire and its write for 1.5x the TTL (a GC pause, watchdog included), then writes",
-	new: func(e Env) (Fault, error) { return &pauseClient{env: e}, nil }}
+	New: func(e Env) (Fault, error) { return &pauseClient{env: e}, nil }}
 
 // pauseHolderKind is the "pause-holder" fault.
 var pauseHolderKind = Kind{Needs: Needs{Clients: true}, Name: "pause-holder", Description: "a holder stops in the middle of its critical section for 1.5x the TTL (watchdog included); on waking it checks its lease before it touches the resource again, while its watchdog's overdue extend goes out",
-	new: func(e Env) (Fault, error) { return &pauseClient{env: e, inSection: true}, nil }}
+	New: func(e Env) (Fault, error) { return &pauseClient{env: e, inSection: true}, nil }}

@@ -21,4 +21,4 @@ func (p *pauseRedis) Stop(context.Context) error { return p.stop((*cluster.Node)
 
 // pauseRedisKind is the "pause-redis" fault.
 var pauseRedisKind = Kind{Needs: Needs{Redis: true, Servers: true}, Name: "pause-redis", Description: "SIGSTOP a Redis node (--nemesis-targets), SIGCONT at the end of the window",
-	new: func(e Env) (Fault, error) { return &pauseRedis{env: e}, nil }}
+	New: func(e Env) (Fault, error) { return &pauseRedis{env: e}, nil }}

@@ -27,4 +27,4 @@ func (r *reshard) Stop(context.Context) error { return nil }
 
 // reshardKind is the "reshard" fault.
 var reshardKind = Kind{Needs: Needs{Redis: true, Servers: true}, Name: "reshard", Topologies: []string{cluster.RedisCluster}, Description: "move a slot that holds lock keys to another master while clients use it (topology cluster): MIGRATING/IMPORTING, MIGRATE, ASK redirects",
-	new: func(e Env) (Fault, error) { return &reshard{env: e}, nil }}
+	New: func(e Env) (Fault, error) { return &reshard{env: e}, nil }}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/ext"
 )
 
 // Section is one part of report.html, drawn from the run's history and
@@ -31,11 +32,18 @@ type View struct {
 	HgrmFiles []string
 }
 
-// Sections returns report.html's sections, in page order. To add one: a
-// file with its Section, and a line here.
+var added ext.Added[Section]
+
+// RegisterSection adds a section at the end of every report.html from
+// here on, until the func it returns unregisters it.
+func RegisterSection(s Section) (unregister func()) { return added.Add(s) }
+
+// Sections returns report.html's sections, in page order, those
+// RegisterSection added last. To add one: a file with its Section, and a
+// line here.
 func Sections() []Section {
-	return []Section{reproduceSection, checkersSection, coverageSection, violationsSection, latencySection, throughputSection,
-		contentionSection, leasesSection, nodesSection, serversSection}
+	return added.With([]Section{reproduceSection, checkersSection, coverageSection, violationsSection, latencySection, throughputSection,
+		contentionSection, leasesSection, nodesSection, serversSection})
 }
 
 // render draws the sections for v.

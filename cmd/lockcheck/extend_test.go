@@ -3,16 +3,24 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/testutil"
+	"github.com/lockcheck/lockcheck/lockimpl"
+	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/report"
+	"github.com/lockcheck/lockcheck/workload"
 )
 
 // TestCLI_RegisteredChecker: a checker added as the README's "Extending
@@ -24,14 +32,13 @@ import (
 func TestCLI_RegisteredChecker(t *testing.T) {
 	testutil.RequireRedis(t)
 	invalid := false
-	checker.Register(checker.Spec{Check: checker.Func("throwaway", func(_ context.Context, ops []history.Op, _ checker.Options) checker.Result {
+	defer checker.Register(checker.Spec{Check: checker.Func("throwaway", func(_ context.Context, ops []history.Op, _ checker.Options) checker.Result {
 		r := checker.Result{Verdict: checker.Valid, Figures: map[string]int64{"throwaway_ops": int64(len(ops))}}
 		if invalid {
 			r.Verdict = checker.Invalid
 		}
 		return r
-	}), Figures: map[string]checker.FigureMerge{"throwaway_ops": checker.Sum}, Guarantee: checker.LeaseContract})
-	defer checker.Unregister("throwaway")
+	}), Figures: map[string]checker.FigureMerge{"throwaway_ops": checker.Sum}, Guarantee: checker.LeaseContract})()
 
 	out := t.TempDir()
 	if code := run([]string{"run", "--lock", "setnx", "--clients", "5", "--keys", "3", "--duration", "2s", "-q", "--out", out}); code != exitValid {
@@ -193,3 +200,80 @@ func TestCLI_SpecTTLUnit(t *testing.T) {
 		}
 	}
 }
+
+// TestCLI_Extensions: a lock, a fault, a report section and a verify
+// scenario added as the README's "Extending lockcheck" says (each
+// registered, as a throwaway of the test's own) are used by the commands
+// a user runs: `lockcheck run --lock L --nemesis F` builds the lock,
+// plays the fault (its windows in the history and the coverage) and draws
+// the section in report.html; `lockcheck verify --scenario S` runs the
+// scenario, with the same lock and fault, to a verdict in verify.json.
+func TestCLI_Extensions(t *testing.T) {
+	testutil.RequireRedis(t)
+	var built, started atomic.Int32
+	defer lockimpl.Register(lockimpl.Entry{Name: "throwaway-lock", Description: "setnx, counted",
+		Factory: func(env lockimpl.Env) (lockimpl.Locker, error) { built.Add(1); return lockimpl.NewSetNX(env) }})()
+	defer nemesis.Register(nemesis.Kind{Name: "throwaway-fault", Description: "does nothing, counted", Needs: nemesis.Needs{Clients: true},
+		New: func(nemesis.Env) (nemesis.Fault, error) { return countedFault{&started}, nil }})()
+	defer report.RegisterSection(report.Section{Name: "throwaway-section", Template: `<p>{{.}} ops seen by the throwaway section</p>`,
+		Data: func(v *report.View) any { return len(v.Ops) }})()
+	defer harness.RegisterScenario(harness.Scenario{Name: "throwaway-scenario", Description: "the throwaway fault on a short run",
+		Workload: func(w *workload.Config) { w.Clients, w.Keys, w.Duration = 10, 2, 2*time.Second },
+		Nemesis:  nemesis.Config{Faults: []string{"throwaway-fault"}, Interval: 300 * time.Millisecond, Duration: 100 * time.Millisecond},
+		Requires: checker.Coverage{checker.Contended: 1, "windows:throwaway-fault": 1}})()
+
+	out := t.TempDir()
+	if code := run([]string{"run", "--lock", "throwaway-lock", "--nemesis", "throwaway-fault", "--nemesis-interval", "300ms",
+		"--nemesis-duration", "100ms", "--clients", "5", "--keys", "2", "--duration", "2s", "-q", "--out", out}); code != exitValid {
+		t.Fatalf("run: exit %d, want %d", code, exitValid)
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Join(out, "latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if built.Load() == 0 || started.Load() == 0 {
+		t.Fatalf("run: the lock was built %d times and the fault started %d times; want both", built.Load(), started.Load())
+	}
+	var res struct {
+		Coverage checker.Coverage `json:"coverage"`
+	}
+	readJSON(t, filepath.Join(dir, "results.json"), &res)
+	if res.Coverage["windows:throwaway-fault"] == 0 {
+		t.Errorf("run: coverage %v has no window of the registered fault", res.Coverage)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), `<section id="throwaway-section">`) || !strings.Contains(string(page), "ops seen by the throwaway section") {
+		t.Error("report.html: no registered section")
+	}
+
+	vout := t.TempDir()
+	if code := run([]string{"verify", "--lock", "throwaway-lock", "--scenario", "throwaway-scenario", "--seed", "1", "-q", "--out", vout}); code != exitValid {
+		t.Fatalf("verify: exit %d, want %d", code, exitValid)
+	}
+	vdir, err := filepath.EvalSymlinks(filepath.Join(vout, "verify", "latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Rows []struct {
+			Scenario string `json:"scenario"`
+			Status   string `json:"status"`
+		} `json:"scenarios"`
+	}
+	readJSON(t, filepath.Join(vdir, "verify.json"), &v)
+	if len(v.Rows) != 1 || v.Rows[0].Scenario != "throwaway-scenario" || v.Rows[0].Status != report.StatusPassed {
+		t.Errorf("verify.json rows %+v: want the registered scenario, passed", v.Rows)
+	}
+}
+
+// countedFault is a fault that does nothing but count its starts.
+type countedFault struct{ starts *atomic.Int32 }
+
+func (f countedFault) Start(context.Context, *rand.Rand) ([]string, error) {
+	f.starts.Add(1)
+	return []string{"nobody"}, nil
+}
+func (countedFault) Stop(context.Context) error { return nil }
