@@ -65,24 +65,36 @@ func TestCLI_RegisteredChecker(t *testing.T) {
 	}
 	invalid = false
 
-	vout := t.TempDir()
-	if code := run([]string{"verify", "--lock", "setnx", "--scenario", "contention", "--seed", "1", "-q", "--out", vout}); code != exitValid {
-		t.Fatalf("verify: exit %d, want %d", code, exitValid)
+	rows := verifyRows(t, "--lock", "setnx", "--scenario", "contention")
+	if len(rows) != 1 || rows[0].Checkers["throwaway"] != checker.Valid {
+		t.Errorf("verify.json rows %+v: want contention with the registered checker valid", rows)
 	}
-	vdir, err := filepath.EvalSymlinks(filepath.Join(vout, "verify", "latest"))
+}
+
+// verifyRow is a row of verify.json.
+type verifyRow struct {
+	Scenario string                     `json:"scenario"`
+	Status   string                     `json:"status"`
+	Checkers map[string]checker.Verdict `json:"checkers"`
+}
+
+// verifyRows runs lockcheck verify with args (seed 1), wants it valid,
+// and returns the rows of its verify.json.
+func verifyRows(t *testing.T, args ...string) []verifyRow {
+	t.Helper()
+	out := t.TempDir()
+	if code := run(append([]string{"verify", "--seed", "1", "-q", "--out", out}, args...)); code != exitValid {
+		t.Fatalf("verify %v: exit %d, want %d", args, code, exitValid)
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Join(out, "verify", "latest"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var v struct {
-		Rows []struct {
-			Scenario string                     `json:"scenario"`
-			Checkers map[string]checker.Verdict `json:"checkers"`
-		} `json:"scenarios"`
+		Rows []verifyRow `json:"scenarios"`
 	}
-	readJSON(t, filepath.Join(vdir, "verify.json"), &v)
-	if len(v.Rows) != 1 || v.Rows[0].Checkers["throwaway"] != checker.Valid {
-		t.Errorf("verify.json rows %+v: want contention with the registered checker valid", v.Rows)
-	}
+	readJSON(t, filepath.Join(dir, "verify.json"), &v)
+	return v.Rows
 }
 
 // throwawayFigure reads the registered checker's figure off results.json.
@@ -249,23 +261,9 @@ func TestCLI_Extensions(t *testing.T) {
 		t.Error("report.html: no registered section")
 	}
 
-	vout := t.TempDir()
-	if code := run([]string{"verify", "--lock", "throwaway-lock", "--scenario", "throwaway-scenario", "--seed", "1", "-q", "--out", vout}); code != exitValid {
-		t.Fatalf("verify: exit %d, want %d", code, exitValid)
-	}
-	vdir, err := filepath.EvalSymlinks(filepath.Join(vout, "verify", "latest"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v struct {
-		Rows []struct {
-			Scenario string `json:"scenario"`
-			Status   string `json:"status"`
-		} `json:"scenarios"`
-	}
-	readJSON(t, filepath.Join(vdir, "verify.json"), &v)
-	if len(v.Rows) != 1 || v.Rows[0].Scenario != "throwaway-scenario" || v.Rows[0].Status != report.StatusPassed {
-		t.Errorf("verify.json rows %+v: want the registered scenario, passed", v.Rows)
+	rows := verifyRows(t, "--lock", "throwaway-lock", "--scenario", "throwaway-scenario")
+	if len(rows) != 1 || rows[0].Scenario != "throwaway-scenario" || rows[0].Status != report.StatusPassed {
+		t.Errorf("verify.json rows %+v: want the registered scenario, passed", rows)
 	}
 }
 
