@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -19,52 +18,6 @@ import (
 	"github.com/lockcheck/lockcheck/report"
 	"github.com/lockcheck/lockcheck/workload"
 )
-
-// Scenario is one column of the matrix: a fault schedule and the Redis
-// set-up it needs.
-type Scenario struct {
-	Name        string
-	Description string
-	Nemesis     nemesis.Config
-	Persistence string
-	// RestartDelay is how long kill-redis keeps a node down.
-	RestartDelay time.Duration
-	// Topology is the topology the scenario needs ("": the lock's own);
-	// Only lists the topologies it applies to ("": any).
-	Topology string
-	Only     []string
-	// Workload adjusts the matrix's base workload.
-	Workload func(*workload.Config)
-	// ReplicationLag for the sentinel scenarios.
-	ReplicationLag time.Duration
-
-	// The fields below are lockcheck verify's (VerifyScenarios).
-
-	// Requires are the coverage figures the scenario must reach for its
-	// verdict to count: the failure it exists for got its chance.
-	Requires checker.Coverage
-	// Server marks a server-fault scenario (the deployment table): its
-	// breaks are findings unless required.
-	Server bool
-	// Pauses: clients are paused past their TTL, so mutual exclusion
-	// at the resource needs fencing: a break is a finding unless
-	// --require fencing.
-	Pauses bool
-	// Extends: clients keep their leases alive by extends every TTL/3,
-	// unless the lock has a watchdog of its own.
-	Extends bool
-	// Overrun: holds outlive the TTL on purpose, so releases come after
-	// expiry; n/a for a lock that keeps its leases alive by itself, whose
-	// releases are never late.
-	Overrun bool
-	// RedlockClients, if set, is the client count for a Redlock lock: an
-	// op is a round trip to each of five nodes, and two cores serve fewer
-	// clients within redsync's per-node timeout (5% of the TTL).
-	RedlockClients int
-	// Breaks says what a break in this scenario means where it is a
-	// finding (the fault's known effect on a lock without the defence).
-	Breaks string
-}
 
 // MatrixBase is the workload of every cell: leases of 3 s, held 2 s on
 // average, so that a lease spans several fault events (a kill every
@@ -89,15 +42,8 @@ func Scenarios() []Scenario {
 			Nemesis: nemesis.Config{Faults: []string{"kill-redis"}, Interval: 500 * time.Millisecond}, Persistence: "aof-always"},
 		{Name: "clock-jump", Description: "one node's clock jumps 2 TTL forward for 1 s, every 2 s",
 			Nemesis: nemesis.Config{Faults: []string{"clock-jump"}, Interval: 2 * time.Second, Duration: time.Second}},
-		{Name: "clock-quorum", Description: "Kleppmann: 2 of 5 masters down, then back empty while a node of the bare majority jumps 2 TTL forward",
-			Nemesis: nemesis.Config{Faults: []string{"clock-quorum"}, Interval: time.Second, Duration: 2 * time.Second},
-			Only:    []string{cluster.Redlock}},
-		{Name: "failover", Description: "sentinel: kill the master with replication 500 ms behind; a replica is promoted",
-			Nemesis:  nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
-			Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond,
-			Workload: func(w *workload.Config) {
-				w.TTL, w.Hold, w.Keys, w.Duration = 10*time.Second, 3*time.Second, 40, 12*time.Second
-			}},
+		clockQuorumScenario,
+		failoverScenario,
 	}
 }
 
@@ -232,49 +178,6 @@ func checkLocks(reg *lockimpl.Registry, locks []string, ttls []time.Duration) er
 		}
 	}
 	return nil
-}
-
-// cellTopology picks the cell's topology, or says why it does not apply.
-func cellTopology(e lockimpl.Entry, perClient bool, s Scenario, where cluster.Config) (string, string) {
-	if e.OwnClient && s.Nemesis.FitsOwnClient(e.Name, perClient) != nil {
-		return "", "its faults act inside lockcheck's own Redis client, which the lock does not use (it has a client of its own)"
-	}
-	lockTopo := e.Topology
-	if where.Backend == cluster.External {
-		if err := s.Nemesis.FitsBackend(cluster.External); err != nil {
-			return "", "its faults act on the Redis servers: an external Redis meets only the client faults"
-		}
-		// The external Redis is what it is: the run finds its topology.
-		if have := where.External.Topology(); (lockTopo == "" && have == cluster.Redlock) || (lockTopo != "" && lockTopo != have) {
-			return "", fmt.Sprintf("the lock needs topology %s; the external Redis is %s", cmp.Or(lockTopo, "single, sentinel or cluster"), have)
-		}
-		return "", ""
-	}
-	topo := lockTopo
-	if s.Topology != "" {
-		if lockTopo != "" && lockTopo != s.Topology {
-			return "", fmt.Sprintf("needs topology %s; the lock needs %s", s.Topology, lockTopo)
-		}
-		topo = s.Topology
-	}
-	if topo == "" {
-		topo = cluster.Single
-	}
-	if len(s.Only) > 0 && !slices.Contains(s.Only, topo) {
-		return topo, "only for topology " + strings.Join(s.Only, ", ")
-	}
-	return topo, ""
-}
-
-// scenarioCluster is where a run of scenario s goes: the topology and
-// server settings s wants, on the backend of where (an external Redis
-// as it is).
-func scenarioCluster(where cluster.Config, topo string, s Scenario) cluster.Config {
-	if where.Backend == cluster.External {
-		return where
-	}
-	where.Topology, where.Persistence, where.ReplicationLag = topo, s.Persistence, s.ReplicationLag
-	return where
 }
 
 // cellWorkload is the workload of a cell of scenario s.

@@ -41,85 +41,116 @@ func serverWorkload(w *workload.Config) {
 // few keys, so that the acquires a stall leaves indeterminate contend.
 func stallWorkload(w *workload.Config) { w.Keys, w.Duration = 3, 8*time.Second }
 
+// VerifyScenario is a scenario of verify's battery: the Scenario it
+// runs, and what decides its verdict.
+type VerifyScenario struct {
+	Scenario
+	// Requires are the coverage figures the scenario must reach for its
+	// verdict to count: the failure it exists for got its chance.
+	Requires checker.Coverage
+	// Server marks a server-fault scenario (the deployment table): its
+	// breaks are findings unless required.
+	Server bool
+	// Pauses: clients are paused past their TTL, so mutual exclusion
+	// at the resource needs fencing: a break is a finding unless
+	// --require fencing.
+	Pauses bool
+	// Extends: clients keep their leases alive by extends every TTL/3,
+	// unless the lock has a watchdog of its own.
+	Extends bool
+	// Overrun: holds outlive the TTL on purpose, so releases come after
+	// expiry; n/a for a lock that keeps its leases alive by itself, whose
+	// releases are never late.
+	Overrun bool
+	// RedlockClients, if set, is the client count for a Redlock lock: an
+	// op is a round trip to each of five nodes, and two cores serve fewer
+	// clients within redsync's per-node timeout (5% of the TTL).
+	RedlockClients int
+	// Breaks says what a break in this scenario means where it is a
+	// finding (the fault's known effect on a lock without the defence).
+	Breaks string
+}
+
 // VerifyScenarios is verify's battery, client-side scenarios first: each
 // a workload and a fault chosen so that one classic failure gets its
 // chance, and the coverage that shows it did.
-func VerifyScenarios() []Scenario { return addedScenarios.With(verifyScenarios) }
+func VerifyScenarios() []VerifyScenario { return addedScenarios.With(verifyScenarios) }
 
-var addedScenarios ext.Added[Scenario]
+var addedScenarios ext.Added[VerifyScenario]
 
 // RegisterScenario adds a scenario at the end of verify's battery from
 // here on, until the func it returns unregisters it.
-func RegisterScenario(s Scenario) (unregister func()) { return addedScenarios.Add(s) }
+func RegisterScenario(s VerifyScenario) (unregister func()) { return addedScenarios.Add(s) }
 
 // killEvery is the kill scenarios' schedule.
 var killEvery = nemesis.Config{Faults: []string{"kill-redis"}, Interval: 1500 * time.Millisecond}
 
-var verifyScenarios = []Scenario{
-	{Name: "contention", Description: "200 clients on 5 keys, holds of 0-20 ms under a 1 s TTL: races between acquires",
+var verifyScenarios = []VerifyScenario{
+	{Scenario: Scenario{Name: "contention", Description: "200 clients on 5 keys, holds of 0-20 ms under a 1 s TTL: races between acquires",
 		Workload: func(w *workload.Config) {
 			w.Clients, w.TTL, w.Hold, w.HoldDist, w.Retry, w.Margin = 200, time.Second, 10*time.Millisecond, workload.HoldUniform, workload.RetryNone, 0
-		},
+		}},
 		Requires: checker.Coverage{checker.Contended: 2000}},
-	{Name: "overrun", Overrun: true, Description: "200 clients on 5 keys, holds of 0-200 ms under a 100 ms TTL: releases after expiry onto keys another holds, racing its acquire",
+	{Scenario: Scenario{Name: "overrun", Description: "200 clients on 5 keys, holds of 0-200 ms under a 100 ms TTL: releases after expiry onto keys another holds, racing its acquire",
 		Workload: func(w *workload.Config) {
 			w.Clients, w.TTL, w.Hold, w.HoldDist, w.Retry = 200, 100*time.Millisecond, 100*time.Millisecond, workload.HoldUniform, workload.RetryNone
-		},
-		RedlockClients: 20, Requires: checker.Coverage{checker.LateReleaseTaken: 15}},
-	{Name: "overrun-free", Overrun: true, Description: "20 clients on 50 keys (zipf), holds of 0-200 ms under a 100 ms TTL: releases after expiry onto free keys and keys another holds",
+		}},
+		Overrun: true, RedlockClients: 20, Requires: checker.Coverage{checker.LateReleaseTaken: 15}},
+	{Scenario: Scenario{Name: "overrun-free", Description: "20 clients on 50 keys (zipf), holds of 0-200 ms under a 100 ms TTL: releases after expiry onto free keys and keys another holds",
 		Workload: func(w *workload.Config) {
 			w.Clients, w.Keys, w.KeyDist, w.TTL, w.Hold, w.HoldDist, w.Retry = 20, 50, workload.KeyZipf, 100*time.Millisecond, 100*time.Millisecond, workload.HoldUniform, workload.RetryNone
-		},
-		Requires: checker.Coverage{checker.LateReleaseFree: 20, checker.LateReleaseTaken: 20}},
-	{Name: "extend", Description: "3 clients per key, holds of 1 s kept alive by extends every TTL/3, pause-holder: overdue extends onto free keys and keys another holds",
-		Extends: true,
+		}},
+		Overrun: true, Requires: checker.Coverage{checker.LateReleaseFree: 20, checker.LateReleaseTaken: 20}},
+	{Scenario: Scenario{Name: "extend", Description: "3 clients per key, holds of 1 s kept alive by extends every TTL/3, pause-holder: overdue extends onto free keys and keys another holds",
 		Workload: func(w *workload.Config) {
 			w.Clients, w.Keys, w.TTL, w.Hold, w.HoldDist, w.Margin = 12, 4, 300*time.Millisecond, time.Second, workload.HoldFixed, 60*time.Millisecond
 			w.Duration = 8 * time.Second
 		},
-		Nemesis:        nemesis.Config{Faults: []string{"pause-holder"}, Interval: 300 * time.Millisecond, Duration: 300 * time.Millisecond},
-		RedlockClients: 8, Requires: checker.Coverage{checker.LateExtendFree: 3, checker.LateExtendTaken: 3}},
-	{Name: "pause", Description: "pause-client: a holder stops 1.5 TTL (a GC pause) between its acquire and its write, then writes",
-		Pauses:   true,
-		Nemesis:  nemesis.Config{Faults: []string{"pause-client"}, Interval: 500 * time.Millisecond, Duration: 500 * time.Millisecond},
-		Requires: checker.Coverage{checker.StaleHolder: 3},
-		Breaks:   "no fencing token: a client paused past its TTL wrote after another acquired"},
-	{Name: "crash", Description: "crash-client: a holder dies between its acquire steps or before its release, and never releases",
-		Nemesis:  nemesis.Config{Faults: []string{"crash-client"}, Interval: 500 * time.Millisecond, Duration: 500 * time.Millisecond},
+		Nemesis: nemesis.Config{Faults: []string{"pause-holder"}, Interval: 300 * time.Millisecond, Duration: 300 * time.Millisecond}},
+		Extends: true, RedlockClients: 8, Requires: checker.Coverage{checker.LateExtendFree: 3, checker.LateExtendTaken: 3}},
+	{Scenario: Scenario{Name: "pause", Description: "pause-client: a holder stops 1.5 TTL (a GC pause) between its acquire and its write, then writes",
+		Nemesis: nemesis.Config{Faults: []string{"pause-client"}, Interval: 500 * time.Millisecond, Duration: 500 * time.Millisecond}},
+		Pauses: true, Requires: checker.Coverage{checker.StaleHolder: 3},
+		Breaks: "no fencing token: a client paused past its TTL wrote after another acquired"},
+	{Scenario: Scenario{Name: "crash", Description: "crash-client: a holder dies between its acquire steps or before its release, and never releases",
+		Nemesis: nemesis.Config{Faults: []string{"crash-client"}, Interval: 500 * time.Millisecond, Duration: 500 * time.Millisecond}},
 		Requires: checker.Coverage{checker.AbandonedTaken: 3}},
-	{Name: "pause-redis", Description: "Redis stops for 1 s every 2 s under 20 clients on 3 keys: acquires time out (indeterminate), and those queued run when it resumes",
-		Workload: stallWorkload, Nemesis: nemesis.Config{Faults: []string{"pause-redis"}, Interval: 2 * time.Second, Duration: time.Second},
+	{Scenario: Scenario{Name: "pause-redis", Description: "Redis stops for 1 s every 2 s under 20 clients on 3 keys: acquires time out (indeterminate), and those queued run when it resumes",
+		Workload: stallWorkload, Nemesis: nemesis.Config{Faults: []string{"pause-redis"}, Interval: 2 * time.Second, Duration: time.Second}},
 		Requires: checker.Coverage{checker.InfoContended: 20, checker.Hit("pause-redis"): 2}},
-	{Name: "lost-reply", Description: "replies lost after Redis applied the command, under 20 clients on 3 keys: acquires that took effect end indeterminate",
-		Workload: stallWorkload, Nemesis: nemesis.Config{Faults: []string{"lost-reply"}, Interval: time.Second, Duration: time.Second},
+	{Scenario: Scenario{Name: "lost-reply", Description: "replies lost after Redis applied the command, under 20 clients on 3 keys: acquires that took effect end indeterminate",
+		Workload: stallWorkload, Nemesis: nemesis.Config{Faults: []string{"lost-reply"}, Interval: time.Second, Duration: time.Second}},
 		Requires: checker.Coverage{checker.InfoContended: 10}},
-	{Name: "kill-none", Description: "kill-redis, restarted at once without persistence", Server: true, Workload: serverWorkload,
-		Nemesis: killEvery, Persistence: "none", Requires: checker.Coverage{checker.Hit("kill-redis"): 3},
-		Breaks: "a restart without persistence forgot held locks"},
-	{Name: "kill-everysec", Description: "kill-redis, restarted at once with appendfsync everysec", Server: true, Workload: serverWorkload,
-		Nemesis: killEvery, Persistence: "aof-everysec", Requires: checker.Coverage{checker.Hit("kill-redis"): 3},
-		Breaks: "a restart lost the last second of writes, held locks among them"},
-	{Name: "kill-always", Description: "kill-redis, restarted at once with appendfsync always", Server: true, Workload: serverWorkload,
-		Nemesis: killEvery, Persistence: "aof-always", Requires: checker.Coverage{checker.Hit("kill-redis"): 3},
-		Breaks: "a restart with every write on disk still broke the lock"},
-	{Name: "kill-delayed", Description: "kill-redis, restarted without persistence after TTL + 500 ms", Server: true, Workload: serverWorkload,
-		Nemesis: killEvery, Persistence: "none", RestartDelay: 1500 * time.Millisecond, Requires: checker.Coverage{checker.Hit("kill-redis"): 2},
-		Breaks: "a node that stayed down longer than the TTL still broke the lock"},
-	{Name: "failover", Description: "sentinel: kill the master with replication 500 ms behind; a replica is promoted", Server: true,
-		Nemesis:  nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
-		Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond,
-		Workload: func(w *workload.Config) {
-			serverWorkload(w)
-			w.TTL, w.Hold, w.Keys, w.Duration = 10*time.Second, 3*time.Second, 40, 12*time.Second
-		},
-		Requires: checker.Coverage{checker.Hit("failover"): 1}, Breaks: "the promoted replica had not received held locks"},
-	{Name: "clock-jump", Description: "a node's clock jumps 2 TTL forward: its keys expire at once", Server: true, Workload: serverWorkload,
-		Nemesis:  nemesis.Config{Faults: []string{"clock-jump"}, Interval: 1500 * time.Millisecond, Duration: time.Second},
-		Requires: checker.Coverage{checker.Hit("clock-jump"): 3}, Breaks: "a clock jump expired held locks early"},
-	{Name: "clock-quorum", Description: "Kleppmann: 2 of 5 masters down, then back empty while a node of the bare majority jumps 2 TTL forward",
-		Server: true, Only: []string{cluster.Redlock}, Workload: serverWorkload,
-		Nemesis:  nemesis.Config{Faults: []string{"clock-quorum"}, Interval: time.Second, Duration: 2 * time.Second},
-		Requires: checker.Coverage{checker.Hit("clock-quorum"): 2}, Breaks: "a bare majority lost a lease to one node's clock"},
+	{Scenario: Scenario{Name: "kill-none", Description: "kill-redis, restarted at once without persistence", Workload: serverWorkload,
+		Nemesis: killEvery, Persistence: "none"},
+		Server: true, Requires: checker.Coverage{checker.Hit("kill-redis"): 3}, Breaks: "a restart without persistence forgot held locks"},
+	{Scenario: Scenario{Name: "kill-everysec", Description: "kill-redis, restarted at once with appendfsync everysec", Workload: serverWorkload,
+		Nemesis: killEvery, Persistence: "aof-everysec"},
+		Server: true, Requires: checker.Coverage{checker.Hit("kill-redis"): 3}, Breaks: "a restart lost the last second of writes, held locks among them"},
+	{Scenario: Scenario{Name: "kill-always", Description: "kill-redis, restarted at once with appendfsync always", Workload: serverWorkload,
+		Nemesis: killEvery, Persistence: "aof-always"},
+		Server: true, Requires: checker.Coverage{checker.Hit("kill-redis"): 3}, Breaks: "a restart with every write on disk still broke the lock"},
+	{Scenario: Scenario{Name: "kill-delayed", Description: "kill-redis, restarted without persistence after TTL + 500 ms", Workload: serverWorkload,
+		Nemesis: killEvery, Persistence: "none", RestartDelay: 1500 * time.Millisecond},
+		Server: true, Requires: checker.Coverage{checker.Hit("kill-redis"): 2}, Breaks: "a node that stayed down longer than the TTL still broke the lock"},
+	{Scenario: serverScenario(failoverScenario),
+		Server: true, Requires: checker.Coverage{checker.Hit("failover"): 1}, Breaks: "the promoted replica had not received held locks"},
+	{Scenario: Scenario{Name: "clock-jump", Description: "a node's clock jumps 2 TTL forward: its keys expire at once", Workload: serverWorkload,
+		Nemesis: nemesis.Config{Faults: []string{"clock-jump"}, Interval: 1500 * time.Millisecond, Duration: time.Second}},
+		Server: true, Requires: checker.Coverage{checker.Hit("clock-jump"): 3}, Breaks: "a clock jump expired held locks early"},
+	{Scenario: serverScenario(clockQuorumScenario),
+		Server: true, Requires: checker.Coverage{checker.Hit("clock-quorum"): 2}, Breaks: "a bare majority lost a lease to one node's clock"},
+}
+
+// serverScenario is s on verify's server workload (serverWorkload, then
+// s's own adjustments).
+func serverScenario(s Scenario) Scenario {
+	if s.Workload == nil {
+		s.Workload = serverWorkload
+	} else {
+		s.Workload = then(serverWorkload, s.Workload)
+	}
+	return s
 }
 
 // VerifyConfig is one lockcheck verify.
@@ -180,7 +211,7 @@ func Verify(ctx context.Context, cfg VerifyConfig) (*report.Verify, string, erro
 		row := report.VerifyRow{Scenario: s.Name, Description: s.Description, Server: s.Server, Requires: s.Requires}
 		row.LeaseGated, row.MutexGated = gates(s, cfg.Require)
 		var topo string
-		topo, row.NA = cellTopology(e, e.PerClient || cfg.ClientFaultLock != nil, s, cfg.Lock.Cluster)
+		topo, row.NA = cellTopology(e, e.PerClient || cfg.ClientFaultLock != nil, s.Scenario, cfg.Lock.Cluster)
 		if s.Overrun && ownWatchdog && row.NA == "" {
 			row.NA = "the lock extends its leases itself: its releases are never late"
 		}
@@ -237,7 +268,7 @@ func ValidateVerify(cfg VerifyConfig) error {
 }
 
 // verifyPlan checks cfg and returns its scenarios and lock.
-func verifyPlan(cfg VerifyConfig) ([]Scenario, lockimpl.Entry, error) {
+func verifyPlan(cfg VerifyConfig) ([]VerifyScenario, lockimpl.Entry, error) {
 	scen, err := pickScenarios(VerifyScenarios(), cfg.Scenarios)
 	if err != nil {
 		return nil, lockimpl.Entry{}, configErr(err)
@@ -251,7 +282,7 @@ func verifyPlan(cfg VerifyConfig) ([]Scenario, lockimpl.Entry, error) {
 	}
 	// Every TTL a scenario will use must suit the lock.
 	for _, s := range scen {
-		topo, na := cellTopology(e, true, s, cfg.Lock.Cluster)
+		topo, na := cellTopology(e, true, s.Scenario, cfg.Lock.Cluster)
 		if na != "" {
 			continue
 		}
@@ -277,34 +308,6 @@ func verifyPlan(cfg VerifyConfig) ([]Scenario, lockimpl.Entry, error) {
 	return scen, e, nil
 }
 
-// pickScenarios returns the named scenarios of all, in all's order (all
-// of them if names is empty).
-func pickScenarios(all []Scenario, names []string) ([]Scenario, error) {
-	if len(names) == 0 {
-		return all, nil
-	}
-	var out []Scenario
-	for _, n := range names {
-		if !slices.ContainsFunc(all, func(s Scenario) bool { return s.Name == n }) {
-			return nil, fmt.Errorf("unknown scenario %q (known: %s)", n, strings.Join(scenarioNames(all), ", "))
-		}
-	}
-	for _, s := range all {
-		if slices.Contains(names, s.Name) {
-			out = append(out, s)
-		}
-	}
-	return out, nil
-}
-
-func scenarioNames(ss []Scenario) []string {
-	var names []string
-	for _, s := range ss {
-		names = append(names, s.Name)
-	}
-	return names
-}
-
 // checkRequire refuses a --require that names nothing.
 func checkRequire(req []string) error {
 	names := scenarioNames(VerifyScenarios())
@@ -320,7 +323,7 @@ func checkRequire(req []string) error {
 // exclusion, fails verify in s: the lease contract in any client-side
 // scenario, mutual exclusion in one without pauses; findings otherwise,
 // unless required.
-func gates(s Scenario, require []string) (lease, mutex bool) {
+func gates(s VerifyScenario, require []string) (lease, mutex bool) {
 	named := slices.Contains(require, s.Name) || (s.Server && slices.Contains(require, "server"))
 	lease = !s.Server || named
 	mutex = (!s.Server && !s.Pauses) || named || (s.Pauses && slices.Contains(require, "fencing"))
@@ -329,7 +332,7 @@ func gates(s Scenario, require []string) (lease, mutex bool) {
 
 // verifyScenario runs s until its coverage is met, a guarantee breaks, or
 // its share of the budget is spent, summing the coverage of its runs.
-func verifyScenario(ctx context.Context, cfg VerifyConfig, s Scenario, topo string, ownWatchdog bool, share time.Time, dir string, row *report.VerifyRow) error {
+func verifyScenario(ctx context.Context, cfg VerifyConfig, s VerifyScenario, topo string, ownWatchdog bool, share time.Time, dir string, row *report.VerifyRow) error {
 	began := time.Now()
 	defer func() { row.Elapsed = time.Since(began).Round(time.Millisecond).String() }()
 	row.Coverage = checker.Coverage{}
@@ -345,7 +348,7 @@ func verifyScenario(ctx context.Context, cfg VerifyConfig, s Scenario, topo stri
 			return err
 		}
 		row.Dir, _ = filepath.Rel(dir, res.Dir)
-		if fault, ok := downFault(s, topo); ok {
+		if fault, ok := downFault(s.Scenario, topo); ok {
 			ops, err := history.ReadFile(filepath.Join(res.Dir, "history.jsonl"))
 			if err != nil {
 				return err
@@ -360,7 +363,7 @@ func verifyScenario(ctx context.Context, cfg VerifyConfig, s Scenario, topo stri
 }
 
 // scenarioRun is the run config of s's attempt with seed.
-func scenarioRun(cfg VerifyConfig, s Scenario, topo string, ownWatchdog bool, seed int64, dir string) Config {
+func scenarioRun(cfg VerifyConfig, s VerifyScenario, topo string, ownWatchdog bool, seed int64, dir string) Config {
 	w := VerifyBase
 	if s.Workload != nil {
 		s.Workload(&w)
@@ -382,23 +385,10 @@ func scenarioRun(cfg VerifyConfig, s Scenario, topo string, ownWatchdog bool, se
 		rc = *cfg.ClientFaultLock
 	}
 	rc.Name, rc.OutDir, rc.Workload, rc.Nemesis, rc.RestartDelay = s.Name, filepath.Join(dir, "runs"), w, n, s.RestartDelay
-	rc.Cluster = scenarioCluster(rc.Cluster, topo, s)
+	rc.Cluster = scenarioCluster(rc.Cluster, topo, s.Scenario)
 	rc.Check = scenarioCheck(rc.Check, rc.Cluster.Backend)
 	rc.Args = append(append([]string{}, cfg.Args...), "scenario="+s.Name, fmt.Sprintf("seed=%d", seed))
 	return rc
-}
-
-// scenarioCheck is how a scenario's run (verify's or a matrix cell's) is
-// checked: check, with the defaults of faulted runs on a busy machine.
-func scenarioCheck(check checker.Options, backend string) checker.Options {
-	if check.ClockTolerance == 0 && backend != cluster.External {
-		// Two busy cores: a starved Redis was measured to judge expiry
-		// 25-50 ms behind our clock.
-		check.ClockTolerance = 50 * time.Millisecond
-	}
-	// A key not decided by then is unknown.
-	check.Timeout = cmp.Or(check.Timeout, 2*time.Minute)
-	return check
 }
 
 // downFault is the fault of s that takes down every node a lock on topo
@@ -412,7 +402,7 @@ func downFault(s Scenario, topo string) (string, bool) {
 
 // judgeRun folds one run of s into row: its guarantees, its coverage
 // added to the runs' before, and the row's status.
-func judgeRun(row *report.VerifyRow, s Scenario, res *Result) {
+func judgeRun(row *report.VerifyRow, s VerifyScenario, res *Result) {
 	f := res.Findings
 	verdict := func(names ...string) checker.Verdict {
 		var vs []checker.Verdict

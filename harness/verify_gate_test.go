@@ -12,9 +12,9 @@ import (
 // TestVerify_Gates: which break fails verify, for each kind of scenario
 // and --require, and the row status and battery verdict that follow.
 func TestVerify_Gates(t *testing.T) {
-	client := Scenario{Name: "overrun"}
-	pause := Scenario{Name: "pause", Pauses: true}
-	server := Scenario{Name: "kill-none", Server: true}
+	client := VerifyScenario{Scenario: Scenario{Name: "overrun"}}
+	pause := VerifyScenario{Scenario: Scenario{Name: "pause"}, Pauses: true}
+	server := VerifyScenario{Scenario: Scenario{Name: "kill-none"}, Server: true}
 	// downFault: only kill-redis on a single node takes down every node.
 	for _, tc := range []struct {
 		s    Scenario
@@ -28,7 +28,7 @@ func TestVerify_Gates(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		s                   Scenario
+		s                   VerifyScenario
 		require             []string
 		wantLease, wantMutx bool
 	}{
@@ -55,7 +55,7 @@ func TestVerify_Gates(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name       string
-		s          Scenario
+		s          VerifyScenario
 		lin, mutex checker.Verdict
 		requires   checker.Coverage
 		want       string

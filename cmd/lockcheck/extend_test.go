@@ -229,9 +229,9 @@ func TestCLI_Extensions(t *testing.T) {
 		New: func(nemesis.Env) (nemesis.Fault, error) { return countedFault{&started}, nil }})()
 	defer report.RegisterSection(report.Section{Name: "throwaway-section", Template: `<p>{{.}} ops seen by the throwaway section</p>`,
 		Data: func(v *report.View) any { return len(v.Ops) }})()
-	defer harness.RegisterScenario(harness.Scenario{Name: "throwaway-scenario", Description: "the throwaway fault on a short run",
+	defer harness.RegisterScenario(harness.VerifyScenario{Scenario: harness.Scenario{Name: "throwaway-scenario", Description: "the throwaway fault on a short run",
 		Workload: func(w *workload.Config) { w.Clients, w.Keys, w.Duration = 10, 2, 2*time.Second },
-		Nemesis:  nemesis.Config{Faults: []string{"throwaway-fault"}, Interval: 300 * time.Millisecond, Duration: 100 * time.Millisecond},
+		Nemesis:  nemesis.Config{Faults: []string{"throwaway-fault"}, Interval: 300 * time.Millisecond, Duration: 100 * time.Millisecond}},
 		Requires: checker.Coverage{checker.Contended: 1, "windows:throwaway-fault": 1}})()
 
 	out := t.TempDir()

@@ -1,0 +1,144 @@
+package harness
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/lockimpl"
+	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/workload"
+)
+
+// Scenario is a fault schedule, the Redis set-up it needs and how it
+// adjusts the workload: a column of lockcheck matrix, and the part of a
+// verify scenario that runs (VerifyScenario).
+type Scenario struct {
+	Name        string
+	Description string
+	Nemesis     nemesis.Config
+	Persistence string
+	// RestartDelay is how long kill-redis keeps a node down.
+	RestartDelay time.Duration
+	// Topology is the topology the scenario needs ("": the lock's own);
+	// Only lists the topologies it applies to ("": any).
+	Topology string
+	Only     []string
+	// Workload adjusts the pipeline's base workload (MatrixBase,
+	// VerifyBase).
+	Workload func(*workload.Config)
+	// ReplicationLag for the sentinel scenarios.
+	ReplicationLag time.Duration
+}
+
+// named is a scenario of either pipeline: the Scenario it runs.
+type named interface{ base() Scenario }
+
+func (s Scenario) base() Scenario { return s }
+
+// The scenarios both pipelines run, each defined once: verify adds its
+// gates and its workload's base to them.
+var (
+	failoverScenario = Scenario{Name: "failover", Description: "sentinel: kill the master with replication 500 ms behind; a replica is promoted",
+		Nemesis:  nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
+		Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond,
+		Workload: func(w *workload.Config) {
+			w.TTL, w.Hold, w.Keys, w.Duration = 10*time.Second, 3*time.Second, 40, 12*time.Second
+		}}
+	clockQuorumScenario = Scenario{Name: "clock-quorum", Description: "Kleppmann: 2 of 5 masters down, then back empty while a node of the bare majority jumps 2 TTL forward",
+		Nemesis: nemesis.Config{Faults: []string{"clock-quorum"}, Interval: time.Second, Duration: 2 * time.Second},
+		Only:    []string{cluster.Redlock}}
+)
+
+// then is a workload adjustment: first, then next.
+func then(first, next func(*workload.Config)) func(*workload.Config) {
+	return func(w *workload.Config) { first(w); next(w) }
+}
+
+// pickScenarios returns the named scenarios of all, in all's order (all
+// of them if names is empty).
+func pickScenarios[S named](all []S, names []string) ([]S, error) {
+	if len(names) == 0 {
+		return all, nil
+	}
+	var out []S
+	for _, n := range names {
+		if !slices.ContainsFunc(all, func(s S) bool { return s.base().Name == n }) {
+			return nil, fmt.Errorf("unknown scenario %q (known: %s)", n, strings.Join(scenarioNames(all), ", "))
+		}
+	}
+	for _, s := range all {
+		if slices.Contains(names, s.base().Name) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+func scenarioNames[S named](ss []S) []string {
+	var names []string
+	for _, s := range ss {
+		names = append(names, s.base().Name)
+	}
+	return names
+}
+
+// cellTopology picks the cell's topology, or says why it does not apply.
+func cellTopology(e lockimpl.Entry, perClient bool, s Scenario, where cluster.Config) (string, string) {
+	if e.OwnClient && s.Nemesis.FitsOwnClient(e.Name, perClient) != nil {
+		return "", "its faults act inside lockcheck's own Redis client, which the lock does not use (it has a client of its own)"
+	}
+	lockTopo := e.Topology
+	if where.Backend == cluster.External {
+		if err := s.Nemesis.FitsBackend(cluster.External); err != nil {
+			return "", "its faults act on the Redis servers: an external Redis meets only the client faults"
+		}
+		// The external Redis is what it is: the run finds its topology.
+		if have := where.External.Topology(); (lockTopo == "" && have == cluster.Redlock) || (lockTopo != "" && lockTopo != have) {
+			return "", fmt.Sprintf("the lock needs topology %s; the external Redis is %s", cmp.Or(lockTopo, "single, sentinel or cluster"), have)
+		}
+		return "", ""
+	}
+	topo := lockTopo
+	if s.Topology != "" {
+		if lockTopo != "" && lockTopo != s.Topology {
+			return "", fmt.Sprintf("needs topology %s; the lock needs %s", s.Topology, lockTopo)
+		}
+		topo = s.Topology
+	}
+	if topo == "" {
+		topo = cluster.Single
+	}
+	if len(s.Only) > 0 && !slices.Contains(s.Only, topo) {
+		return topo, "only for topology " + strings.Join(s.Only, ", ")
+	}
+	return topo, ""
+}
+
+// scenarioCluster is where a run of scenario s goes: the topology and
+// server settings s wants, on the backend of where (an external Redis
+// as it is).
+func scenarioCluster(where cluster.Config, topo string, s Scenario) cluster.Config {
+	if where.Backend == cluster.External {
+		return where
+	}
+	where.Topology, where.Persistence, where.ReplicationLag = topo, s.Persistence, s.ReplicationLag
+	return where
+}
+
+// scenarioCheck is how a scenario's run (verify's or a matrix cell's) is
+// checked: check, with the defaults of faulted runs on a busy machine.
+func scenarioCheck(check checker.Options, backend string) checker.Options {
+	if check.ClockTolerance == 0 && backend != cluster.External {
+		// Two busy cores: a starved Redis was measured to judge expiry
+		// 25-50 ms behind our clock.
+		check.ClockTolerance = 50 * time.Millisecond
+	}
+	// A key not decided by then is unknown.
+	check.Timeout = cmp.Or(check.Timeout, 2*time.Minute)
+	return check
+}
