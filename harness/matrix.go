@@ -193,15 +193,10 @@ func (cfg MatrixConfig) cellWorkload(s Scenario) workload.Config {
 
 func runCell(ctx context.Context, cfg MatrixConfig, s Scenario, cell *Cell, dir string) {
 	w := cfg.cellWorkload(s)
-	check := scenarioCheck(cfg.Check, cfg.Cluster.Backend)
+	lock := Config{Lock: cell.Lock, Registry: cfg.Registry, Check: cfg.Check, Cluster: cfg.Cluster}
 	for attempt := 0; attempt < cfg.Attempts; attempt++ {
-		w.Seed = cfg.Seed + int64(attempt)
-		n := s.Nemesis
-		n.Seed = w.Seed
-		r, err := Run(ctx, Config{Name: cell.Lock + "--" + s.Name, OutDir: filepath.Join(dir, "cells"), Lock: cell.Lock, Registry: cfg.Registry,
-			Workload: w, Nemesis: n, RestartDelay: s.RestartDelay, Check: check,
-			Cluster: scenarioCluster(cfg.Cluster, cell.Topology, s),
-			Args:    append(append([]string{}, cfg.Args...), "cell="+cell.Lock+"/"+s.Name, fmt.Sprintf("seed=%d", w.Seed))})
+		r, err := Run(ctx, s.run(lock, cell.Topology, w, cfg.Seed+int64(attempt), cell.Lock+"--"+s.Name, filepath.Join(dir, "cells"),
+			append(append([]string{}, cfg.Args...), "cell="+cell.Lock+"/"+s.Name)))
 		cell.Runs++
 		cell.Err = ""
 		if err != nil {

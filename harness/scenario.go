@@ -35,6 +35,20 @@ type Scenario struct {
 	ReplicationLag time.Duration
 }
 
+// run is the run of s for the lock of base (its lock, registry, check
+// and cluster settings) on topo, with workload w and seed: a verify
+// scenario's attempt and a matrix cell alike, named name, under outDir.
+func (s Scenario) run(base Config, topo string, w workload.Config, seed int64, name, outDir string, args []string) Config {
+	w.Seed = seed
+	n := s.Nemesis
+	n.Seed = seed
+	base.Name, base.OutDir, base.Workload, base.Nemesis, base.RestartDelay = name, outDir, w, n, s.RestartDelay
+	base.Cluster = scenarioCluster(base.Cluster, topo, s)
+	base.Check = scenarioCheck(base.Check, base.Cluster.Backend)
+	base.Args = append(args, fmt.Sprintf("seed=%d", seed))
+	return base
+}
+
 // named is a scenario of either pipeline: the Scenario it runs.
 type named interface{ base() Scenario }
 

@@ -377,18 +377,11 @@ func scenarioRun(cfg VerifyConfig, s VerifyScenario, topo string, ownWatchdog bo
 	if cfg.Workload != nil {
 		cfg.Workload(&w)
 	}
-	w.Seed = seed
-	n := s.Nemesis
-	n.Seed = seed
 	rc := cfg.Lock
-	if cfg.ClientFaultLock != nil && n.ActsOnClients() {
+	if cfg.ClientFaultLock != nil && s.Nemesis.ActsOnClients() {
 		rc = *cfg.ClientFaultLock
 	}
-	rc.Name, rc.OutDir, rc.Workload, rc.Nemesis, rc.RestartDelay = s.Name, filepath.Join(dir, "runs"), w, n, s.RestartDelay
-	rc.Cluster = scenarioCluster(rc.Cluster, topo, s.Scenario)
-	rc.Check = scenarioCheck(rc.Check, rc.Cluster.Backend)
-	rc.Args = append(append([]string{}, cfg.Args...), "scenario="+s.Name, fmt.Sprintf("seed=%d", seed))
-	return rc
+	return s.Scenario.run(rc, topo, w, seed, s.Name, filepath.Join(dir, "runs"), append(append([]string{}, cfg.Args...), "scenario="+s.Name))
 }
 
 // downFault is the fault of s that takes down every node a lock on topo
