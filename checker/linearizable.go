@@ -52,6 +52,10 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 		kc := kc
 		kc.budget = &budget{limit: share}
 		start := time.Now()
+		if u, loose := looseClock(key, groups[key], lops); loose {
+			kr.verdict, kr.why = Unknown, u
+			return
+		}
 		if _, ok := remaining(ctx); ok {
 			kr.verdict, kr.v, kr.reduced = kc.checkCut(key, lops)
 		} else {
@@ -68,6 +72,24 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 	})
 	collectKeys(&res, keys, groups, out)
 	return res
+}
+
+// looseClock says whether key's ops carry a clock_bound too wide for its
+// TTL to be judged (over MaxBoundOfTTL of the shortest TTL), and why.
+func looseClock(key string, ops []*history.Op, lops []*lockOp) (Undecided, bool) {
+	var bound, ttl int64
+	for _, op := range ops {
+		bound = max(bound, op.ClockBound)
+		if t := int64(op.TTL()); t > 0 && (ttl == 0 || t < ttl) {
+			ttl = t
+		}
+	}
+	if bound == 0 || float64(bound) <= MaxBoundOfTTL*float64(ttl) {
+		return Undecided{}, false
+	}
+	u := undecided(key, lops, LooseClock, 0)
+	u.Bound, u.TTL = bound, ttl
+	return u, true
 }
 
 // keyResult is what Linearizable found on one key.
@@ -142,8 +164,12 @@ func deadlineOf(ctx context.Context) time.Time {
 func toLockOps(ops []*history.Op, horizon int64) []*lockOp {
 	out := make([]*lockOp, 0, len(ops))
 	for _, op := range ops {
+		// An op from another machine's clock took effect within its
+		// interval widened by its bound: more timelines, never a false
+		// invalid (nothing took effect before the run began).
+		b := op.ClockBound
 		lo := &lockOp{index: op.Index, process: op.Process, f: op.F, typ: op.Type, token: op.Token,
-			ttl: int64(op.TTL()), add: op.Mode == history.ExtendAdd, call: op.Call, ret: op.Return, orig: op.Return}
+			ttl: int64(op.TTL()), add: op.Mode == history.ExtendAdd, call: max(0, op.Call-b), ret: op.Return + b, orig: op.Return + b}
 		if op.Type == history.Info {
 			lo.ret += horizon
 			if lo.token == "" {

@@ -259,18 +259,22 @@ func (h oracleHistory) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (eps %v, horizon %v):\n", h.label, h.eps, h.horizon)
 	for _, op := range h.ops {
-		fmt.Fprintf(&b, "  #%d p%d %s %s %s ttl=%dms mode=%q [%dms, %dms]\n", op.Index, op.Process, op.F, op.Type, op.Token,
-			op.TTLms, op.Mode, op.Call/1e6, op.Return/1e6)
+		fmt.Fprintf(&b, "  #%d p%d %s %s %s ttl=%dms mode=%q [%dms, %dms] ±%v\n", op.Index, op.Process, op.F, op.Type, op.Token,
+			op.TTLms, op.Mode, op.Call/1e6, op.Return/1e6, time.Duration(op.ClockBound))
 	}
 	return b.String()
 }
 
-// oracleSays decides h with the oracle.
+// oracleSays decides h with the oracle. An op with a clock_bound b took
+// effect within [call - b, return + b] (never before the run began): the
+// oracle reads that off the semantics itself, not through toLockOps.
 func (h oracleHistory) oracleSays() Verdict {
 	var ptrs []*history.Op
 	for i := range h.ops {
 		if h.ops[i].F != history.Write {
-			ptrs = append(ptrs, &h.ops[i])
+			op := h.ops[i]
+			op.Call, op.Return, op.ClockBound = max(0, op.Call-op.ClockBound), op.Return+op.ClockBound, 0
+			ptrs = append(ptrs, &op)
 		}
 	}
 	if oracle(toLockOps(ptrs, int64(h.horizon)), int64(h.eps)) {
@@ -313,7 +317,7 @@ func agreeIn(t testing.TB, h oracleHistory, names []string) Verdict {
 		r := Linearizable(context.Background(), h.ops, Options{ClockTolerance: Exactly(h.eps), InfoHorizon: Exactly(h.horizon),
 			Timeout: time.Minute, skip: mode.skip})
 		if r.Verdict != want {
-			t.Fatalf("%s: checker says %s, oracle says %s; violations %+v\n%s", mode.name, r.Verdict, want, r.Violations, h)
+			t.Fatalf("%s: checker says %s, oracle says %s; violations %+v %+v\n%s", mode.name, r.Verdict, want, r.Violations, r.Undecided, h)
 		}
 	}
 	return want
@@ -521,14 +525,14 @@ func TestLinearizable_AgreesWithOracle(t *testing.T) {
 	}
 }
 
-// FuzzLinearizable_AgreesWithOracle decodes up to 8 ops from the input and
-// compares the checker with the oracle.
+// FuzzLinearizable_AgreesWithOracle decodes up to 8 ops from the input,
+// some with a clock_bound, and compares the checker with the oracle.
 func FuzzLinearizable_AgreesWithOracle(f *testing.F) {
 	f.Add([]byte{3, 0, 0, 1, 0, 5, 10, 1, 1, 2, 3, 4, 10, 2, 0, 1, 9, 1, 0})
 	f.Add([]byte{5, 0, 2, 3, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h, ok := decodeOracleHistory(data)
-		if !ok {
+		if !ok || looseIn(h) {
 			return
 		}
 		agree(t, h)
@@ -558,6 +562,7 @@ func decodeOracleHistory(data []byte) (oracleHistory, bool) {
 		if op.F == history.Extend && b[5]%2 == 1 {
 			op.Mode = history.ExtendAdd
 		}
+		op.ClockBound = int64(b[5]/2%4) * ms // recorded on another machine's clock
 		h.ops = append(h.ops, op)
 	}
 	slices.SortStableFunc(h.ops, func(a, b history.Op) int { return cmpInt(a.Return, b.Return) })
@@ -724,4 +729,143 @@ func moveFail(r *rand.Rand, h oracleHistory) oracleHistory {
 		h.ops[i].Index = int64(i)
 	}
 	return h
+}
+
+// blur records h's ops as agents on other machines would: each op's
+// times shifted by its agent's clock error, which its clock_bound covers
+// (|error| <= bound, the bound at most a quarter of the key's shortest
+// TTL, so that the key is judged). The history is the same correct one,
+// seen through loose clocks.
+func blur(r *rand.Rand, h oracleHistory) oracleHistory {
+	const ms = int64(time.Millisecond)
+	minTTL := int64(1 << 62)
+	for _, op := range h.ops {
+		if op.TTLms > 0 {
+			minTTL = min(minTTL, op.TTLms*ms)
+		}
+	}
+	agents := make([]struct{ bound, err int64 }, 3)
+	for a := range agents {
+		// Often the worst error its bound allows, either way.
+		agents[a].bound = minTTL/8 + r.Int64N(minTTL/8+1)
+		agents[a].err = r.Int64N(2*agents[a].bound+1) - agents[a].bound
+		if r.IntN(2) == 0 {
+			agents[a].err = agents[a].bound * int64(1-2*r.IntN(2))
+		}
+	}
+	h.ops = slices.Clone(h.ops)
+	for i := range h.ops {
+		op := &h.ops[i]
+		ag := agents[op.Process%len(agents)]
+		d := max(ag.err, -op.Call)
+		op.Call, op.Return, op.ClockBound = op.Call+d, op.Return+d, ag.bound
+	}
+	h.label += ", blurred by agents' clocks"
+	slices.SortStableFunc(h.ops, func(a, b history.Op) int { return cmpInt(a.Return, b.Return) })
+	for i := range h.ops {
+		h.ops[i].Index = int64(i)
+	}
+	return h
+}
+
+// TestLinearizable_AgreesWithOracle_ClockBounds: histories whose ops were
+// recorded on other machines' clocks, each op's times off by up to its
+// clock_bound (a simulated correct lock seen through loose clocks, and
+// mutations of it), get the oracle's verdict in every checker mode. The
+// correct lock stays valid; without its bounds the same history is often
+// invalid (the bounds are what keeps a false alarm away), and the
+// mutations give both verdicts.
+func TestLinearizable_AgreesWithOracle_ClockBounds(t *testing.T) {
+	n := 2000
+	if testing.Short() {
+		n = 300
+	}
+	verdicts := map[Verdict]int{}
+	needed := 0
+	for seed := 0; seed < n; seed++ {
+		r := rand.New(rand.NewPCG(uint64(seed), 29))
+		h := blur(r, simKey(r, 2+r.IntN(7)))
+		if v := agree(t, h); v != Valid {
+			t.Fatalf("seed %d: the blurred correct lock is %s by the oracle:\n%s", seed, v, h)
+		}
+		bare := oracleHistory{eps: h.eps, horizon: h.horizon, label: "without bounds", ops: slices.Clone(h.ops)}
+		for i := range bare.ops {
+			bare.ops[i].ClockBound = 0
+		}
+		if bare.oracleSays() == Invalid {
+			needed++
+		}
+		m := mutate(r, h)
+		if looseIn(m) {
+			// A mutation that shrank a TTL under four bounds: the key is
+			// not judged, whatever the oracle would say.
+			if res := Linearizable(context.Background(), m.ops, Options{ClockTolerance: Exactly(m.eps), InfoHorizon: Exactly(m.horizon)}); res.Verdict != Unknown {
+				t.Fatalf("seed %d: clocks too loose for a TTL, checker says %s, want unknown\n%s", seed, res.Verdict, m)
+			}
+			verdicts[Unknown]++
+			continue
+		}
+		verdicts[agree(t, m)]++
+	}
+	t.Logf("%d blurred histories (%d invalid without their bounds); mutations: %d valid, %d invalid, %d too loose to judge", n, needed, verdicts[Valid], verdicts[Invalid], verdicts[Unknown])
+	if needed < n/40 {
+		t.Errorf("only %d of %d blurred histories needed their bounds: the test proves little", needed, n)
+	}
+	if verdicts[Valid] < n/10 || verdicts[Invalid] < n/10 {
+		t.Errorf("mutations gave %d valid and %d invalid of %d: too one-sided to prove anything", verdicts[Valid], verdicts[Invalid], n)
+	}
+}
+
+// looseIn says whether some op of h has a clock_bound over a quarter of
+// the shortest TTL (the key is then not judged).
+func looseIn(h oracleHistory) bool {
+	var bound, ttl int64
+	for _, op := range h.ops {
+		bound = max(bound, op.ClockBound)
+		if op.TTLms > 0 && (ttl == 0 || op.TTLms*int64(time.Millisecond) < ttl) {
+			ttl = op.TTLms * int64(time.Millisecond)
+		}
+	}
+	return float64(bound) > MaxBoundOfTTL*float64(ttl)
+}
+
+// TestClockBound_MutexAndLoose: mutex reports two writes from agents'
+// clocks as double holders only where they overlap for certain; a key
+// whose bounds exceed a quarter of its TTL is unknown, saying the clocks
+// are too loose, never valid nor invalid.
+func TestClockBound_MutexAndLoose(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	w := func(p int, tok string, call, ret, bound int64) history.Op {
+		return history.Op{Process: p, F: history.Write, Type: history.OK, Key: "k", Token: tok, Call: call * ms, Return: ret * ms, ClockBound: bound * ms}
+	}
+	for _, tc := range []struct {
+		name string
+		ops  []history.Op
+		want int
+	}{
+		{"overlap 4ms, bounds 1ms each", []history.Op{w(1, "a", 0, 10, 1), w(2, "b", 6, 20, 1)}, 1},
+		{"overlap 4ms, bounds 2ms each", []history.Op{w(1, "a", 0, 10, 2), w(2, "b", 6, 20, 2)}, 0},
+		{"overlap 4ms, one bound 3ms", []history.Op{w(1, "a", 0, 10, 0), w(2, "b", 6, 20, 3)}, 1},
+		{"overlap 4ms, one bound 4ms", []history.Op{w(1, "a", 0, 10, 0), w(2, "b", 6, 20, 4)}, 0},
+		{"no bounds", []history.Op{w(1, "a", 0, 10, 0), w(2, "b", 6, 20, 0)}, 1},
+		{"a write shorter than its bounds", []history.Op{w(1, "a", 0, 30, 0), w(2, "b", 10, 14, 2)}, 0},
+	} {
+		if got := Mutex(tc.ops).ViolationCount; got != tc.want {
+			t.Errorf("%s: %d double holders, want %d", tc.name, got, tc.want)
+		}
+	}
+	acq := func(p int, tok string, typ history.Type, call, ret, bound int64) history.Op {
+		return history.Op{Process: p, F: history.Acquire, Type: typ, Key: "k", Token: tok, TTLms: 20, Call: call * ms, Return: ret * ms, ClockBound: bound * ms}
+	}
+	// Two holders at once: invalid with tight clocks, unknown with loose.
+	two := []history.Op{acq(1, "a", history.OK, 0, 1, 1), acq(2, "b", history.OK, 5, 6, 1)}
+	tight := Options{ClockTolerance: None}
+	if r := Linearizable(context.Background(), two, tight); r.Verdict != Invalid {
+		t.Errorf("two holders, bounds 1ms of a 20ms TTL: %s, want invalid", r.Verdict)
+	}
+	two[1].ClockBound = 6 * ms
+	r := Linearizable(context.Background(), two, tight)
+	if r.Verdict != Unknown || len(r.Undecided) != 1 || r.Undecided[0].Reason != LooseClock || !strings.Contains(r.Note, "clocks too loose") {
+		t.Errorf("bound 6ms of a 20ms TTL: %s %+v %q, want unknown for loose clocks", r.Verdict, r.Undecided, r.Note)
+	}
 }

@@ -370,6 +370,7 @@ func appendSpill(b []byte, op *history.Op) []byte {
 	b = binary.AppendUvarint(b, uint64(op.Call))
 	b = binary.AppendUvarint(b, uint64(op.Return-op.Call))
 	b = binary.AppendUvarint(b, uint64(op.Scheduled))
+	b = binary.AppendUvarint(b, uint64(op.ClockBound))
 	for _, s := range [...]string{op.Key, op.Token, op.Error} {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
@@ -395,7 +396,7 @@ func (d *spillDecoder) decode(b []byte, op *history.Op) ([]byte, error) {
 	if ti >= len(spillTypes) {
 		return nil, errSpill
 	}
-	var u [7]uint64
+	var u [8]uint64
 	for i := range u {
 		var n int
 		if i == 1 || i == 2 {
@@ -432,7 +433,7 @@ func (d *spillDecoder) decode(b []byte, op *history.Op) ([]byte, error) {
 		s[i] = v
 	}
 	*op = history.Op{F: spillFuncs[fi], Type: spillTypes[ti], Index: int64(u[0]), Process: int(int64(u[1])), Fence: int64(u[2]),
-		TTLms: int64(u[3]), Call: int64(u[4]), Return: int64(u[4] + u[5]), Scheduled: int64(u[6]),
+		TTLms: int64(u[3]), Call: int64(u[4]), Return: int64(u[4] + u[5]), Scheduled: int64(u[6]), ClockBound: int64(u[7]),
 		Key: s[0], Token: s[1], Error: s[2], CutShort: flags&spillCutShort != 0, Late: flags&spillLate != 0}
 	if flags&spillAdd != 0 {
 		op.Mode = history.ExtendAdd

@@ -170,6 +170,9 @@ func TestSpill_RoundTrip(t *testing.T) {
 		}
 		op.CutShort, op.Late = r.IntN(2) == 0, r.IntN(2) == 0
 		if r.IntN(2) == 0 {
+			op.ClockBound = r.Int64N(history.MaxClockBound + 1)
+		}
+		if r.IntN(2) == 0 {
 			op.Mode = history.ExtendAdd
 		}
 		ops = append(ops, op)

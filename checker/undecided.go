@@ -13,13 +13,26 @@ import (
 const (
 	OutOfTime   = "timeout"
 	OutOfMemory = "memory"
+	// LooseClock: ops recorded on other machines' clocks carry a
+	// clock_bound too wide for the key's TTL (over MaxBoundOfTTL of it):
+	// nothing sound can be said of expiry.
+	LooseClock = "clock"
 )
+
+// MaxBoundOfTTL is the widest clock_bound, as a fraction of the TTL,
+// under which a key is judged: a bound of a quarter TTL each side already
+// blurs every lease's end by half of it.
+const MaxBoundOfTTL = 0.25
 
 // Undecided is a key a checker could not decide, and what made it hard,
 // so that unknown is never a dead end.
 type Undecided struct {
 	Key    string `json:"key"`
-	Reason string `json:"reason"` // OutOfTime or OutOfMemory
+	Reason string `json:"reason"` // OutOfTime, OutOfMemory or LooseClock
+	// Bound is the widest clock_bound of the key's ops, and TTL the
+	// shortest TTL it blurs (LooseClock), in ns.
+	Bound int64 `json:"clock_bound,omitempty"`
+	TTL   int64 `json:"ttl,omitempty"`
 	// LockOps and InfoOps count the key's lock ops and the indeterminate
 	// ones among them; InfoWindow is the span of history time (ns) in
 	// which those may have taken effect, from the first one's call to the
@@ -32,8 +45,12 @@ type Undecided struct {
 
 func (u Undecided) String() string {
 	why := "ran out of --check-timeout"
-	if u.Reason == OutOfMemory {
+	switch u.Reason {
+	case OutOfMemory:
 		why = "ran out of its share of --check-memory"
+	case LooseClock:
+		return fmt.Sprintf("%s not judged: its ops' clocks are known only within ±%v, more than %.0f%% of its TTL %v (the clocks are too loose to judge this TTL)",
+			u.Key, time.Duration(u.Bound), MaxBoundOfTTL*100, time.Duration(u.TTL))
 	}
 	s := fmt.Sprintf("%s %s after %v: %d lock ops", u.Key, why, time.Duration(u.ElapsedMS)*time.Millisecond, u.LockOps)
 	if u.InfoOps > 0 {
@@ -61,16 +78,22 @@ func undecided(key string, lops []*lockOp, reason string, elapsed time.Duration)
 
 // undecidedNote says how many keys are undecided and what to change.
 func undecidedNote(us []Undecided) string {
-	var time, mem, info int
+	var time, mem, loose, info int
 	for _, u := range us {
-		if u.Reason == OutOfMemory {
+		switch u.Reason {
+		case OutOfMemory:
 			mem++
-		} else {
+		case LooseClock:
+			loose++
+		default:
 			time++
 		}
 		info += u.InfoOps
 	}
 	var fix []string
+	if loose > 0 {
+		fix = append(fix, "clocks known more tightly (agents nearer the coordinator, a better time sync) or a longer --ttl")
+	}
 	if time > 0 {
 		fix = append(fix, "a longer --check-timeout")
 	}
@@ -81,7 +104,7 @@ func undecidedNote(us []Undecided) string {
 		fix = append(fix, "a shorter --info-horizon (how long after it returned an indeterminate op may take effect) or --op-timeout")
 	}
 	fix = append(fix, "fewer clients per key (more --keys, or fewer --clients)")
-	return fmt.Sprintf("%d key(s) undecided (%d out of time, %d out of memory); try %s", len(us), time, mem, strings.Join(fix, ", "))
+	return fmt.Sprintf("%d key(s) undecided (%d out of time, %d out of memory, %d with clocks too loose); try %s", len(us), time, mem, loose, strings.Join(fix, ", "))
 }
 
 // DefaultMemory is the default Options.Memory: half the machine's RAM.

@@ -14,7 +14,7 @@ func sampleOps() []Op {
 	return []Op{
 		{Process: 3, F: Acquire, Type: OK, Key: "lock:1", Token: "ab12", TTLms: 1000, Call: 10, Return: 20},
 		{Process: 6, F: Acquire, Type: Fail, Key: "lock:1", TTLms: 1000, Call: 12, Return: 22, Scheduled: 8},
-		{Process: 3, F: Write, Type: OK, Key: "lock:1", Token: "ab12", Fence: 7, Call: 21, Return: 40},
+		{Process: 3, F: Write, Type: OK, Key: "lock:1", Token: "ab12", Fence: 7, Call: 21, Return: 40, ClockBound: 3},
 		{Process: 5, F: Write, Type: OK, Key: "lock:1", Token: "cd34", Call: 41, Return: 60, CutShort: true, Late: true},
 		{Process: 3, F: Extend, Type: OK, Key: "lock:1", Token: "ab12", TTLms: 500, Mode: ExtendAdd, Call: 41, Return: 45},
 		{Process: 4, F: Acquire, Type: Info, Key: `<script>"k"\</script>`, Token: "lost-1", TTLms: 5, Call: 1, Return: 99, Error: "i/o timeout\n\t√"},
@@ -130,6 +130,8 @@ func TestRead_BadInput(t *testing.T) {
 		{"late on acquire", strings.Replace(good, `"return":2`, `"return":2,"late":true`, 1), 1, "cut_short or late on acquire op"},
 		{"scheduled after call", strings.Replace(good, `"return":2`, `"return":2,"scheduled":2`, 1), 1, "scheduled 2 on acquire op called at 1"},
 		{"mode on acquire", strings.Replace(good, `"ttl_ms":5,`, `"ttl_ms":5,"mode":"add",`, 1), 1, `mode "add" on acquire op`},
+		{"negative clock bound", strings.Replace(good, `"return":2`, `"return":2,"clock_bound":-1`, 1), 1, "clock_bound -1: want 0 to"},
+		{"clock bound too wide", strings.Replace(good, `"return":2`, `"return":2,"clock_bound":1099511627777`, 1), 1, "clock_bound 1099511627777: want 0 to"},
 		{"blank line inside", good + "\n\n" + second, 2, "empty line"},
 		{"no call", without("call"), 1, `missing field "call"`},
 		{"no return", without("return"), 1, `missing field "return"`},

@@ -45,6 +45,8 @@ const (
 	MaxTime = int64(1) << 55
 	// MaxTTLms is the longest TTL, in ms.
 	MaxTTLms = int64(1) << 31
+	// MaxClockBound is the widest clock_bound: 2^40 ns, about 18 minutes.
+	MaxClockBound = int64(1) << 40
 )
 
 // NemesisProcess is the process id of nemesis operations.
@@ -77,6 +79,11 @@ type Op struct {
 	CutShort bool   `json:"cut_short,omitempty"`
 	Late     bool   `json:"late,omitempty"`
 	Error    string `json:"error,omitempty"`
+	// ClockBound, if set, says Call and Return are on the history's
+	// clock only within ± this many ns (an op recorded on another
+	// machine's clock, converted with a measured offset): it took effect
+	// within [Call - ClockBound, Return + ClockBound].
+	ClockBound int64 `json:"clock_bound,omitempty"`
 	// Value is set on nemesis operations only.
 	Value *NemesisValue `json:"value,omitempty"`
 }
@@ -134,6 +141,9 @@ func (o *Op) validate() error {
 	}
 	if o.Scheduled != 0 && (o.F != Acquire || o.Scheduled < 0 || o.Scheduled > o.Call) {
 		return fmt.Errorf("scheduled %d on %s op called at %d (only acquires take it, due at or before their call)", o.Scheduled, o.F, o.Call)
+	}
+	if o.ClockBound < 0 || o.ClockBound > MaxClockBound {
+		return fmt.Errorf("clock_bound %d: want 0 to %d ns", o.ClockBound, MaxClockBound)
 	}
 	if o.Mode != "" && (o.F != Extend || o.Mode != ExtendAdd) {
 		return fmt.Errorf("mode %q on %s op (only extend ops take a mode, and only %q)", o.Mode, o.F, ExtendAdd)

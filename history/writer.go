@@ -166,6 +166,10 @@ func AppendBody(b []byte, op *Op) []byte {
 		b = append(b, `,"error":`...)
 		b = appendString(b, op.Error)
 	}
+	if op.ClockBound != 0 {
+		b = append(b, `,"clock_bound":`...)
+		b = strconv.AppendInt(b, op.ClockBound, 10)
+	}
 	if op.Value != nil {
 		v, _ := json.Marshal(op.Value) // a struct of strings cannot fail
 		b = append(b, `,"value":`...)
