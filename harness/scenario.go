@@ -68,6 +68,13 @@ var (
 		Only:    []string{cluster.Redlock}}
 )
 
+// killDelayedScenario is kill-redis every interval, each node restarted
+// without persistence once every lease it held (of TTL ttl) has expired.
+func killDelayedScenario(ttl, every time.Duration) Scenario {
+	return Scenario{Name: "kill-delayed", Description: "kill-redis, restarted without persistence after TTL + 500 ms (one node down at a time)",
+		Nemesis: nemesis.Config{Faults: []string{"kill-redis"}, Interval: every}, Persistence: "none", RestartDelay: ttl + 500*time.Millisecond}
+}
+
 // then is a workload adjustment: first, then next.
 func then(first, next func(*workload.Config)) func(*workload.Config) {
 	return func(w *workload.Config) { first(w); next(w) }
