@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,10 +40,7 @@ func checkCmd(ctx context.Context, args []string) (int, error) {
 	}
 	rep, dir, err := harness.Check(ctx, fs.Arg(0), *out, opt)
 	if err != nil {
-		if errors.Is(err, harness.ErrConfig) {
-			return exitUsage, err
-		}
-		return exitFailed, err
+		return failed(err)
 	}
 	if rep.CutOff != "" {
 		fmt.Fprintf(os.Stderr, "lockcheck: %s\n", rep.CutOff)

@@ -151,6 +151,15 @@ func interruptContext() (context.Context, func()) {
 	}
 }
 
+// failed is the exit of a command that ended with err before a
+// verdict: a bad configuration (2) or the harness's failure (4).
+func failed(err error) (int, error) {
+	if errors.Is(err, harness.ErrConfig) {
+		return exitUsage, err
+	}
+	return exitFailed, err
+}
+
 func exitFor(v checker.Verdict) int {
 	switch v {
 	case checker.Valid:

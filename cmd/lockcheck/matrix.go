@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -78,10 +77,7 @@ func matrixCmd(ctx context.Context, args []string) (int, error) {
 func matrixOnce(ctx context.Context, cfg harness.MatrixConfig, expect string) (int, error) {
 	res, err := harness.Matrix(ctx, cfg)
 	if err != nil {
-		if errors.Is(err, harness.ErrConfig) {
-			return exitUsage, err
-		}
-		return exitFailed, err
+		return failed(err)
 	}
 	fmt.Printf("\nmatrix: %s\n", filepath.Join(res.Dir, "matrix.md"))
 	fmt.Printf("report: %s\n", filepath.Join(res.Dir, "matrix.html"))

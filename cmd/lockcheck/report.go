@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -59,10 +58,7 @@ func reportCmd(ctx context.Context, args []string) (int, error) {
 	}
 	rep, err := harness.Report(ctx, fs.Arg(0), opt)
 	if err != nil {
-		if errors.Is(err, harness.ErrConfig) {
-			return exitUsage, err
-		}
-		return exitFailed, err
+		return failed(err)
 	}
 	if rep.CutOff != "" {
 		fmt.Fprintf(os.Stderr, "lockcheck: %s\n", rep.CutOff)

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -94,10 +93,7 @@ func verifyCmd(ctx context.Context, args []string) (int, error) {
 			if dir != "" {
 				fmt.Fprintf(os.Stderr, "lockcheck: what ran is in %s\n", dir)
 			}
-			if errors.Is(err, harness.ErrConfig) {
-				return exitUsage, err
-			}
-			return exitFailed, err
+			return failed(err)
 		}
 		printVerify(os.Stdout, v, dir)
 		failed := 0
