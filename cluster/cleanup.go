@@ -18,11 +18,13 @@ const TempPrefix = "lockcheck-"
 const ownerFile = "lockcheck.pid"
 
 // Leftovers removes the temp dirs of nodes whose lockcheck died hard
-// (SIGKILL): Redis died with it (Pdeathsig), its dir did not. A dir is
-// kept while any process has it as working directory (a node runs there),
-// while the lockcheck that made it lives (a killed node awaiting restart
-// has no process in it), and for its first minute (its owner file is
-// written a moment after the dir is made). It returns the dirs it removed.
+// (SIGKILL): Redis died with it (Pdeathsig), its dir did not. Only a dir
+// with an owner file naming a dead lockcheck is removed: one without is
+// not a node's (or not yet: its owner file is written a moment after the
+// dir is made), and a dir someone else named lockcheck-* is never
+// touched. A dir is also kept while any process has it as working
+// directory (a node runs there), and for its first minute. It returns the
+// dirs it removed.
 func Leftovers() ([]string, error) {
 	dirs, err := filepath.Glob(filepath.Join(os.TempDir(), TempPrefix+"*"))
 	if err != nil || len(dirs) == 0 {
@@ -38,7 +40,7 @@ func Leftovers() ([]string, error) {
 	var removed []string
 	for _, d := range dirs {
 		st, err := os.Stat(d)
-		if err != nil || !st.IsDir() || inUse[d] || time.Since(st.ModTime()) < time.Minute || ownerAlive(d) {
+		if err != nil || !st.IsDir() || inUse[d] || time.Since(st.ModTime()) < time.Minute || !ownerDead(d) {
 			continue
 		}
 		if err := os.RemoveAll(d); err == nil {
@@ -48,14 +50,15 @@ func Leftovers() ([]string, error) {
 	return removed, nil
 }
 
-// ownerAlive reports whether the lockcheck that made dir still runs.
-func ownerAlive(dir string) bool {
+// ownerDead reports whether dir has an owner file naming a lockcheck that
+// no longer runs.
+func ownerDead(dir string) bool {
 	b, err := os.ReadFile(filepath.Join(dir, ownerFile))
 	if err != nil {
 		return false
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	return err == nil && pidAlive(pid)
+	return err == nil && !pidAlive(pid)
 }
 
 // pidAlive reports whether process pid exists.

@@ -4,6 +4,9 @@ import (
 	"context"
 	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -96,7 +99,8 @@ func TestLocal_KillRestart(t *testing.T) {
 }
 
 // TestLeftovers removes the dir of a node that died with its lockcheck and
-// keeps the dir of a node that runs.
+// keeps the dir of a node that runs, and a lockcheck-* dir that is not a
+// node's (no owner file: a user's, or another tool's).
 func TestLeftovers(t *testing.T) {
 	testutil.RequireRedis(t)
 	c, err := cluster.Up(context.Background(), cluster.Config{LogDir: t.TempDir()})
@@ -108,14 +112,29 @@ func TestLeftovers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Its lockcheck is dead: a process that has exited.
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(orphan, "lockcheck.pid"), []byte(strconv.Itoa(dead.Process.Pid)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	fresh, err := os.MkdirTemp("", cluster.TempPrefix+"n1-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(fresh)
-	old := time.Now().Add(-time.Hour)
-	if err := os.Chtimes(orphan, old, old); err != nil {
+	foreign, err := os.MkdirTemp("", cluster.TempPrefix+"test-tool-")
+	if err != nil {
 		t.Fatal(err)
+	}
+	defer os.RemoveAll(foreign)
+	old := time.Now().Add(-time.Hour)
+	for _, d := range []string{orphan, foreign} {
+		if err := os.Chtimes(d, old, old); err != nil {
+			t.Fatal(err)
+		}
 	}
 	removed, err := cluster.Leftovers()
 	if err != nil {
@@ -129,6 +148,9 @@ func TestLeftovers(t *testing.T) {
 	}
 	if _, err := os.Stat(fresh); err != nil {
 		t.Errorf("a dir made a moment ago (its node may be starting) was removed: %v", err)
+	}
+	if _, err := os.Stat(foreign); err != nil {
+		t.Errorf("an old lockcheck-* dir with no owner file (not a node's) was removed: %v", err)
 	}
 	// A killed node awaiting restart: no process in its dir, but its
 	// lockcheck (this test) lives.

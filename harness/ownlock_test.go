@@ -67,7 +67,7 @@ var lockproc struct {
 // lockprocBinary builds examples/lockproc once per test binary.
 func lockprocBinary(t *testing.T) string {
 	lockproc.once.Do(func() {
-		dir, err := os.MkdirTemp("", "lockcheck-test-lockproc-")
+		dir, err := os.MkdirTemp("", "lockproc-test-")
 		if err != nil {
 			lockproc.err = err
 			return
