@@ -439,12 +439,22 @@ func (p *ProcessLock) ask(ctx context.Context, req ProcessRequest, timeout time.
 		}
 		return r, nil
 	case <-t.C:
-		p.forget(req.ID)
-		return ProcessReply{}, p.gaveUp(req, errNoReply(timeout))
+		return p.giveUp(req, ch, errNoReply(timeout))
 	case <-ctx.Done():
-		p.forget(req.ID)
-		return ProcessReply{}, p.gaveUp(req, ctx.Err())
+		return p.giveUp(req, ch, ctx.Err())
 	}
+}
+
+// giveUp stops waiting for req's reply (why). A reply the reader handed
+// over meanwhile is taken after all; else the request is late (LateError).
+func (p *ProcessLock) giveUp(req ProcessRequest, ch chan ProcessReply, why error) (ProcessReply, error) {
+	if !p.forget(req.ID) {
+		if r, ok := <-ch; ok {
+			return r, nil
+		}
+		return ProcessReply{}, p.deadErr()
+	}
+	return ProcessReply{}, p.gaveUp(req, why)
 }
 
 // send writes one line to the process within the op timeout. A process
@@ -475,13 +485,17 @@ type waiter struct {
 	acquire bool
 }
 
-func (p *ProcessLock) forget(id int64) {
+// forget moves request id from pending to late, and reports whether it
+// was still pending (not yet answered, nor ended with the process).
+func (p *ProcessLock) forget(id int64) bool {
 	p.mu.Lock()
-	if w, ok := p.pending[id]; ok {
+	defer p.mu.Unlock()
+	w, ok := p.pending[id]
+	if ok {
 		delete(p.pending, id)
 		p.late[id] = &late{waiter: w}
 	}
-	p.mu.Unlock()
+	return ok
 }
 
 func (p *ProcessLock) deadErr() error {
