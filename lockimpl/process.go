@@ -565,7 +565,9 @@ func (p *ProcessLock) Extend(ctx context.Context, l Lease, ttl time.Duration) (L
 // process group if it has not within two seconds.
 func (p *ProcessLock) Close() error {
 	p.close.Do(func() {
+		p.mu.Lock()
 		p.closing.Store(true)
+		p.mu.Unlock()
 		p.wg.Wait()
 		p.wmu.Lock()
 		_ = p.in.Close()

@@ -132,10 +132,14 @@ func (p *ProcessLock) resolve(l *late) {
 // giveBack releases a lease acquired after its client had given up on it
 // (a late ok reply), and records the release under that client.
 func (p *ProcessLock) giveBack(acq history.Op, record func(history.Op)) {
+	// Under mu, as Close sets closing: no Add after Close's Wait began.
+	p.mu.Lock()
 	if p.closing.Load() {
+		p.mu.Unlock()
 		return // the run is over: the lease expires
 	}
 	p.wg.Add(1)
+	p.mu.Unlock()
 	go func() {
 		defer p.wg.Done()
 		ctx := WithClient(context.Background(), acq.Process)
