@@ -289,7 +289,7 @@ func TestProcess_DoesNotRead(t *testing.T) {
 func TestProcess_SlowStart(t *testing.T) {
 	start := time.Now()
 	p, err := lockimpl.StartProcess("sleep 2\n"+pinged(`read a; echo '{"id":2,"ok":true,"token":"t1"}'; while read x; do :; done`),
-		"single", lockimpl.Env{OpTimeout: 300 * time.Millisecond})
+		"single", lockimpl.Env{OpTimeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,14 +306,15 @@ func TestProcess_SlowStart(t *testing.T) {
 	}
 }
 
-// TestProcess_LateReply: an acquire given up on at the op timeout is
+// TestProcess_LateReply: an acquire given up on at the op timeout (300
+// ms; its reply comes after 1.5 s) is
 // recorded, when its reply comes, with what the reply says: ok, the
 // token the process chose, the reply's arrival as its return. The
 // process's own extends of that lease are its client's, and lockcheck
 // gives the lease back (a release recorded under that client). A request
 // whose reply never comes is recorded as it was when the lock closes.
 func TestProcess_LateReply(t *testing.T) {
-	script := `read a; sleep 0.6
+	script := `read a; sleep 1.5
 echo '{"id":2,"ok":true,"token":"real","fence":3}'
 echo '{"event":"extend","seq":1,"key":"k","token":"real","ttl_ms":1000}'
 read x; read y
