@@ -41,7 +41,6 @@ type ProcessPool struct {
 
 	mu     sync.Mutex
 	procs  map[int]*procSlot
-	closed bool
 }
 
 // procSlot is a client's process, started once.
