@@ -39,8 +39,8 @@ type ProcessPool struct {
 	cmdline, topology string
 	env               Env
 
-	mu     sync.Mutex
-	procs  map[int]*procSlot
+	mu    sync.Mutex
+	procs map[int]*procSlot
 }
 
 // procSlot is a client's process, started once.
