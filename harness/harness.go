@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -81,6 +82,23 @@ type Config struct {
 	// (procsTuner; lockcheck bench tunes in its warm-up). The check that
 	// follows the clients has every P again. Result.Procs says the choice.
 	TuneProcs time.Duration
+
+	// Agents, if set, is how many agents (lockcheck agent --join, RunAgent)
+	// play the clients, each a share, on machines of their own: the run
+	// is their coordinator. It listens on Listen (default 127.0.0.1:0),
+	// admits agents that give AgentToken (over TLS if AgentTLS is set)
+	// for JoinTimeout (0: DefaultJoinTimeout), calls Listening with its
+	// address, and merges their ops into one history on its clock.
+	Agents      int
+	Listen      string
+	AgentToken  string
+	AgentTLS    *tls.Config
+	JoinTimeout time.Duration
+	Listening   func(addr string)
+	// NoClockCorrection takes the agents' times as the coordinator's
+	// without measuring their clocks: only to show what the correction
+	// prevents.
+	NoClockCorrection bool
 }
 
 // Result is what a run produced.
@@ -108,6 +126,10 @@ type Result struct {
 	TTLAdvice report.TTLAdvice
 	// Procs is the GOMAXPROCS the clients ran at (after TuneProcs).
 	Procs int
+	// Agents is run.json's account of the agents (Config.Agents), and
+	// AgentsLost says which were lost, and when.
+	Agents     []report.RunAgent
+	AgentsLost []string
 }
 
 // ThresholdsFailed returns the thresholds the run did not meet.
@@ -170,13 +192,16 @@ func prepare(cfg Config) (plan, error) {
 			return p, err
 		}
 	}
+	if err := p.fitsAgents(e); err != nil {
+		return p, err
+	}
 	if cfg.RestartDelay < 0 {
 		return p, errors.New("--restart-delay must not be negative")
 	}
 	if err := cfg.Check.Validate(); err != nil {
 		return p, err
 	}
-	if err := fitsMachine(p.workload.Clients, max(1, p.cfg.Cluster.Nodes)); err != nil {
+	if err := fitsMachine(p.workload.Clients/max(1, cfg.Agents), max(1, p.cfg.Cluster.Nodes)); err != nil {
 		return p, err
 	}
 	if cfg.Check.InfoHorizon == 0 {
@@ -257,12 +282,12 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	if err := r.open(); err != nil {
 		return r.res, err
 	}
-	locker, err := r.lock()
+	players, err := r.players(ctx)
 	if err != nil {
 		r.closeHistory()
 		return r.res, err
 	}
-	runErr := r.drive(ctx, locker)
+	runErr := r.drive(ctx, players)
 	if errors.Is(runErr, ErrWrite) {
 		return r.res, runErr // no verdict over a history not written in full
 	}
@@ -415,8 +440,8 @@ func (r *run) record(op history.Op) {
 // lock builds the Locker under test, with the hooks the faults need.
 func (r *run) lock() (lockimpl.Locker, error) {
 	cl, w := r.cl, r.workload
-	env := lockimpl.Env{Addrs: cl.Addrs(), Username: cl.User, Password: cl.Password, TLS: cl.TLS, KeyPrefix: w.KeyPrefix,
-		PoolSize: w.Clients + 16, OpTimeout: w.OpTimeout, Now: r.clock.Now, Record: r.record, DialAddr: cl.DialAddr}
+	env := accessOf(cl).env(w, r.clock.Now, r.record)
+	env.TLS, env.DialAddr = cl.TLS, cl.DialAddr
 	// The clients exist before the lock: the faults they play reach it
 	// through env.
 	r.runner = workload.New(w, r.clock.Now, r.record)
@@ -430,15 +455,46 @@ func (r *run) lock() (lockimpl.Locker, error) {
 			fmt.Fprintf(r.cfg.Progress, "metrics: http://%s/metrics\n", m.Addr)
 		}
 	}
-	r.runner.Instrument(&env, r.nemesis.Needs().CrashesClients)
-	if len(cl.Sentinels) > 0 {
-		env.Sentinels, env.MasterName, env.SentinelPassword = cl.SentinelAddrs(), cl.MasterName, cl.SentinelPassword()
-	}
-	env.Cluster, env.Topology = cl.Topology == cluster.RedisCluster, cl.Topology
 	env.Steady = len(r.nemesis.Faults) == 0 && !cl.External()
-	locker, err := r.factory(env)
+	return buildLock(r.factory, r.lockName, env, r.runner, w, r.nemesis.Needs().CrashesClients, nil)
+}
+
+// access is how clients reach the run's Redis: what a lock's Env needs
+// of the cluster that can cross to another machine (an agent's plan).
+type access struct {
+	Addrs            []string `json:"addrs"`
+	Username         string   `json:"username,omitempty"`
+	Password         string   `json:"password,omitempty"`
+	Sentinels        []string `json:"sentinels,omitempty"`
+	MasterName       string   `json:"master_name,omitempty"`
+	SentinelPassword string   `json:"sentinel_password,omitempty"`
+	Cluster          bool     `json:"cluster,omitempty"`
+	Topology         string   `json:"topology"`
+}
+
+func accessOf(cl *cluster.Cluster) access {
+	a := access{Addrs: cl.Addrs(), Username: cl.User, Password: cl.Password, Cluster: cl.Topology == cluster.RedisCluster, Topology: cl.Topology}
+	if len(cl.Sentinels) > 0 {
+		a.Sentinels, a.MasterName, a.SentinelPassword = cl.SentinelAddrs(), cl.MasterName, cl.SentinelPassword()
+	}
+	return a
+}
+
+// env is a lock's Env for the clients of workload w.
+func (a access) env(w workload.Config, now func() int64, record func(history.Op)) lockimpl.Env {
+	return lockimpl.Env{Addrs: a.Addrs, Username: a.Username, Password: a.Password, KeyPrefix: w.KeyPrefix,
+		PoolSize: w.Clients + 16, OpTimeout: w.OpTimeout, Now: now, Record: record, Sentinels: a.Sentinels,
+		MasterName: a.MasterName, SentinelPassword: a.SentinelPassword, Cluster: a.Cluster, Topology: a.Topology}
+}
+
+// buildLock builds the lock named name with factory for runner's clients:
+// their side of the faults in env, its processes started, wrap (if set)
+// around it and the watchdog (--extend-every) around that.
+func buildLock(factory lockimpl.Factory, name string, env lockimpl.Env, runner *workload.Runner, w workload.Config, crashes bool, wrap func(lockimpl.Locker) lockimpl.Locker) (lockimpl.Locker, error) {
+	runner.Instrument(&env, crashes)
+	locker, err := factory(env)
 	if err != nil {
-		err = fmt.Errorf("lock %s: %w", r.lockName, err)
+		err = fmt.Errorf("lock %s: %w", name, err)
 		if errors.Is(err, lockimpl.ErrBadLock) {
 			err = configErr(err)
 		}
@@ -446,7 +502,10 @@ func (r *run) lock() (lockimpl.Locker, error) {
 	}
 	if err := startProcesses(locker, w.Clients); err != nil {
 		closeLocker(locker)
-		return nil, configErr(fmt.Errorf("lock %s: %w", r.lockName, err))
+		return nil, configErr(fmt.Errorf("lock %s: %w", name, err))
+	}
+	if wrap != nil {
+		locker = wrap(locker)
 	}
 	if w.ExtendEvery > 0 {
 		locker = lockimpl.NewWatchdog(locker, w.ExtendEvery, env)
@@ -468,9 +527,56 @@ func startProcesses(locker lockimpl.Locker, clients int) error {
 	return procs.Start(ids...)
 }
 
+// players are the run's clients: in this process (localPlayers) or on
+// agents (coordinator).
+type players interface {
+	play(ctx context.Context) error
+	clients() nemesis.Clients
+	// finish ends them once play returned and the faults are healed.
+	finish()
+	unrecorded() history.Unrecorded
+}
+
+// localPlayers are clients in this process.
+type localPlayers struct {
+	runner *workload.Runner
+	locker lockimpl.Locker
+}
+
+func (p *localPlayers) play(ctx context.Context) error { return p.runner.Run(ctx, p.locker) }
+func (p *localPlayers) clients() nemesis.Clients       { return p.runner }
+func (p *localPlayers) finish()                        { closeLocker(p.locker) }
+func (p *localPlayers) unrecorded() history.Unrecorded { return p.runner.Counters().Snapshot() }
+func (c *coordinator) clients() nemesis.Clients        { return remoteClients{c} }
+func (c *coordinator) finish() {
+	c.end()
+	c.r.res.Agents, c.r.res.AgentsLost = c.runInfo(), c.lostAgents()
+}
+
+// players makes the run's clients ready: the lock built here, or the
+// agents joined and their clocks measured.
+func (r *run) players(ctx context.Context) (players, error) {
+	if r.cfg.Agents == 0 {
+		locker, err := r.lock()
+		if err != nil {
+			return nil, err
+		}
+		return &localPlayers{runner: r.runner, locker: locker}, nil
+	}
+	c, err := r.listenAgents()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.wait(ctx); err != nil {
+		c.end()
+		return nil, err
+	}
+	return c, nil
+}
+
 // drive runs the clients and the nemesis until the run ends, heals every
 // fault, and closes the history.
-func (r *run) drive(ctx context.Context, locker lockimpl.Locker) error {
+func (r *run) drive(ctx context.Context, p players) error {
 	outer := ctx
 	ctx, abort := context.WithCancelCause(ctx)
 	defer abort(nil)
@@ -478,14 +584,14 @@ func (r *run) drive(ctx context.Context, locker lockimpl.Locker) error {
 	nctx, stopNemesis := context.WithCancel(ctx)
 	nemesisDone := make(chan error, 1)
 	go func() {
-		nemesisDone <- nemesis.Run(nctx, r.nemesis, nemesis.Env{Cluster: r.cl, Clients: r.runner, TTL: r.workload.TTL,
+		nemesisDone <- nemesis.Run(nctx, r.nemesis, nemesis.Env{Cluster: r.cl, Clients: p.clients(), TTL: r.workload.TTL,
 			Window: r.nemesis.Duration, RestartDelay: r.cfg.RestartDelay, Targets: r.nemesis.Targets}, r.record, r.clock.Now)
 	}()
 	tuner := newProcsTuner(r.cfg.TuneProcs, okAcquires(r.hw))
 	if tuner != nil {
 		go tuner.run()
 	}
-	runErr := runWithProgress(ctx, r.runner, locker, r.cfg.Progress, r.clock, r.hw)
+	runErr := runWithProgress(ctx, p.play, r.cfg.Progress, r.clock, r.hw)
 	r.res.Procs = runtime.GOMAXPROCS(0)
 	if tuner != nil {
 		r.res.Procs = tuner.end()
@@ -500,7 +606,7 @@ func (r *run) drive(ctx context.Context, locker lockimpl.Locker) error {
 	}
 	r.res.Elapsed = time.Duration(r.clock.Now())
 	r.res.Interrupted = outer.Err() != nil
-	closeLocker(locker)
+	p.finish()
 	// Everything the clients recorded is on disk before anything else.
 	cerr := r.closeHistory()
 	r.lostMu.Lock()
@@ -512,7 +618,14 @@ func (r *run) drive(ctx context.Context, locker lockimpl.Locker) error {
 	case cerr != nil:
 		return writeErr(cerr)
 	}
-	r.unrecorded = r.runner.Counters().Snapshot()
+	r.unrecorded = p.unrecorded()
+	if r.res.Agents != nil {
+		// run.json gains what was measured of the agents' clocks.
+		r.info.Agents = r.res.Agents
+		if err := report.WriteRunInfo(r.res.Dir, r.info); err != nil {
+			return writeErr(err)
+		}
+	}
 	_ = updateLatest(r.cfg.OutDir, r.res.Dir)
 	return runErr
 }
@@ -591,7 +704,7 @@ func (cfg *Config) entry() (lockimpl.Entry, error) {
 // runWithProgress runs the workload, printing a progress line each second.
 // A panic that escapes the workload (it recovers its clients') still
 // leaves through the deferred cleanup in Run.
-func runWithProgress(ctx context.Context, r *workload.Runner, locker lockimpl.Locker, w io.Writer, clock *history.Clock, hw *history.Writer) (err error) {
+func runWithProgress(ctx context.Context, play func(context.Context) error, w io.Writer, clock *history.Clock, hw *history.Writer) (err error) {
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	if w != nil {
@@ -624,7 +737,7 @@ func runWithProgress(ctx context.Context, r *workload.Runner, locker lockimpl.Lo
 			err = fmt.Errorf("workload panicked: %v\n%s", p, debug.Stack())
 		}
 	}()
-	return r.Run(ctx, locker)
+	return play(ctx)
 }
 
 func byType(c history.Counts) (ok, fail, info int64) {

@@ -117,3 +117,18 @@ type Unrecorded struct {
 	// because the backlog was full. Scheduled - Started is the shortfall.
 	Scheduled, Started, Dropped int64
 }
+
+// Add adds o's counts to u (clients on many machines, summed).
+func (u *Unrecorded) Add(o Unrecorded) {
+	u.Lost += o.Lost
+	u.GiveUps += o.GiveUps
+	u.NotSent += o.NotSent
+	u.Undone += o.Undone
+	u.Crashed += o.Crashed
+	u.Paused += o.Paused
+	u.CutOff += o.CutOff
+	u.Skipped += o.Skipped
+	u.Scheduled += o.Scheduled
+	u.Started += o.Started
+	u.Dropped += o.Dropped
+}

@@ -29,6 +29,7 @@ type RunInfo struct {
 	CheckMemory    int64           `json:"check_memory_bytes"`
 	Nodes          []RunNode       `json:"nodes"`
 	External       *RunExternal    `json:"external,omitempty"`
+	Agents         []RunAgent      `json:"agents,omitempty"`
 	Extra          json.RawMessage `json:"extra,omitempty"`
 }
 
@@ -41,6 +42,37 @@ type RunExternal struct {
 	TLS       bool                `json:"tls"`
 	RoundTrip string              `json:"round_trip"`
 	Servers   []map[string]string `json:"servers"`
+}
+
+// RunAgent is run.json's account of one agent of a run on many machines:
+// its clients, its clock's offset from the coordinator's (agent minus
+// coordinator) with its bound and round trip, best and over time, and
+// whether it was lost.
+type RunAgent struct {
+	Index     int    `json:"index"`
+	Addr      string `json:"addr"`
+	FirstProc int    `json:"first_process"`
+	Clients   int    `json:"clients"`
+	OpsSent   int64  `json:"ops_received"`
+	// Offset, Bound and RTT are of the measurement with the smallest
+	// round trip.
+	Offset string `json:"offset"`
+	Bound  string `json:"bound"`
+	RTT    string `json:"rtt"`
+	// MaxClockBound is the widest clock_bound given to its ops.
+	MaxClockBound string `json:"max_clock_bound"`
+	// Clock is every measurement (at most a few hundred, evenly thinned),
+	// in ns on the agent's clock.
+	Clock []RunClockSample `json:"clock"`
+	Lost  string           `json:"lost,omitempty"`
+}
+
+// RunClockSample is one clock measurement of an agent, in ns.
+type RunClockSample struct {
+	At     int64 `json:"at_ns"`
+	Offset int64 `json:"offset_ns"`
+	Bound  int64 `json:"bound_ns"`
+	RTT    int64 `json:"rtt_ns"`
 }
 
 // RunWorkload is run.json's workload.

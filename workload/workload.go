@@ -26,7 +26,7 @@ type Runner struct {
 	now      func() int64
 	record   func(history.Op)
 	counters *Counters
-	resource *Resource
+	resource Resource
 	faults   *faults
 	attempts atomic.Int64
 	// stop ends the run with a cause (a client panic, a lock that
@@ -307,9 +307,9 @@ func staleWrite(ttl time.Duration) time.Duration { return max(5*time.Millisecond
 // unbounded, it is a paused client's stale write) and whether the client
 // left after its lease's deadline.
 func (r *Runner) section(ctx context.Context, c *client, l lockimpl.Lease, end int64, bounded bool) {
-	wcall, sec, accepted := r.resource.enter(l)
+	wcall, sec, accepted := r.resource.Enter(l)
 	if !accepted {
-		r.resource.exit(history.Op{Process: c.id, Call: wcall, Return: wcall, CutShort: true}, l, nil, false)
+		r.resource.Exit(history.Op{Process: c.id, Call: wcall, Return: wcall, CutShort: true}, l, sec, false)
 		return
 	}
 	var reached bool
@@ -320,7 +320,7 @@ func (r *Runner) section(ctx context.Context, c *client, l lockimpl.Lease, end i
 		reached = ctxwait.Sleep(ctx, time.Duration(end-r.now()))
 		wret = r.now()
 	}
-	r.resource.exit(history.Op{Process: c.id, Call: wcall, Return: wret, CutShort: !bounded || !reached,
+	r.resource.Exit(history.Op{Process: c.id, Call: wcall, Return: wret, CutShort: !bounded || !reached,
 		Late: r.now() > int64(l.Deadline())}, l, sec, true)
 }
 
@@ -436,3 +436,7 @@ func (r *Runner) badLock(err error) {
 		r.stop(err)
 	}
 }
+
+// UseResource makes res the protected resource of the run (before Run):
+// one that many machines' clients share.
+func (r *Runner) UseResource(res Resource) { r.resource = res }

@@ -85,22 +85,22 @@ func TestResource_FencedSectionOvertaken(t *testing.T) {
 	stale := lockimpl.Lease{Key: "k", Token: "a", Fence: 1}
 	next := lockimpl.Lease{Key: "k", Token: "b", Fence: 2}
 	clock = 10
-	c1, s1, ok1 := r.enter(stale)
+	c1, s1, ok1 := r.Enter(stale)
 	clock = 20
-	c2, s2, ok2 := r.enter(next)
+	c2, s2, ok2 := r.Enter(next)
 	clock = 30
-	c3, _, ok3 := r.enter(stale)
+	c3, _, ok3 := r.Enter(stale)
 	if !ok1 || !ok2 || ok3 {
 		t.Fatalf("entries accepted %v %v %v, want true true false", ok1, ok2, ok3)
 	}
-	r.exit(history.Op{Call: c3, Return: c3}, stale, nil, false)
-	r.exit(history.Op{Call: c1, Return: 50}, stale, s1, true)
-	r.exit(history.Op{Call: c2, Return: 60}, next, s2, true)
+	r.Exit(history.Op{Call: c3, Return: c3}, stale, nil, false)
+	r.Exit(history.Op{Call: c1, Return: 50}, stale, s1, true)
+	r.Exit(history.Op{Call: c2, Return: 60}, next, s2, true)
 	if len(ops) != 3 || ops[0].Type != history.Fail || ops[1].Return != 20 || !ops[1].CutShort || ops[2].Return != 60 || ops[2].CutShort {
 		t.Errorf("recorded %+v; want the late entry rejected, the overtaken section ended at 20 (cut short), the new one whole", ops)
 	}
-	c, s, _ := r.enter(lockimpl.Lease{Key: "u", Token: "x"})
-	r.exit(history.Op{Call: c, Return: 99}, lockimpl.Lease{Key: "u", Token: "x"}, s, true)
+	c, s, _ := r.Enter(lockimpl.Lease{Key: "u", Token: "x"})
+	r.Exit(history.Op{Call: c, Return: 99}, lockimpl.Lease{Key: "u", Token: "x"}, s, true)
 	if ops[3].Return != 99 || s != nil {
 		t.Errorf("unfenced: %+v, section %v", ops[3], s)
 	}

@@ -1,0 +1,185 @@
+package harness_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/testutil"
+	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/workload"
+)
+
+// agentSkew is one agent's clock, run off on purpose.
+type agentSkew struct {
+	skew  time.Duration
+	drift int64 // ppm
+}
+
+// threeClocks: one agent right, one 300 ms ahead, one drifting 300 ppm
+// (under the 500 ppm allowance).
+var threeClocks = []agentSkew{{}, {skew: 300 * time.Millisecond}, {drift: 300}}
+
+const testToken = "s3cret-agent-token"
+
+// runAgents runs cfg as the coordinator of len(skews) agents in this
+// process (goroutines speaking the wire protocol over loopback).
+func runAgents(t *testing.T, cfg harness.Config, skews []agentSkew) (*harness.Result, error) {
+	t.Helper()
+	cfg.Agents, cfg.AgentToken = len(skews), testToken
+	addr := make(chan string, 1)
+	cfg.Listening = func(a string) { addr <- a }
+	var wg sync.WaitGroup
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	var logs bytes.Buffer
+	var logMu sync.Mutex
+	go func() {
+		var a string
+		select {
+		case a = <-addr:
+		case <-ctx.Done():
+			return
+		}
+		for i, s := range skews {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				err := harness.RunAgent(ctx, harness.AgentConfig{Join: a, Token: testToken, Index: i, Skew: s.skew, Drift: s.drift, JoinTimeout: 10 * time.Second})
+				if err != nil && ctx.Err() == nil {
+					logMu.Lock()
+					logs.WriteString(err.Error() + "\n")
+					logMu.Unlock()
+				}
+			}()
+		}
+	}()
+	res, err := harness.Run(context.Background(), cfg)
+	testutil.NoRedisChildren(t)
+	logMu.Lock()
+	if logs.Len() > 0 {
+		t.Logf("agents said: %s", logs.String())
+	}
+	logMu.Unlock()
+	return res, err
+}
+
+func agentWorkload(seed int64) workload.Config {
+	w := proofWorkload(seed)
+	w.Clients = 600 // 3 agents × 200 clients
+	w.Keys = 10
+	w.Duration = 5 * time.Second
+	return w
+}
+
+func agentConfig(t *testing.T, lock string, w workload.Config) harness.Config {
+	return harness.Config{Lock: lock, OutDir: t.TempDir(), Workload: w,
+		Check: checker.Options{Timeout: 2 * time.Minute, ClockTolerance: 50 * time.Millisecond}}
+}
+
+// TestAgents_ThreeClocks: 3 agents × 200 clients, one clock 300 ms
+// ahead and one drifting: setnx is valid and broken-del-release invalid,
+// judged as one history; the measured offsets find the skew within their
+// bound; and with the correction off, the same skew makes setnx
+// invalid, which is what the correction prevents.
+func TestAgents_ThreeClocks(t *testing.T) {
+	testutil.RequireRedis(t)
+	res, err := runAgents(t, agentConfig(t, "setnx", agentWorkload(1)), threeClocks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != checker.Valid {
+		t.Fatalf("setnx on 3 agents: verdict %s, want valid: %+v", res.Verdict, res.Findings.Checkers)
+	}
+	if len(res.Agents) != 3 || len(res.AgentsLost) != 0 {
+		t.Fatalf("agents %+v lost %v, want 3, none lost", res.Agents, res.AgentsLost)
+	}
+	procs := map[int]bool{}
+	var bounded int
+	ops, err := history.ReadFile(res.Dir + "/history.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range ops {
+		procs[op.Process] = true
+		if op.ClockBound > 0 {
+			bounded++
+		}
+	}
+	for _, p := range []int{0, 199, 200, 399, 400, 599} {
+		if !procs[p] {
+			t.Errorf("no op of process %d: every agent's clients are in the one history", p)
+		}
+	}
+	if bounded == 0 {
+		t.Errorf("no op carries a clock_bound")
+	}
+	// Every measurement finds the agent's clock where it was: its skew,
+	// plus its drift so far, within the measurement's bound.
+	for i, a := range res.Agents {
+		if len(a.Clock) < 10 {
+			t.Fatalf("agent %d: %d clock measurements, want one every 250ms", i, len(a.Clock))
+		}
+		for _, m := range a.Clock {
+			want := int64(threeClocks[i].skew) + m.At*threeClocks[i].drift/1_000_000
+			if d := m.Offset - want; d > m.Bound || -d > m.Bound {
+				t.Errorf("agent %d at %v: measured offset %v ± %v, want %v within the bound", i, time.Duration(m.At), time.Duration(m.Offset), time.Duration(m.Bound), time.Duration(want))
+			}
+		}
+	}
+
+	res, err = runAgents(t, agentConfig(t, "broken-del-release", agentWorkload(1)), threeClocks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != checker.Invalid {
+		t.Fatalf("broken-del-release on 3 agents: verdict %s, want invalid", res.Verdict)
+	}
+
+	cfg := agentConfig(t, "setnx", agentWorkload(1))
+	cfg.NoClockCorrection = true
+	res, err = runAgents(t, cfg, threeClocks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != checker.Invalid {
+		t.Fatalf("setnx on 3 agents, clocks uncorrected: verdict %s, want invalid (the 300 ms skew shows false violations)", res.Verdict)
+	}
+}
+
+// TestAgents_Refusals: a wrong token, and agents that never join, are
+// refused with one line each and a configuration error.
+func TestAgents_Refusals(t *testing.T) {
+	testutil.RequireRedis(t)
+	cfg := agentConfig(t, "setnx", agentWorkload(1))
+	cfg.Agents, cfg.AgentToken, cfg.JoinTimeout = 2, testToken, 2*time.Second
+	addr := make(chan string, 1)
+	cfg.Listening = func(a string) { addr <- a }
+	var agentErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		agentErr = harness.RunAgent(context.Background(), harness.AgentConfig{Join: <-addr, Token: "wrong", Index: -1, JoinTimeout: 5 * time.Second})
+	}()
+	_, err := harness.Run(context.Background(), cfg)
+	<-done
+	if !errors.Is(err, harness.ErrConfig) || !strings.Contains(err.Error(), "0 of 2 joined") || !strings.Contains(err.Error(), "missing: agent 0, 1") {
+		t.Errorf("coordinator: %v, want a configuration error naming the missing agents", err)
+	}
+	if !errors.Is(agentErr, harness.ErrRefused) || !strings.Contains(agentErr.Error(), "wrong agent token") {
+		t.Errorf("agent: %v, want refused for its token", agentErr)
+	}
+	testutil.NoRedisChildren(t)
+}
+
+var _ = nemesis.Config{}

@@ -1,0 +1,628 @@
+package harness
+
+import (
+	"cmp"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockcheck/lockcheck/agent"
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/lockimpl"
+	"github.com/lockcheck/lockcheck/report"
+	"github.com/lockcheck/lockcheck/workload"
+)
+
+// DefaultJoinTimeout is how long a coordinator waits for its agents.
+const DefaultJoinTimeout = time.Minute
+
+// coordinator plays a run's clients through agents on other machines
+// (Config.Agents): it welcomes them, measures their clocks, starts them,
+// and turns what they stream into the run's one history, each op on its
+// clock within a bound (clock_bound).
+type coordinator struct {
+	r      *run
+	ln     net.Listener
+	n      int
+	fences *workload.Fences
+
+	mu       sync.Mutex
+	agents   []*remoteAgent
+	started  bool
+	closed   bool
+	sections map[int64]*workload.Section
+	wg       sync.WaitGroup // the accept loop and each agent's reader
+}
+
+// remoteAgent is the coordinator's view of one agent.
+type remoteAgent struct {
+	index int
+	plan  agentPlan
+	conn  *agent.Conn
+	addr  string
+	clock *agent.Clock
+	// done is closed when the agent said done or was lost.
+	done     chan struct{}
+	doneOnce sync.Once
+	lost     string // why and when, if it was lost
+	counts   history.Unrecorded
+	runErr   string
+	received atomic.Int64
+	maxBound atomic.Int64
+
+	pmu     sync.Mutex
+	pending map[int][]history.Op // ops announced and not yet completed, by process
+}
+
+// listenAgents opens the coordinator's port and starts welcoming agents.
+func (r *run) listenAgents() (*coordinator, error) {
+	addr := cmp.Or(r.cfg.Listen, "127.0.0.1:0")
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, configErr(fmt.Errorf("--listen %s: %w: is another coordinator on that port? choose another with --listen", addr, err))
+	}
+	if r.cfg.AgentTLS != nil {
+		ln = tlsListener(ln, r.cfg.AgentTLS)
+	}
+	c := &coordinator{r: r, ln: ln, n: r.cfg.Agents, fences: workload.NewFences(r.clock.Now), sections: map[int64]*workload.Section{}}
+	if r.cfg.Listening != nil {
+		r.cfg.Listening(ln.Addr().String())
+	}
+	if r.cfg.Progress != nil {
+		fmt.Fprintf(r.cfg.Progress, "coordinator: listening on %s for %d agents (lockcheck agent --join %s)\n", ln.Addr(), c.n, ln.Addr())
+	}
+	c.wg.Add(1)
+	go c.accept()
+	return c, nil
+}
+
+func (c *coordinator) logf(format string, args ...any) {
+	if w := c.r.cfg.Progress; w != nil {
+		fmt.Fprintf(w, format+"\n", args...)
+	}
+}
+
+func (c *coordinator) accept() {
+	defer c.wg.Done()
+	for {
+		nc, err := c.ln.Accept()
+		if err != nil {
+			return // closed
+		}
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			c.welcome(agent.NewConn(nc))
+		}()
+	}
+}
+
+// welcome checks an agent's hello and gives it its share of the clients,
+// or refuses it with one line on both sides.
+func (c *coordinator) welcome(conn *agent.Conn) {
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	m, err := conn.Recv()
+	if err != nil || m.T != agent.THello {
+		c.logf("coordinator: refused %s: no hello (%v)", conn.RemoteAddr(), err)
+		conn.Close()
+		return
+	}
+	ra, why := c.admit(conn, m)
+	if why != "" {
+		c.logf("coordinator: refused agent at %s: %s", conn.RemoteAddr(), why)
+		_ = conn.Send(agent.Msg{T: agent.TRefuse, Error: why})
+		conn.Close()
+		return
+	}
+	plan, _ := json.Marshal(ra.plan)
+	if err := conn.Send(agent.Msg{T: agent.TWelcome, Index: ra.index, Plan: plan}); err != nil {
+		c.lose(ra, err)
+		return
+	}
+	_ = conn.SetDeadline(time.Time{})
+	c.logf("coordinator: agent %d joined from %s (clients %d to %d)", ra.index, ra.addr, ra.plan.Base, ra.plan.Base+ra.plan.Workload.Clients-1)
+	c.read(ra)
+}
+
+// admit checks a hello and, if it passes, makes the agent's plan.
+func (c *coordinator) admit(conn *agent.Conn, m agent.Msg) (*remoteAgent, string) {
+	if !agent.TokenMatches(m.Token, c.r.cfg.AgentToken) {
+		return nil, "wrong agent token: give both sides the same LOCKCHECK_AGENT_TOKEN"
+	}
+	if m.Version != Version {
+		return nil, fmt.Sprintf("agent is lockcheck %s, the coordinator %s: run the same version on both", m.Version, Version)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.agents == nil {
+		c.agents = make([]*remoteAgent, c.n)
+	}
+	i := m.Index
+	if i < 0 {
+		i = slices.Index(c.agents, nil)
+	}
+	switch {
+	case c.started || c.closed:
+		return nil, "the run has started: an agent joins before the start"
+	case i < 0:
+		return nil, fmt.Sprintf("the run has its %d agents already", c.n)
+	case i >= c.n:
+		return nil, fmt.Sprintf("agent index %d: the run has agents 0 to %d", i, c.n-1)
+	case c.agents[i] != nil:
+		return nil, fmt.Sprintf("agent %d has joined already", i)
+	}
+	ra := &remoteAgent{index: i, conn: conn, addr: conn.RemoteAddr(), clock: &agent.Clock{Off: c.r.cfg.NoClockCorrection},
+		done: make(chan struct{}), pending: map[int][]history.Op{}}
+	ra.plan = c.planFor(ra.index)
+	c.agents[i] = ra
+	return ra, ""
+}
+
+// planFor is agent i's share: its slice of the clients (and of the op
+// budget), its own seed, the lock and how to reach Redis.
+func (c *coordinator) planFor(i int) agentPlan {
+	w := c.r.workload
+	base, n := split(w.Clients, c.n, i)
+	aw := w
+	aw.Clients = n
+	aw.Seed = w.Seed + int64(i)*1_000_003
+	if w.Ops > 0 {
+		aw.Ops = max(1, w.Ops*int64(n)/int64(w.Clients))
+	}
+	return agentPlan{Index: i, Lock: c.r.lockName, Workload: aw, Access: accessOf(c.r.cl), Base: base, Total: w.Clients,
+		Epoch: c.r.clock.Start().UnixNano(), Crashes: c.r.nemesis.Needs().CrashesClients}
+}
+
+// split is the first client and the count of part i of total in n parts.
+func split(total, n, i int) (first, count int) {
+	q, rem := total/n, total%n
+	return i*q + min(i, rem), q + btoi(i < rem)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// wait waits until every agent joined and its clock was measured, or the
+// join timeout: agents that never joined are named, exit 2.
+func (c *coordinator) wait(ctx context.Context) error {
+	timeout := cmp.Or(c.r.cfg.JoinTimeout, DefaultJoinTimeout)
+	deadline := time.Now().Add(timeout)
+	for {
+		c.mu.Lock()
+		var missing []string
+		for i := range c.n {
+			if i >= len(c.agents) || c.agents[i] == nil {
+				missing = append(missing, fmt.Sprint(i))
+			}
+		}
+		c.mu.Unlock()
+		joined := c.n - len(missing)
+		if joined == c.n {
+			break
+		}
+		if time.Now().After(deadline) {
+			return configErr(fmt.Errorf("agents: %d of %d joined within %v (missing: agent %s): start them with lockcheck agent --join %s, or raise --join-timeout",
+				joined, c.n, timeout, strings.Join(missing, ", "), c.ln.Addr()))
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	// The first measurements: the best of a few round trips each.
+	for range 8 {
+		c.pingAll()
+		time.Sleep(5 * time.Millisecond)
+	}
+	for _, ra := range c.live() {
+		deadline := time.Now().Add(10 * time.Second)
+		for !ra.clock.Measured() && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if !ra.clock.Measured() {
+			return fmt.Errorf("agent %d: no answer to the clock measurement in 10s", ra.index)
+		}
+	}
+	return nil
+}
+
+// joined returns the agents that joined, by index.
+func (c *coordinator) joined() []*remoteAgent {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*remoteAgent
+	for _, ra := range c.agents {
+		if ra != nil {
+			out = append(out, ra)
+		}
+	}
+	return out
+}
+
+// live returns the agents not lost.
+func (c *coordinator) live() []*remoteAgent {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*remoteAgent
+	for _, ra := range c.agents {
+		if ra == nil {
+			continue
+		}
+		select {
+		case <-ra.done:
+			if ra.lost != "" {
+				continue
+			}
+		default:
+		}
+		out = append(out, ra)
+	}
+	return out
+}
+
+func (c *coordinator) pingAll() {
+	for _, ra := range c.live() {
+		_ = ra.conn.Send(agent.Msg{T: agent.TPing, Sent: c.r.clock.Now()})
+	}
+}
+
+// read serves one agent's messages until its connection ends.
+func (c *coordinator) read(ra *remoteAgent) {
+	for {
+		m, err := ra.conn.Recv()
+		recv := c.r.clock.Now()
+		if err != nil {
+			ra.conn.Failed(err)
+			c.lose(ra, err)
+			return
+		}
+		switch m.T {
+		case agent.TPong:
+			ra.clock.Add(agent.Sample{Sent: m.Sent, Agent: m.Agent, Recv: recv})
+		case agent.TOps:
+			c.ops(ra, m.Ops)
+		case agent.TEnter:
+			at, s, ok := c.fences.Enter(m.Key, m.Fence)
+			var id int64
+			if s != nil {
+				id = s.ID
+				c.mu.Lock()
+				c.sections[id] = s
+				c.mu.Unlock()
+			}
+			_ = ra.conn.Send(agent.Msg{T: agent.TReply, ID: m.ID, At: at, OK: ok, Section: id})
+		case agent.TLeave:
+			c.mu.Lock()
+			s := c.sections[m.Section]
+			delete(c.sections, m.Section)
+			c.mu.Unlock()
+			reply := agent.Msg{T: agent.TReply, ID: m.ID}
+			if s != nil {
+				exit, _ := ra.clock.To(m.Exit)
+				reply.At, reply.OK = c.fences.Leave(m.Key, s, m.Call, exit)
+			}
+			_ = ra.conn.Send(reply)
+		case agent.TReply:
+			ra.conn.Deliver(m)
+		case agent.TDone:
+			_ = json.Unmarshal(m.Counts, &ra.counts)
+			ra.runErr = m.Error
+			ra.doneOnce.Do(func() { close(ra.done) })
+		}
+	}
+}
+
+// ops records a batch: each begin is kept until its op completes; each
+// op goes to the history on the coordinator's clock.
+func (c *coordinator) ops(ra *remoteAgent, ops []agent.Op) {
+	for _, w := range ops {
+		if w.Begin {
+			ra.pmu.Lock()
+			ra.pending[w.Process] = append(ra.pending[w.Process], w.Op)
+			ra.pmu.Unlock()
+			continue
+		}
+		ra.completed(&w.Op)
+		ra.received.Add(1)
+		c.r.record(ra.convert(w))
+	}
+}
+
+// completed drops the begin that op completes: the oldest of its
+// process with its f and key (and token, for a release or extend).
+func (ra *remoteAgent) completed(op *history.Op) {
+	ra.pmu.Lock()
+	defer ra.pmu.Unlock()
+	p := ra.pending[op.Process]
+	for i, b := range p {
+		if b.F == op.F && b.Key == op.Key && (b.F == history.Acquire || b.Token == op.Token) {
+			p = slices.Delete(p, i, i+1)
+			break
+		}
+	}
+	if len(p) == 0 {
+		delete(ra.pending, op.Process)
+	} else {
+		ra.pending[op.Process] = p
+	}
+}
+
+// convert puts an agent's op on the coordinator's clock, with the bound
+// of the conversion as its clock_bound. Times the coordinator decided
+// (a fenced write's entry and cut) are exact already.
+func (ra *remoteAgent) convert(w agent.Op) history.Op {
+	op := w.Op
+	var b int64
+	if !w.CallRef {
+		op.Call, b = ra.clock.To(op.Call)
+	}
+	if !w.ReturnRef {
+		var rb int64
+		op.Return, rb = ra.clock.To(op.Return)
+		b = max(b, rb)
+	}
+	if op.Scheduled > 0 {
+		op.Scheduled, _ = ra.clock.To(op.Scheduled)
+	}
+	op.Call = max(op.Call, 0)
+	op.Return = max(op.Return, op.Call)
+	op.Scheduled = min(max(op.Scheduled, 0), op.Call)
+	op.ClockBound = b
+	if b > ra.maxBound.Load() {
+		ra.maxBound.Store(b)
+	}
+	return op
+}
+
+// lose marks an agent lost (its connection ended before it said done):
+// its ops in flight are written as indeterminate, and the run goes on.
+func (c *coordinator) lose(ra *remoteAgent, err error) {
+	at := c.r.clock.Now()
+	select {
+	case <-ra.done:
+		return // it said done: the end of its connection is the run's
+	default:
+	}
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	ra.pmu.Lock()
+	var inflight []history.Op
+	for _, ops := range ra.pending {
+		inflight = append(inflight, ops...)
+	}
+	ra.pending = map[int][]history.Op{}
+	ra.pmu.Unlock()
+	slices.SortFunc(inflight, func(a, b history.Op) int { return cmp.Compare(a.Call, b.Call) })
+	for _, b := range inflight {
+		op := ra.convert(agent.Op{Op: b})
+		op.Type, op.Return, op.Error = history.Info, max(at, op.Call), "agent lost"
+		if op.F == history.Acquire {
+			// It may have taken effect, under a token no one knows.
+			op.Token = "unknown-" + lockimpl.NewToken()
+		}
+		c.r.record(op)
+	}
+	if closed {
+		ra.lost = fmt.Sprintf("agent %d lost at %s (%v)", ra.index, history.Seconds(at), err)
+	} else {
+		ra.lost = fmt.Sprintf("agent %d lost at %s: %d ops in flight written as info (%v)", ra.index, history.Seconds(at), len(inflight), err)
+	}
+	c.logf("coordinator: %s", ra.lost)
+	ra.doneOnce.Do(func() { close(ra.done) })
+}
+
+// play starts the agents and waits until each said done or was lost
+// (ctx ended: it tells them to stop first).
+func (c *coordinator) play(ctx context.Context) error {
+	c.mu.Lock()
+	c.started = true
+	c.mu.Unlock()
+	agents := c.joined()
+	for _, ra := range agents {
+		if err := ra.conn.Send(agent.Msg{T: agent.TStart}); err != nil {
+			c.lose(ra, err)
+		}
+	}
+	stopPing := make(chan struct{})
+	var pw sync.WaitGroup
+	pw.Add(1)
+	go func() {
+		defer pw.Done()
+		t := time.NewTicker(agent.PingEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopPing:
+				return
+			case <-t.C:
+				c.pingAll()
+			}
+		}
+	}()
+	defer func() {
+		close(stopPing)
+		pw.Wait()
+	}()
+	w := c.r.workload
+	// An agent that neither ends nor is lost by then is given up on.
+	limit := time.NewTimer(cmp.Or(w.Duration, time.Hour) + w.OpTimeout + 2*time.Minute)
+	defer limit.Stop()
+	stopped := false
+	for _, ra := range agents {
+		for waiting := true; waiting; {
+			select {
+			case <-ra.done:
+				waiting = false
+			case <-ctx.Done():
+				if !stopped {
+					stopped = true
+					for _, a := range agents {
+						_ = a.conn.Send(agent.Msg{T: agent.TStop})
+					}
+				}
+				ctx = context.Background()
+			case <-limit.C:
+				for _, a := range agents {
+					a.conn.Close() // read sees it and loses the agent
+				}
+			}
+		}
+	}
+	var errs []error
+	for _, ra := range agents {
+		if ra.runErr != "" && ra.lost == "" {
+			errs = append(errs, fmt.Errorf("agent %d: %s", ra.index, ra.runErr))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// end measures each clock once more, closes every connection and the
+// port, and waits for their goroutines.
+func (c *coordinator) end() {
+	for range 3 {
+		c.pingAll()
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	agents := c.joined()
+	_ = c.ln.Close()
+	for _, ra := range agents {
+		ra.conn.Close()
+	}
+	c.wg.Wait()
+}
+
+// unrecorded sums what the agents' clients counted.
+func (c *coordinator) unrecorded() history.Unrecorded {
+	var u history.Unrecorded
+	for _, ra := range c.joined() {
+		u.Add(ra.counts)
+	}
+	return u
+}
+
+// lostAgents says which agents were lost, and when.
+func (c *coordinator) lostAgents() []string {
+	var out []string
+	for _, ra := range c.joined() {
+		if ra.lost != "" {
+			out = append(out, ra.lost)
+		}
+	}
+	return out
+}
+
+// runInfo is run.json's account of the agents.
+func (c *coordinator) runInfo() []report.RunAgent {
+	var out []report.RunAgent
+	for _, ra := range c.joined() {
+		best := ra.clock.Best()
+		a := report.RunAgent{Index: ra.index, Addr: ra.addr, FirstProc: ra.plan.Base, Clients: ra.plan.Workload.Clients,
+			OpsSent: ra.received.Load(), Offset: time.Duration(best.Offset).String(), Bound: time.Duration(best.Bound).String(),
+			RTT: time.Duration(best.RTT).String(), MaxClockBound: time.Duration(ra.maxBound.Load()).String(), Lost: ra.lost}
+		hist := ra.clock.History()
+		step := max(1, len(hist)/300)
+		for i := 0; i < len(hist); i += step {
+			o := hist[i]
+			a.Clock = append(a.Clock, report.RunClockSample{At: o.At, Offset: o.Offset, Bound: o.Bound, RTT: o.RTT})
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// remoteClients is the client side of the faults when the clients are
+// the agents': each fault goes to one live agent, picked by the seed,
+// which plays it on its own clients.
+type remoteClients struct{ c *coordinator }
+
+// faultTimeout bounds an agent's answer to a fault.
+const faultTimeout = 5 * time.Second
+
+func (rc remoteClients) ask(rng *rand.Rand, f agent.Fault) []int {
+	live := rc.c.live()
+	if len(live) == 0 {
+		return nil
+	}
+	ra := live[rng.IntN(len(live))]
+	f.Seed = rng.Uint64()
+	m, err := ra.conn.Call(agent.Msg{T: agent.TFault, Fault: &f}, faultTimeout)
+	if err != nil {
+		return nil
+	}
+	return m.IDs
+}
+
+func (rc remoteClients) PauseClients(rng *rand.Rand, n int, d time.Duration, inSection bool) []int {
+	return rc.ask(rng, agent.Fault{Kind: "pause", N: n, D: d, InSection: inSection})
+}
+
+func (rc remoteClients) CrashClients(rng *rand.Rand, n int) []int {
+	return rc.ask(rng, agent.Fault{Kind: "crash", N: n})
+}
+
+func (rc remoteClients) CutClients(rng *rand.Rand, n int) []int {
+	return rc.ask(rng, agent.Fault{Kind: "cut", N: n})
+}
+
+func (rc remoteClients) SkewClients(rng *rand.Rand, n int, rate float64, jump time.Duration) []int {
+	return rc.ask(rng, agent.Fault{Kind: "skew", N: n, Rate: rate, Jump: jump})
+}
+
+func (rc remoteClients) HealClients() {
+	for _, ra := range rc.c.live() {
+		_, _ = ra.conn.Call(agent.Msg{T: agent.TFault, Fault: &agent.Fault{Kind: "heal"}}, faultTimeout)
+	}
+}
+
+func tlsListener(ln net.Listener, cfg *tls.Config) net.Listener { return tls.NewListener(ln, cfg) }
+
+// fitsAgents refuses what agents cannot play: a lock they cannot build by
+// name, a fault that acts inside this process's Redis client, fewer
+// clients than agents.
+func (p *plan) fitsAgents(e lockimpl.Entry) error {
+	n := p.cfg.Agents
+	switch {
+	case n == 0:
+		return nil
+	case n < 0:
+		return fmt.Errorf("--agents %d: want a positive count", n)
+	case p.workload.Clients < n:
+		return fmt.Errorf("--agents %d with --clients %d: every agent needs a client", n, p.workload.Clients)
+	case p.cfg.Factory != nil || e.OwnClient:
+		return fmt.Errorf("--agents: lock %s is built here only; agents build a built-in lock by name (see lockcheck list)", e.Name)
+	case p.cfg.Metrics != "":
+		return errors.New("--agents with --metrics: the clients' counters are on the agents; run without --metrics")
+	case p.cfg.AgentToken == "":
+		return errors.New("--agents needs a token: set LOCKCHECK_AGENT_TOKEN (the same on every agent)")
+	}
+	if _, err := lockimpl.Builtin().Lookup(e.Name); err != nil {
+		return fmt.Errorf("--agents: lock %s is not built in; agents build a built-in lock by name (see lockcheck list)", e.Name)
+	}
+	if p.nemesis.Needs().ClientProxies {
+		return fmt.Errorf("--agents with --nemesis %s: a fault through client proxies acts on this machine's connections, not the agents'", strings.Join(p.nemesis.Faults, ","))
+	}
+	if p.workload.Rate > 0 {
+		return errors.New("--agents with --rate: the open model is not split across agents yet; use the closed model")
+	}
+	return nil
+}
