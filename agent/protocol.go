@@ -35,6 +35,8 @@ const (
 	TRefuse  = "refuse"  // coordinator: why, then it closes
 	TPing    = "ping"    // coordinator: sent
 	TPong    = "pong"    // agent: sent (echoed), agent
+	TReady   = "ready"   // agent: its lock is built and Redis answers
+	TFail    = "fail"    // agent: it cannot play (error), then it closes
 	TStart   = "start"   // coordinator: the clients start
 	TOps     = "ops"     // agent: a batch of ops and begins, in order
 	TEnter   = "enter"   // agent: key, fence; coordinator replies with at, ok, section

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -38,6 +39,9 @@ type AgentConfig struct {
 	// measurement must find (LOCKCHECK_AGENT_SKEW, LOCKCHECK_AGENT_DRIFT).
 	Skew  time.Duration
 	Drift int64
+	// DialAddr, if set, maps a Redis address the coordinator gives to the
+	// one this agent dials (a NAT, a published port): --redis-addr-map.
+	DialAddr func(addr string) string
 	// Log receives a line when the agent joins and when it ends.
 	Log io.Writer
 }
@@ -146,6 +150,7 @@ type agentRun struct {
 	runner  *workload.Runner
 	started chan struct{}
 	stop    context.CancelCauseFunc
+	mapAddr func(string) string
 
 	qmu   sync.Mutex
 	queue []agent.Op
@@ -158,7 +163,7 @@ func newAgentRun(conn *agent.Conn, plan *agentPlan, cfg AgentConfig) *agentRun {
 	if cfg.Skew != 0 || cfg.Drift != 0 {
 		now = agent.Skewed{Base: now, Skew: cfg.Skew, Drift: cfg.Drift}.Now
 	}
-	return &agentRun{conn: conn, plan: plan, now: now, started: make(chan struct{})}
+	return &agentRun{conn: conn, plan: plan, now: now, started: make(chan struct{}), mapAddr: cfg.DialAddr}
 }
 
 // send queues an op for the coordinator, under the run's process ids.
@@ -201,11 +206,21 @@ func (a *agentRun) run(ctx context.Context) error {
 	a.runner = workload.New(plan.Workload, a.now, a.record)
 	a.runner.UseResource(&remoteResource{conn: a.conn, now: a.now, send: a.send, timeout: plan.Workload.OpTimeout + 5*time.Second})
 	env := plan.Access.env(plan.Workload, a.now, a.record)
+	env.DialAddr = a.dialAddr
+	if err := a.reach(plan.Access); err != nil {
+		_ = a.conn.Send(agent.Msg{T: agent.TFail, Error: err.Error()})
+		return configErr(fmt.Errorf("agent %d: %w", plan.Index, err))
+	}
 	locker, err := buildLock(entry.Factory, entry.Name, env, a.runner, plan.Workload, plan.Crashes, func(l lockimpl.Locker) lockimpl.Locker {
-		return &announcer{Locker: l, now: a.now, begin: a.send}
+		return &announcer{Locker: l, now: a.now, conn: a.conn, proc: plan.process}
 	})
 	if err != nil {
+		_ = a.conn.Send(agent.Msg{T: agent.TFail, Error: err.Error()})
 		return err
+	}
+	if err := a.conn.Send(agent.Msg{T: agent.TReady}); err != nil {
+		closeLocker(locker)
+		return fmt.Errorf("agent %d: %w: %w", plan.Index, agent.ErrLost, err)
 	}
 	readDone := make(chan error, 1)
 	go func() { readDone <- a.read() }()
@@ -234,6 +249,28 @@ func (a *agentRun) run(ctx context.Context) error {
 	case <-time.After(time.Minute):
 	}
 	return runErr
+}
+
+// reach checks that every Redis address answers a TCP dial from here,
+// so that an agent that cannot reach Redis says so before the start
+// rather than recording a run of ops that were never sent.
+func (a *agentRun) reach(acc access) error {
+	for _, addr := range append(slices.Clone(acc.Addrs), acc.Sentinels...) {
+		to := a.dialAddr(addr)
+		c, err := net.DialTimeout("tcp", to, 5*time.Second)
+		if err != nil {
+			return fmt.Errorf("cannot reach Redis at %s from this agent (%w): run the agent where it can, or map the address with --redis-addr-map %s=HOST:PORT", to, err, addr)
+		}
+		c.Close()
+	}
+	return nil
+}
+
+func (a *agentRun) dialAddr(addr string) string {
+	if a.mapAddr != nil {
+		return a.mapAddr(addr)
+	}
+	return addr
 }
 
 func errString(err error) string {
@@ -314,32 +351,45 @@ func (a *agentRun) fault(f *agent.Fault) []int {
 	return ids
 }
 
-// announcer tells the coordinator of each lock op as it starts, so that
-// if this agent is lost, its ops in flight are written as indeterminate
-// (they may have taken effect) rather than missing.
+// announcer tells the coordinator of each lock op before it is sent to
+// Redis, on the wire at once (not queued): if this agent dies, the ops it
+// had in flight are known and written as indeterminate (they may have
+// taken effect) rather than missing. An op that cannot be announced is
+// not sent.
 type announcer struct {
 	lockimpl.Locker
 	now   func() int64
-	begin func(agent.Op)
+	conn  *agent.Conn
+	proc  func(int) int
 }
 
-func (a *announcer) announce(ctx context.Context, f history.Func, key, token string, ttl time.Duration) {
-	a.begin(agent.Op{Begin: true, Op: history.Op{Process: lockimpl.ClientFrom(ctx), F: f, Type: history.Info, Key: key,
-		Token: token, TTLms: ttl.Milliseconds(), Call: a.now()}})
+func (a *announcer) announce(ctx context.Context, f history.Func, key, token string, ttl time.Duration) error {
+	op := agent.Op{Begin: true, Op: history.Op{Process: a.proc(lockimpl.ClientFrom(ctx)), F: f, Type: history.Info, Key: key,
+		Token: token, TTLms: ttl.Milliseconds(), Call: a.now()}}
+	if err := a.conn.Send(agent.Msg{T: agent.TOps, Ops: []agent.Op{op}}); err != nil {
+		return fmt.Errorf("%w: %w: %w", lockimpl.ErrNotSent, agent.ErrLost, err)
+	}
+	return nil
 }
 
 func (a *announcer) Acquire(ctx context.Context, key string, ttl time.Duration) (lockimpl.Lease, error) {
-	a.announce(ctx, history.Acquire, key, "", ttl)
+	if err := a.announce(ctx, history.Acquire, key, "", ttl); err != nil {
+		return lockimpl.Lease{}, err
+	}
 	return a.Locker.Acquire(ctx, key, ttl)
 }
 
 func (a *announcer) Release(ctx context.Context, l lockimpl.Lease) error {
-	a.announce(ctx, history.Release, l.Key, l.Token, 0)
+	if err := a.announce(ctx, history.Release, l.Key, l.Token, 0); err != nil {
+		return err
+	}
 	return a.Locker.Release(ctx, l)
 }
 
 func (a *announcer) Extend(ctx context.Context, l lockimpl.Lease, ttl time.Duration) (lockimpl.Lease, error) {
-	a.announce(ctx, history.Extend, l.Key, l.Token, ttl)
+	if err := a.announce(ctx, history.Extend, l.Key, l.Token, ttl); err != nil {
+		return lockimpl.Lease{}, err
+	}
 	return a.Locker.Extend(ctx, l, ttl)
 }
 

@@ -50,6 +50,10 @@ type remoteAgent struct {
 	conn  *agent.Conn
 	addr  string
 	clock *agent.Clock
+	// ready is closed when the agent said it is ready, or failed (why).
+	ready     chan struct{}
+	readyOnce sync.Once
+	failed    string
 	// done is closed when the agent said done or was lost.
 	done     chan struct{}
 	doneOnce sync.Once
@@ -76,9 +80,6 @@ func (r *run) listenAgents() (*coordinator, error) {
 	c := &coordinator{r: r, ln: ln, n: r.cfg.Agents, fences: workload.NewFences(r.clock.Now), sections: map[int64]*workload.Section{}}
 	if r.cfg.Listening != nil {
 		r.cfg.Listening(ln.Addr().String())
-	}
-	if r.cfg.Progress != nil {
-		fmt.Fprintf(r.cfg.Progress, "coordinator: listening on %s for %d agents (lockcheck agent --join %s)\n", ln.Addr(), c.n, ln.Addr())
 	}
 	c.wg.Add(1)
 	go c.accept()
@@ -161,7 +162,7 @@ func (c *coordinator) admit(conn *agent.Conn, m agent.Msg) (*remoteAgent, string
 		return nil, fmt.Sprintf("agent %d has joined already", i)
 	}
 	ra := &remoteAgent{index: i, conn: conn, addr: conn.RemoteAddr(), clock: &agent.Clock{Off: c.r.cfg.NoClockCorrection},
-		done: make(chan struct{}), pending: map[int][]history.Op{}}
+		done: make(chan struct{}), ready: make(chan struct{}), pending: map[int][]history.Op{}}
 	ra.plan = c.planFor(ra.index)
 	c.agents[i] = ra
 	return ra, ""
@@ -221,6 +222,22 @@ func (c *coordinator) wait(ctx context.Context) error {
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	for _, ra := range c.joined() {
+		select {
+		case <-ra.ready:
+		case <-ra.done:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(time.Until(deadline) + 10*time.Second):
+			return fmt.Errorf("agent %d joined but never said it was ready", ra.index)
+		}
+		if ra.failed != "" {
+			return configErr(fmt.Errorf("agent %d cannot play: %s", ra.index, ra.failed))
+		}
+		if ra.lost != "" {
+			return fmt.Errorf("before the start: %s", ra.lost)
 		}
 	}
 	// The first measurements: the best of a few round trips each.
@@ -318,6 +335,11 @@ func (c *coordinator) read(ra *remoteAgent) {
 			_ = ra.conn.Send(reply)
 		case agent.TReply:
 			ra.conn.Deliver(m)
+		case agent.TReady:
+			ra.readyOnce.Do(func() { close(ra.ready) })
+		case agent.TFail:
+			ra.failed = m.Error
+			ra.readyOnce.Do(func() { close(ra.ready) })
 		case agent.TDone:
 			_ = json.Unmarshal(m.Counts, &ra.counts)
 			ra.runErr = m.Error

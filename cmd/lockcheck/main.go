@@ -62,6 +62,7 @@ usage:
   lockcheck bench [flags]       a sweep of locks × clients × keys, with an optional redis-benchmark baseline
   lockcheck verify [flags]      a battery of scenarios for one lock, each until its coverage is met; gates on its guarantees
   lockcheck matrix [flags]      locks × fault scenarios, one run per cell: matrix.md, matrix.html; --expect gates on it
+  lockcheck agent --join ADDR   clients on this machine for a coordinator elsewhere (lockcheck run --agents N)
   lockcheck list                the locks, faults and topologies
   lockcheck cleanup             remove temp dirs left by runs that were killed (run and bench do it too)
 
@@ -90,6 +91,8 @@ func run(args []string) int {
 		code, err = matrixCmd(ctx, args[1:])
 	case "verify":
 		code, err = verifyCmd(ctx, args[1:])
+	case "agent":
+		code, err = agentCmd(ctx, args[1:])
 	case "cleanup":
 		code, err = cleanupCmd(args[1:])
 	case "list":
@@ -98,7 +101,7 @@ func run(args []string) int {
 		fmt.Println(usage)
 		return exitValid
 	default:
-		err = usageError{fmt.Errorf("unknown command %q (want run, check, report, bench, verify, matrix, list or cleanup)", args[0])}
+		err = usageError{fmt.Errorf("unknown command %q (want run, check, report, bench, verify, matrix, agent, list or cleanup)", args[0])}
 	}
 	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		// Not a harness failure: the user stopped it before a verdict.

@@ -49,6 +49,38 @@ type runOpts struct {
 	ext             externalOpts
 	thresholds      []string
 	metrics         string
+	agents          agentOpts
+}
+
+// agentOpts are the coordinator's flags: clients on agents.
+type agentOpts struct {
+	n           int
+	listen      string
+	joinTimeout time.Duration
+	tokenFile   string
+}
+
+func agentFlags(fs *flag.FlagSet, a *agentOpts) {
+	fs.IntVar(&a.n, "agents", 0, "play the clients on N agents (lockcheck agent --join), each a share, judged as one history; this run is their coordinator")
+	fs.StringVar(&a.listen, "listen", "127.0.0.1:7170", "--agents: the coordinator's address for its agents")
+	fs.DurationVar(&a.joinTimeout, "join-timeout", harness.DefaultJoinTimeout, "--agents: how long to wait for every agent to join")
+	fs.StringVar(&a.tokenFile, "agent-token-file", "", "--agents: read the agent token from this file (default: $"+agentTokenEnv+")")
+}
+
+// apply sets cfg up as the coordinator of a.n agents.
+func (a agentOpts) apply(cfg *harness.Config) error {
+	if a.n == 0 {
+		return nil
+	}
+	token, err := agentToken(a.tokenFile)
+	if err != nil {
+		return err
+	}
+	cfg.Agents, cfg.Listen, cfg.JoinTimeout, cfg.AgentToken = a.n, a.listen, a.joinTimeout, token
+	cfg.Listening = func(addr string) {
+		fmt.Fprintf(os.Stderr, "lockcheck: coordinator listening on %s for %d agents: lockcheck agent --join %s\n", addr, a.n, addr)
+	}
+	return nil
 }
 
 func runFlags(o *runOpts) *flag.FlagSet {
@@ -99,6 +131,7 @@ func runFlags(o *runOpts) *flag.FlagSet {
 	checkBoundFlags(fs, &o.check)
 	fs.StringVar(&o.redisServer, "redis-server", "", "redis-server program (default: found on PATH)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line")
+	agentFlags(fs, &o.agents)
 	return fs
 }
 
@@ -132,6 +165,9 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 		cfg.Progress = os.Stderr
 	}
 	if err := o.ownLock(fs, &cfg); err != nil {
+		return exitUsage, err
+	}
+	if err := o.agents.apply(&cfg); err != nil {
 		return exitUsage, err
 	}
 	if err := harness.Validate(cfg); err != nil {
@@ -280,6 +316,9 @@ func printSummary(w io.Writer, res *harness.Result) {
 	}
 	if res.Interrupted {
 		fmt.Fprint(w, " (interrupted)")
+	}
+	for _, a := range res.AgentsLost {
+		fmt.Fprintf(w, "\n%s", a)
 	}
 	if c := res.Cleaned; c.Prefix != "" {
 		fmt.Fprintf(w, "\nexternal redis: every key under %q; %d deleted at the end, %d left", c.Prefix, c.Deleted, c.Left)

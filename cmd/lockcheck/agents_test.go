@@ -1,0 +1,241 @@
+package main
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/testutil"
+	"github.com/lockcheck/lockcheck/report"
+)
+
+const cliToken = "cli-agent-token"
+
+// freeAddr is a loopback address with a port nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// proc is a lockcheck process a test started: its output, and its end.
+type proc struct {
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	out  bytes.Buffer
+	done chan struct{}
+	code int
+}
+
+func (p *proc) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.Write(b)
+}
+
+func (p *proc) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+// start runs bin with args and env; the test kills it (by its pid) if
+// it is still running at the end.
+func start(t *testing.T, bin string, env []string, args ...string) *proc {
+	t.Helper()
+	p := &proc{cmd: exec.Command(bin, args...), done: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stdout, p.cmd.Stderr = p, p
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		err := p.cmd.Wait()
+		p.code = 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			p.code = ee.ExitCode()
+		}
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+func (p *proc) wait(t *testing.T, d time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.done:
+		return p.code
+	case <-time.After(d):
+		t.Fatalf("%v still running after %v:\n%s", p.cmd.Args, d, p.output())
+	}
+	return -1
+}
+
+// waitFor waits until the process has printed s.
+func (p *proc) waitFor(t *testing.T, s string, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !strings.Contains(p.output(), s) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%v never printed %q:\n%s", p.cmd.Args, s, p.output())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestCLI_AgentKilled: a coordinator and three agent processes (one
+// clock 300 ms ahead); agent 2 is SIGKILLed mid-run. The run ends with a
+// verdict (setnx valid), says when agent 2 was lost, writes every op it
+// received from it, and writes its ops in flight as info; no process is
+// left behind.
+func TestCLI_AgentKilled(t *testing.T) {
+	testutil.RequireRedis(t)
+	bin := lockcheck(t)
+	out := t.TempDir()
+	addr := freeAddr(t)
+	token := []string{"LOCKCHECK_AGENT_TOKEN=" + cliToken}
+	coord := start(t, bin, token, "run", "--agents", "3", "--listen", addr, "--lock", "setnx", "--clients", "600", "--keys", "10",
+		"--ttl", "200ms", "--hold", "50ms", "--duration", "6s", "--clock-tolerance", "50ms", "--seed", "3", "--out", out, "--join-timeout", "30s")
+	skews := []string{"", "LOCKCHECK_AGENT_SKEW=300ms", "LOCKCHECK_AGENT_DRIFT=300"}
+	var agents []*proc
+	for i, s := range skews {
+		env := token
+		if s != "" {
+			env = append(append([]string(nil), token...), s)
+		}
+		agents = append(agents, start(t, bin, env, "agent", "--join", addr, "--index", strconv.Itoa(i)))
+	}
+	coord.waitFor(t, "agent 2 joined", 30*time.Second)
+	coord.waitFor(t, "ops/s", 30*time.Second) // the clients are running
+	time.Sleep(1500 * time.Millisecond)
+	if err := agents[2].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	code := coord.wait(t, 2*time.Minute)
+	text := coord.output()
+	if code != exitValid || !strings.Contains(text, "agent 2 lost at") || !strings.Contains(text, "verdict: VALID") {
+		t.Fatalf("coordinator: exit %d, want 0 with agent 2 lost and a valid verdict:\n%s", code, text)
+	}
+	for i := range 2 {
+		if c := agents[i].wait(t, 30*time.Second); c != exitValid {
+			t.Errorf("agent %d: exit %d:\n%s", i, c, agents[i].output())
+		}
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Join(out, "latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _, err := report.ReadRunInfo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Agents) != 3 || info.Agents[2].Lost == "" || info.Agents[0].Lost != "" {
+		t.Fatalf("run.json agents: %+v", info.Agents)
+	}
+	ops, err := history.ReadFile(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2 := info.Agents[2]
+	var received, inflight int64
+	for _, op := range ops {
+		if op.Process < a2.FirstProc || op.Process >= a2.FirstProc+a2.Clients {
+			continue
+		}
+		if op.Error == "agent lost" {
+			inflight++
+			if op.Type != history.Info {
+				t.Errorf("in-flight op %+v not info", op)
+			}
+		} else {
+			received++
+		}
+	}
+	if received != a2.OpsSent || received == 0 {
+		t.Errorf("agent 2: %d ops in the history, %d received: every op it streamed is written", received, a2.OpsSent)
+	}
+	if inflight == 0 {
+		t.Errorf("agent 2 killed with 200 clients busy: no op in flight written as info")
+	}
+	var off time.Duration
+	if off, err = time.ParseDuration(info.Agents[1].Offset); err != nil || off < 290*time.Millisecond || off > 310*time.Millisecond {
+		t.Errorf("agent 1's offset %q, want about 300ms", info.Agents[1].Offset)
+	}
+	testutil.NoRedisChildren(t)
+}
+
+// TestCLI_AgentBadInput: each mistake gets one line on both sides, exit
+// 2 and no verdict: a wrong token, a second coordinator on the port, an
+// agent that cannot reach Redis, agents that never join.
+func TestCLI_AgentBadInput(t *testing.T) {
+	testutil.RequireRedis(t)
+	bin := lockcheck(t)
+	token := []string{"LOCKCHECK_AGENT_TOKEN=" + cliToken}
+	coordArgs := func(addr string, extra ...string) []string {
+		return append([]string{"run", "--agents", "1", "--listen", addr, "--lock", "setnx", "--clients", "20", "--duration", "2s",
+			"--out", t.TempDir(), "--join-timeout", "20s", "-q"}, extra...)
+	}
+	t.Run("wrong token, then never joined", func(t *testing.T) {
+		addr := freeAddr(t)
+		coord := start(t, bin, token, coordArgs(addr, "--join-timeout", "4s")...)
+		ag := start(t, bin, []string{"LOCKCHECK_AGENT_TOKEN=nope"}, "agent", "--join", addr)
+		if c := ag.wait(t, 30*time.Second); c != exitUsage || !strings.Contains(ag.output(), "wrong agent token") {
+			t.Errorf("agent: exit %d, want 2 naming the token:\n%s", c, ag.output())
+		}
+		c := coord.wait(t, 30*time.Second)
+		text := coord.output()
+		if c != exitUsage || !strings.Contains(text, "0 of 1 joined") || !strings.Contains(text, "missing: agent 0") || strings.Contains(text, "verdict") {
+			t.Errorf("coordinator: exit %d, want 2 naming the missing agent, no verdict:\n%s", c, text)
+		}
+	})
+	t.Run("second coordinator on the port", func(t *testing.T) {
+		addr := freeAddr(t)
+		first := start(t, bin, token, coordArgs(addr)...)
+		first.waitFor(t, "coordinator listening on", 30*time.Second)
+		second := start(t, bin, token, coordArgs(addr)...)
+		if c := second.wait(t, 30*time.Second); c != exitUsage || !strings.Contains(second.output(), "another coordinator on that port") {
+			t.Errorf("second coordinator: exit %d, want 2:\n%s", c, second.output())
+		}
+		_ = first.cmd.Process.Signal(syscall.SIGINT)
+		first.wait(t, 30*time.Second)
+	})
+	t.Run("agent cannot reach redis", func(t *testing.T) {
+		addr := freeAddr(t)
+		coord := start(t, bin, token, coordArgs(addr)...)
+		coord.waitFor(t, "coordinator listening on", 30*time.Second)
+		// The coordinator's Redis address is mapped to a port nothing
+		// listens on, as for an agent on a host that cannot route to it.
+		dead := freeAddr(t)
+		ag := start(t, bin, token, "agent", "--join", addr, "--redis-addr-map", "*="+dead)
+		c := ag.wait(t, 30*time.Second)
+		if c != exitUsage || !strings.Contains(ag.output(), "cannot reach Redis") {
+			t.Errorf("agent: exit %d, want 2 saying it cannot reach Redis:\n%s", c, ag.output())
+		}
+		cc := coord.wait(t, 30*time.Second)
+		if text := coord.output(); cc != exitUsage || !strings.Contains(text, "agent 0 cannot play: cannot reach Redis") || strings.Contains(text, "verdict") {
+			t.Errorf("coordinator: exit %d, want 2 naming the agent, no verdict:\n%s", cc, text)
+		}
+	})
+	testutil.NoRedisChildren(t)
+}
