@@ -358,9 +358,9 @@ func (a *agentRun) fault(f *agent.Fault) []int {
 // not sent.
 type announcer struct {
 	lockimpl.Locker
-	now   func() int64
-	conn  *agent.Conn
-	proc  func(int) int
+	now  func() int64
+	conn *agent.Conn
+	proc func(int) int
 }
 
 func (a *announcer) announce(ctx context.Context, f history.Func, key, token string, ttl time.Duration) error {
