@@ -47,8 +47,8 @@ func TestClock_PicksTightest(t *testing.T) {
 	clk.Add(Sample{Sent: 0, Agent: 1_000_500, Recv: 1_000})         // offset 1 ms ± 500 ns, at agent 1_000_500
 	clk.Add(Sample{Sent: 10e9, Agent: 10e9 + 2e6, Recv: 10e9 + 2e6}) // offset 1 ms ± 1 ms, at 10 s
 	got, bound := clk.To(1_000_500 + 1e6)                            // 1 ms after the first
-	if got != 1e6+500 || bound != 500+500 {
-		t.Errorf("near the first: %d ± %d, want %d ± %d", got, bound, 1_000_500, 1000)
+	if got != 1e6+500 || bound != 500+501 {
+		t.Errorf("near the first: %d ± %d, want %d ± %d (500 ns, and 1 ms at 501 ppm)", got, bound, 1_000_500, 1001)
 	}
 	_, bound = clk.To(10e9 + 2e6)
 	if bound != 1e6 {
