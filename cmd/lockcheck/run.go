@@ -50,6 +50,7 @@ type runOpts struct {
 	thresholds      []string
 	metrics         string
 	agents          agentOpts
+	linger          time.Duration
 }
 
 // agentOpts are the coordinator's flags: clients on agents.
@@ -132,6 +133,7 @@ func runFlags(o *runOpts) *flag.FlagSet {
 	fs.StringVar(&o.redisServer, "redis-server", "", "redis-server program (default: found on PATH)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line")
 	agentFlags(fs, &o.agents)
+	fs.DurationVar(&o.linger, "linger", 0, "after the run, stay up this long (a pod whose results kubectl cp fetches; lockcheck k8s: 1h)")
 	return fs
 }
 
@@ -174,11 +176,19 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 		return exitUsage, err
 	}
 	seed := o.w.Seed
-	return eachSeed(ctx, o.seeds, o.keepGoing, func(i int) (int, error) {
+	code, err := eachSeed(ctx, o.seeds, o.keepGoing, func(i int) (int, error) {
 		cfg.Workload.Seed = seed + int64(i)
 		cfg.Args = reproduce(fs, cfg.Workload.Seed)
 		return runOnce(ctx, cfg)
 	})
+	if o.linger > 0 && ctx.Err() == nil {
+		fmt.Fprintf(os.Stderr, "lockcheck: exit %d; staying up %v so that the results can be copied (Ctrl-C ends it)\n", code, o.linger)
+		select {
+		case <-ctx.Done():
+		case <-time.After(o.linger):
+		}
+	}
+	return code, err
 }
 
 // externalAndThresholds reads the external Redis's settings (for
