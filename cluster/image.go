@@ -3,7 +3,6 @@ package cluster
 import (
 	"archive/tar"
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -51,41 +50,46 @@ func ensureImage(client *dc.Client, image, server string, say func(string)) (str
 	if _, err := client.InspectImage(built); err == nil {
 		return built, nil
 	}
-	ctx, err := imageContext(server)
+	ctx, err := imageContext(map[string]string{"/usr/bin/redis-server": server}, map[string]int64{"/data": 0o777, "/tmp": 0o1777}, "/data", "/usr/bin/redis-server")
 	if err != nil {
 		return "", fmt.Errorf("build image %s: %w", built, err)
 	}
-	var out bytes.Buffer
-	err = client.BuildImage(dc.BuildImageOptions{Name: built, InputStream: ctx, OutputStream: &out,
-		RmTmpContainer: true, ForceRmTmpContainer: true, Labels: map[string]string{"lockcheck": "image"}})
-	if err != nil {
-		return "", fmt.Errorf("build image %s: %w\n%s", built, err, out.String())
+	if err := buildImage(client, built, ctx); err != nil {
+		return "", err
 	}
 	say(fmt.Sprintf("image %s not present (lockcheck never pulls): built %s from %s and its libraries", image, built, server))
 	return built, nil
 }
 
-// imageContext is the build context, in memory (nothing is left on disk):
-// a Dockerfile and rootfs/ with the binary and every library ldd names.
-func imageContext(server string) (io.Reader, error) {
-	real, err := filepath.EvalSymlinks(server)
-	if err != nil {
-		return nil, err
-	}
-	out, err := exec.Command("ldd", real).Output()
-	if err != nil {
-		return nil, fmt.Errorf("ldd %s: %w", real, err)
-	}
-	files := map[string]string{"/usr/bin/redis-server": real} // path in image -> host file
-	for _, m := range lddLine.FindAllStringSubmatch(string(out), -1) {
-		files[m[1]] = m[1]
-	}
-	if len(files) < 2 {
-		return nil, errors.New("ldd named no libraries: is redis-server dynamically linked?")
+// imageContext is the build context of an image FROM scratch, in memory
+// (nothing is left on disk): rootfs/ with each binary (path in the image
+// -> host file), every library ldd names for it, and dirs (path -> mode).
+func imageContext(binaries map[string]string, dirs map[string]int64, workdir, entrypoint string) (io.Reader, error) {
+	files := map[string]string{} // path in image -> host file
+	for dst, src := range binaries {
+		real, err := filepath.EvalSymlinks(src)
+		if err != nil {
+			return nil, err
+		}
+		files[dst] = real
+		out, err := exec.Command("ldd", real).CombinedOutput()
+		if err != nil {
+			if bytes.Contains(out, []byte("not a dynamic executable")) {
+				continue // static: nothing to add
+			}
+			return nil, fmt.Errorf("ldd %s: %w", real, err)
+		}
+		libs := lddLine.FindAllStringSubmatch(string(out), -1)
+		if len(libs) == 0 {
+			return nil, fmt.Errorf("ldd named no libraries for %s", real)
+		}
+		for _, m := range libs {
+			files[m[1]] = m[1]
+		}
 	}
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	dockerfile := "FROM scratch\nCOPY rootfs/ /\nWORKDIR /data\nENTRYPOINT [\"/usr/bin/redis-server\"]\n"
+	dockerfile := fmt.Sprintf("FROM scratch\nCOPY rootfs/ /\nWORKDIR %s\nENTRYPOINT [%q]\n", workdir, entrypoint)
 	add := func(name string, mode int64, data []byte) error {
 		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: mode, Size: int64(len(data))}); err != nil {
 			return err
@@ -96,11 +100,10 @@ func imageContext(server string) (io.Reader, error) {
 	if err := add("Dockerfile", 0o644, []byte(dockerfile)); err != nil {
 		return nil, err
 	}
-	if err := tw.WriteHeader(&tar.Header{Name: "rootfs/data/", Mode: 0o777, Typeflag: tar.TypeDir}); err != nil {
-		return nil, err
-	}
-	if err := tw.WriteHeader(&tar.Header{Name: "rootfs/tmp/", Mode: 0o1777, Typeflag: tar.TypeDir}); err != nil {
-		return nil, err
+	for dir, mode := range dirs {
+		if err := tw.WriteHeader(&tar.Header{Name: "rootfs" + dir + "/", Mode: mode, Typeflag: tar.TypeDir}); err != nil {
+			return nil, err
+		}
 	}
 	for dst, src := range files {
 		data, err := os.ReadFile(src) // follows symlinks: the real library
@@ -115,4 +118,45 @@ func imageContext(server string) (io.Reader, error) {
 		return nil, err
 	}
 	return &buf, nil
+}
+
+// buildImage builds tag from ctx.
+func buildImage(client *dc.Client, tag string, ctx io.Reader) error {
+	var out bytes.Buffer
+	err := client.BuildImage(dc.BuildImageOptions{Name: tag, InputStream: ctx, OutputStream: &out,
+		RmTmpContainer: true, ForceRmTmpContainer: true, Labels: map[string]string{"lockcheck": "image"}})
+	if err != nil {
+		return fmt.Errorf("build image %s: %w\n%s", tag, err, out.String())
+	}
+	return nil
+}
+
+// LockcheckImageRepo is the repository of the image lockcheck image
+// builds: lockcheck itself, for agents and coordinators in containers.
+const LockcheckImageRepo = "lockcheck/lockcheck"
+
+// BuildLockcheckImage builds an image FROM scratch, from local files
+// only, holding the lockcheck binary bin at /usr/bin/lockcheck (its
+// entrypoint), tar (kubectl cp needs it to fetch results) and, if the
+// host has one, redis-server (a coordinator's --backend local), with
+// their libraries. It returns the tag.
+func BuildLockcheckImage(tag, bin string) (string, error) {
+	pool, err := dockerPool()
+	if err != nil {
+		return "", err
+	}
+	binaries := map[string]string{"/usr/bin/lockcheck": bin}
+	tarBin, err := exec.LookPath("tar")
+	if err != nil {
+		return "", fmt.Errorf("%w: no tar on this host to put in the image (kubectl cp needs it)", ErrNotInstalled)
+	}
+	binaries["/bin/tar"] = tarBin
+	if server, err := findServer(""); err == nil {
+		binaries["/usr/bin/redis-server"] = server
+	}
+	ctx, err := imageContext(binaries, map[string]int64{"/tmp": 0o1777, "/results": 0o777, "/work": 0o777}, "/work", "/usr/bin/lockcheck")
+	if err != nil {
+		return "", fmt.Errorf("build image %s: %w", tag, err)
+	}
+	return tag, buildImage(pool.Client, tag, ctx)
 }

@@ -239,3 +239,75 @@ func TestCLI_AgentBadInput(t *testing.T) {
 	})
 	testutil.NoRedisChildren(t)
 }
+
+// docker runs the docker CLI and returns its trimmed output.
+func docker(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("docker", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("docker %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestCLI_AgentsInContainers: the same binary and protocol as in pods,
+// with agents as containers of lockcheck image on a Docker network of the
+// test's own, reaching a Redis (external to the run) and the coordinator
+// at the network's gateway: setnx valid, broken-del-release invalid.
+func TestCLI_AgentsInContainers(t *testing.T) {
+	testutil.RequireRedis(t)
+	testutil.RequireDocker(t)
+	bin := lockcheck(t)
+	id := strconv.Itoa(os.Getpid())
+	tag := "lockcheck/lockcheck:test-" + id
+	if out, code := runBin(t, bin, "image", "--tag", tag); code != 0 {
+		t.Fatalf("lockcheck image: exit %d\n%s", code, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("docker", "rmi", "-f", tag).Run() })
+	network := "lockcheck-agents-test-" + id
+	docker(t, "network", "create", "--label", "lockcheck.test="+id, network)
+	t.Cleanup(func() { _ = exec.Command("docker", "network", "rm", network).Run() })
+	gw := docker(t, "network", "inspect", "-f", "{{(index .IPAM.Config 0).Gateway}}", network)
+
+	// The Redis the run uses, external to it, on loopback and the gateway.
+	port := strings.Split(freeAddr(t), ":")[1]
+	redis := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1 "+gw, "--requirepass", "pw", "--save", "", "--appendonly", "no")
+	if err := redis.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = redis.Process.Kill(); _ = redis.Wait() })
+	time.Sleep(300 * time.Millisecond)
+
+	for _, c := range []struct {
+		lock string
+		want int
+	}{{"setnx", exitValid}, {"broken-del-release", exitInvalid}} {
+		coordPort := strings.Split(freeAddr(t), ":")[1]
+		env := []string{"LOCKCHECK_AGENT_TOKEN=" + cliToken, "LOCKCHECK_REDIS_PASSWORD=pw"}
+		coord := start(t, bin, env, "run", "--agents", "2", "--listen", gw+":"+coordPort, "--backend", "external", "--redis", "127.0.0.1:"+port,
+			"--lock", c.lock, "--clients", "100", "--keys", "5", "--ttl", "100ms", "--hold", "100ms", "--hold-dist", "uniform", "--retry", "none",
+			"--margin", "30ms", "--duration", "5s", "--clock-tolerance", "50ms", "--seed", "1", "--out", t.TempDir(), "-q", "--join-timeout", "60s")
+		coord.waitFor(t, "coordinator listening on", 30*time.Second)
+		var names []string
+		for i := range 2 {
+			name := "lockcheck-agent-" + id + "-" + c.lock + "-" + strconv.Itoa(i)
+			names = append(names, name)
+			docker(t, "run", "-d", "--name", name, "--label", "lockcheck.test="+id, "--network", network, "-e", "LOCKCHECK_AGENT_TOKEN="+cliToken, tag,
+				"agent", "--join", gw+":"+coordPort, "--index", strconv.Itoa(i), "--redis-addr-map", "*="+gw+":"+port)
+			t.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", name).Run() })
+		}
+		code := coord.wait(t, 2*time.Minute)
+		logs := ""
+		for _, n := range names {
+			logs += docker(t, "logs", n) + "\n"
+		}
+		if code != c.want {
+			t.Fatalf("%s on 2 agent containers: exit %d, want %d:\n%s\nagents:\n%s", c.lock, code, c.want, coord.output(), logs)
+		}
+		for _, n := range names {
+			if st := docker(t, "wait", n); st != "0" {
+				t.Errorf("agent container %s exited %s:\n%s", n, st, logs)
+			}
+		}
+	}
+}

@@ -65,6 +65,7 @@ usage:
   lockcheck agent --join ADDR   clients on this machine for a coordinator elsewhere (lockcheck run --agents N)
   lockcheck k8s [run flags] --agents N --agent-image IMAGE
                                 print Kubernetes manifests: a coordinator Job and Service, an Indexed Job of N agents, a Secret
+  lockcheck image [--tag TAG]   build a container image of this lockcheck from local files (for agents in containers or pods)
   lockcheck list                the locks, faults and topologies
   lockcheck cleanup             remove temp dirs left by runs that were killed (run and bench do it too)
 
@@ -97,6 +98,8 @@ func run(args []string) int {
 		code, err = agentCmd(ctx, args[1:])
 	case "k8s":
 		code, err = k8sCmd(ctx, args[1:])
+	case "image":
+		code, err = imageCmd(ctx, args[1:])
 	case "cleanup":
 		code, err = cleanupCmd(args[1:])
 	case "list":
@@ -105,7 +108,7 @@ func run(args []string) int {
 		fmt.Println(usage)
 		return exitValid
 	default:
-		err = usageError{fmt.Errorf("unknown command %q (want run, check, report, bench, verify, matrix, agent, k8s, list or cleanup)", args[0])}
+		err = usageError{fmt.Errorf("unknown command %q (want run, check, report, bench, verify, matrix, agent, k8s, image, list or cleanup)", args[0])}
 	}
 	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		// Not a harness failure: the user stopped it before a verdict.
