@@ -13,7 +13,7 @@ import (
 func TestClock_ToContainsTruth(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := range 2000 {
-		skew := rng.Int64N(2e9) - 1e9     // ±1 s
+		skew := rng.Int64N(2e9) - 1e9      // ±1 s
 		drift := rng.Int64N(2*500+1) - 500 // ppm, within DefaultDrift
 		// agent(c) = c + skew + c*drift/1e6, for coordinator time c.
 		agentAt := func(c int64) int64 { return c + skew + c*drift/1_000_000 }
@@ -44,7 +44,7 @@ func TestClock_ToContainsTruth(t *testing.T) {
 // nothing.
 func TestClock_PicksTightest(t *testing.T) {
 	var clk Clock
-	clk.Add(Sample{Sent: 0, Agent: 1_000_500, Recv: 1_000})         // offset 1 ms ± 500 ns, at agent 1_000_500
+	clk.Add(Sample{Sent: 0, Agent: 1_000_500, Recv: 1_000})          // offset 1 ms ± 500 ns, at agent 1_000_500
 	clk.Add(Sample{Sent: 10e9, Agent: 10e9 + 2e6, Recv: 10e9 + 2e6}) // offset 1 ms ± 1 ms, at 10 s
 	got, bound := clk.To(1_000_500 + 1e6)                            // 1 ms after the first
 	if got != 1e6+500 || bound != 500+501 {
