@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -137,6 +139,14 @@ func TestAgents_ThreeClocks(t *testing.T) {
 				t.Errorf("agent %d at %v: measured offset %v ± %v, want %v within the bound", i, time.Duration(m.At), time.Duration(m.Offset), time.Duration(m.Bound), time.Duration(want))
 			}
 		}
+	}
+
+	page, err := os.ReadFile(filepath.Join(res.Dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(page, []byte(`<section id="agents">`)) || !bytes.Contains(page, []byte("agent 1")) || !bytes.Contains(page, []byte(res.Agents[1].Offset)) {
+		t.Errorf("report.html has no agents section with agent 1's offset %s", res.Agents[1].Offset)
 	}
 
 	res, err = runAgents(t, agentConfig(t, "broken-del-release", agentWorkload(1)), threeClocks)

@@ -33,6 +33,8 @@ type Meta struct {
 	Nodes map[string]string
 	// External is set for a run on an external Redis.
 	External *RunExternal
+	// Agents is set for a run whose clients were on agents.
+	Agents []RunAgent
 	// Thresholds are the run's --threshold results (a JUnit case each).
 	Thresholds []ThresholdResult
 	// Retry is the clients' retry policy; TTLFactor the p99 rule's

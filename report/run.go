@@ -140,7 +140,7 @@ func ReadRunInfo(dir string) (RunInfo, []byte, error) {
 // (raw, as it is on disk).
 func MetaOf(dir string, info RunInfo, raw []byte) Meta {
 	meta := Meta{Lock: info.Lock, LockVersion: info.LockVersion, Redis: info.Redis, Lockcheck: info.Lockcheck, Topology: info.Topology,
-		Command: shellJoin(info.Args), Config: string(raw), Nodes: map[string]string{}, External: info.External,
+		Command: shellJoin(info.Args), Config: string(raw), Nodes: map[string]string{}, External: info.External, Agents: info.Agents,
 		Retry: info.Workload.Retry, TTLFactor: info.Workload.TTLFactor}
 	for _, n := range info.Nodes {
 		meta.Nodes[n.Name] = filepath.Join(dir, n.Log)

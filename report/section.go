@@ -43,7 +43,7 @@ func RegisterSection(s Section) (unregister func()) { return added.Add(s) }
 // line here.
 func Sections() []Section {
 	return added.With([]Section{reproduceSection, checkersSection, coverageSection, violationsSection, latencySection, throughputSection,
-		contentionSection, leasesSection, nodesSection, serversSection})
+		contentionSection, leasesSection, nodesSection, serversSection, agentsSection})
 }
 
 // render draws the sections for v.
