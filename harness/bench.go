@@ -29,6 +29,10 @@ type BenchConfig struct {
 	Registry *lockimpl.Registry
 	Clients  []int
 	Keys     []int
+	// Agents are the agent counts to sweep (0: the clients in this
+	// process), each agent a process of AgentBinary on this machine.
+	Agents      []int
+	AgentBinary string
 	// Retries are the retry policies to sweep (workload.ParseRetry; none:
 	// the Workload's).
 	Retries []string
@@ -97,20 +101,26 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]BenchCell, string, error) {
 			return nil, "", configErr(err)
 		}
 	}
+	agents := cfg.Agents
+	if len(agents) == 0 {
+		agents = []int{0}
+	}
 	var cells []BenchCell
 	for _, clients := range cfg.Clients {
 		for _, keys := range cfg.Keys {
 			for _, retry := range retries {
-				for _, lock := range cfg.Locks {
-					if ctx.Err() != nil {
-						break
+				for _, n := range agents {
+					for _, lock := range cfg.Locks {
+						if ctx.Err() != nil {
+							break
+						}
+						cell, err := benchCell(ctx, cfg, dir, benchAxes{lock, clients, keys, retry, n})
+						if err != nil {
+							return cells, dir, fmt.Errorf("cell %s clients=%d keys=%d retry=%s agents=%d: %w", lock, clients, keys, retry, n, err)
+						}
+						cells = append(cells, cell)
+						benchProgress(cfg.Progress, cell, len(retries) > 1)
 					}
-					cell, err := benchCell(ctx, cfg, dir, lock, clients, keys, retry)
-					if err != nil {
-						return cells, dir, fmt.Errorf("cell %s clients=%d keys=%d retry=%s: %w", lock, clients, keys, retry, err)
-					}
-					cells = append(cells, cell)
-					benchProgress(cfg.Progress, cell, len(retries) > 1)
 				}
 			}
 		}
@@ -127,19 +137,34 @@ func benchProgress(w io.Writer, cell BenchCell, retries bool) {
 	if w == nil {
 		return
 	}
-	fmt.Fprintf(w, "%-12s clients %-6d keys %-8d %10.0f acquisitions/s  p99 %.3f ms  %s", cell.Lock, cell.Clients, cell.Keys,
-		cell.Acquisitions, cell.AcquireP99, cell.Verdict)
+	fmt.Fprintf(w, "%-12s clients %-6d keys %-8d", cell.Lock, cell.Clients, cell.Keys)
+	if cell.Agents > 0 {
+		fmt.Fprintf(w, " agents %d", cell.Agents)
+	}
+	fmt.Fprintf(w, " %10.0f acquisitions/s  p99 %.3f ms  %s", cell.Acquisitions, cell.AcquireP99, cell.Verdict)
 	if retries {
 		fmt.Fprintf(w, "  retry %s: wait p99 %.1f ms, %d give-ups, fairness %.3f", cell.Retry, cell.WaitP99, cell.GiveUps, cell.Jain)
 	}
 	fmt.Fprintln(w)
 }
 
-func benchCell(ctx context.Context, cfg BenchConfig, dir, lock string, clients, keys int, retry string) (BenchCell, error) {
-	cell := BenchCell{Lock: lock, Clients: clients, Keys: keys}
+// benchAxes are one cell's coordinates in the sweep.
+type benchAxes struct {
+	lock          string
+	clients, keys int
+	retry         string
+	agents        int
+}
+
+func benchCell(ctx context.Context, cfg BenchConfig, dir string, a benchAxes) (BenchCell, error) {
+	lock, clients, keys, retry := a.lock, a.clients, a.keys, a.retry
+	cell := BenchCell{Lock: lock, Clients: clients, Keys: keys, Agents: a.agents}
 	name := fmt.Sprintf("%s-c%d-k%d", lock, clients, keys)
 	if len(cfg.Retries) > 1 {
 		name += "-" + retryName(retry)
+	}
+	if a.agents > 0 {
+		name += fmt.Sprintf("-a%d", a.agents)
 	}
 	logDir := filepath.Join(dir, "nodes", name)
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
@@ -158,7 +183,7 @@ func benchCell(ctx context.Context, cfg BenchConfig, dir, lock string, clients, 
 		return cell, err
 	}
 	defer cl.Down()
-	if cfg.Baseline {
+	if cfg.Baseline && a.agents == 0 {
 		if err := baseline(ctx, cfg, cl, clients, &cell); err != nil {
 			return cell, err
 		}
@@ -167,7 +192,7 @@ func benchCell(ctx context.Context, cfg BenchConfig, dir, lock string, clients, 
 	w.Clients, w.Keys, w.Retry = clients, keys, retry
 	res, err := Run(ctx, Config{Name: name, OutDir: filepath.Join(dir, "runs"),
 		Lock: lock, Registry: cfg.Registry, Workload: w, Nemesis: cfg.Nemesis, Running: cl, Cluster: ccfg, Thresholds: cfg.Thresholds,
-		TuneProcs: cfg.Warmup})
+		TuneProcs: cfg.Warmup, Agents: a.agents, SpawnAgents: cfg.AgentBinary})
 	if err != nil {
 		return cell, err
 	}

@@ -41,6 +41,7 @@ type coordinator struct {
 	closed   bool
 	sections map[int64]*workload.Section
 	wg       sync.WaitGroup // the accept loop and each agent's reader
+	spawned  *spawned
 }
 
 // remoteAgent is the coordinator's view of one agent.
@@ -83,6 +84,12 @@ func (r *run) listenAgents() (*coordinator, error) {
 	}
 	c.wg.Add(1)
 	go c.accept()
+	if r.cfg.SpawnAgents != "" {
+		if c.spawned, err = spawnAgents(r.cfg.SpawnAgents, ln.Addr().String(), r.cfg.AgentToken, r.res.Dir, c.n); err != nil {
+			c.end()
+			return nil, err
+		}
+	}
 	return c, nil
 }
 
@@ -531,6 +538,7 @@ func (c *coordinator) end() {
 		ra.conn.Close()
 	}
 	c.wg.Wait()
+	c.spawned.stop()
 }
 
 // unrecorded sums what the agents' clients counted.
@@ -634,7 +642,7 @@ func (p *plan) fitsAgents(e lockimpl.Entry) error {
 		return fmt.Errorf("--agents: lock %s is built here only; agents build a built-in lock by name (see lockcheck list)", e.Name)
 	case p.cfg.Metrics != "":
 		return errors.New("--agents with --metrics: the clients' counters are on the agents; run without --metrics")
-	case p.cfg.AgentToken == "":
+	case p.cfg.AgentToken == "" && p.cfg.SpawnAgents == "":
 		return errors.New("--agents needs a token: set LOCKCHECK_AGENT_TOKEN (the same on every agent)")
 	}
 	if _, err := lockimpl.Builtin().Lookup(e.Name); err != nil {
@@ -642,6 +650,9 @@ func (p *plan) fitsAgents(e lockimpl.Entry) error {
 	}
 	if p.nemesis.Needs().ClientProxies {
 		return fmt.Errorf("--agents with --nemesis %s: a fault through client proxies acts on this machine's connections, not the agents'", strings.Join(p.nemesis.Faults, ","))
+	}
+	if p.cfg.AgentToken == "" {
+		p.cfg.AgentToken = randomToken()
 	}
 	if p.workload.Rate > 0 {
 		return errors.New("--agents with --rate: the open model is not split across agents yet; use the closed model")

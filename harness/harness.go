@@ -95,6 +95,11 @@ type Config struct {
 	AgentTLS    *tls.Config
 	JoinTimeout time.Duration
 	Listening   func(addr string)
+	// SpawnAgents, if set, is a lockcheck binary: the coordinator starts
+	// the Agents itself, as processes of this machine (lockcheck run
+	// --spawn-agents, bench --agents), with a token of its own if
+	// AgentToken is empty.
+	SpawnAgents string
 	// NoClockCorrection takes the agents' times as the coordinator's
 	// without measuring their clocks: only to show what the correction
 	// prevents.

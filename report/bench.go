@@ -27,9 +27,11 @@ import (
 // (its columns are the json names, in order) and bench.html are written
 // from it. Rates are per second after the warm-up; latencies in ms.
 type BenchRow struct {
-	Lock             string  `json:"lock"`
-	Clients          int     `json:"clients"`
-	Keys             int     `json:"keys"`
+	Lock    string `json:"lock"`
+	Clients int    `json:"clients"`
+	Keys    int    `json:"keys"`
+	// Agents is the cell's agent processes (0: clients in process).
+	Agents           int     `json:"agents,omitempty"`
 	Retry            string  `json:"retry"`
 	Acquisitions     float64 `json:"acquisitions_per_sec"`
 	CriticalSections float64 `json:"critical_sections_per_sec"`

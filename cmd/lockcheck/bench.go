@@ -40,6 +40,7 @@ func benchFlags(o *benchOpts) *flag.FlagSet {
 	thresholdFlag(fs, &o.thresholds)
 	rateFlag(fs, &cfg.Workload.Rate)
 	fs.IntSliceVar(&cfg.Clients, "clients", []int{50, 500, 2000}, "client counts to sweep")
+	fs.IntSliceVar(&cfg.Agents, "agents", nil, "agent counts to sweep (0: clients in this process): each cell's clients on that many agent processes of this machine, judged as one history (scale-out)")
 	fs.IntSliceVar(&cfg.Keys, "keys", []int{1000000}, "key counts to sweep (many keys: no contention, the harness's own limit)")
 	fs.DurationVar(&cfg.Workload.Duration, "duration", 10*time.Second, "length of each cell, warm-up included")
 	fs.Int64Var(&cfg.Workload.Ops, "ops", 0, "bound each cell by acquire attempts instead")
@@ -75,6 +76,11 @@ func (o *benchOpts) config(fs *flag.FlagSet) error {
 		return err
 	}
 	cfg.Cluster.Backend = o.backend
+	if len(cfg.Agents) > 0 {
+		if cfg.AgentBinary, err = os.Executable(); err != nil {
+			return err
+		}
+	}
 	if cfg.Thresholds, err = parseThresholds(o.thresholds); err != nil {
 		return err
 	}
@@ -148,14 +154,14 @@ func benchExit(cells []harness.BenchCell) int {
 
 func printBench(cells []harness.BenchCell) {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "lock\tclients\tkeys\tretry\tacq/s\tcs/s\tp50 ms\tp90 ms\tp99 ms\tp99.9 ms\tmax ms\twait p99 ms\tattempts/acq\tgive-ups\tsuccess\tJain\tbaseline pairs/s\tratio\tprocs\tverdict\t")
+	fmt.Fprintln(tw, "lock\tclients\tkeys\tagents\tretry\tacq/s\tcs/s\tp50 ms\tp90 ms\tp99 ms\tp99.9 ms\tmax ms\twait p99 ms\tattempts/acq\tgive-ups\tsuccess\tJain\tbaseline pairs/s\tratio\tprocs\tverdict\t")
 	for _, c := range cells {
 		ratio, base := "-", "-"
 		if c.BaselinePairs > 0 {
 			base, ratio = fmt.Sprintf("%.0f", c.BaselinePairs), fmt.Sprintf("%.2fx", c.Ratio)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%.0f\t%.0f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t%d\t%.3f\t%.3f\t%s\t%s\t%d\t%s\t\n",
-			c.Lock, c.Clients, c.Keys, c.Retry, c.Acquisitions, c.CriticalSections, c.AcquireP50, c.AcquireP90, c.AcquireP99,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%.0f\t%.0f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t%d\t%.3f\t%.3f\t%s\t%s\t%d\t%s\t\n",
+			c.Lock, c.Clients, c.Keys, c.Agents, c.Retry, c.Acquisitions, c.CriticalSections, c.AcquireP50, c.AcquireP90, c.AcquireP99,
 			c.AcquireP999, c.AcquireMax, c.WaitP99, c.AttemptsPerAcquisition, c.GiveUps, c.SuccessRatio, c.Jain, base, ratio, c.Procs, c.Verdict)
 	}
 	tw.Flush()
