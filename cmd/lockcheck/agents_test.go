@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"net"
 	"os"
 	"os/exec"
@@ -310,4 +311,47 @@ func TestCLI_AgentsInContainers(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestCLI_BenchAgents: bench --agents sweeps clients in process and on
+// agent processes side by side; every cell ran, was judged valid, and
+// says how many agents it had. run --spawn-agents starts its own.
+func TestCLI_BenchAgents(t *testing.T) {
+	testutil.RequireRedis(t)
+	bin := lockcheck(t)
+	out := t.TempDir()
+	text, code := runBin(t, bin, "bench", "--lock", "setnx", "--clients", "40", "--keys", "1000", "--agents", "0,2", "--duration", "2s", "--warmup", "0s", "--out", out)
+	if code != exitValid {
+		t.Fatalf("bench --agents 0,2: exit %d\n%s", code, text)
+	}
+	matches, _ := filepath.Glob(filepath.Join(out, "bench", "*", "bench.json"))
+	if len(matches) != 1 {
+		t.Fatalf("bench.json: %v", matches)
+	}
+	b, err := os.ReadFile(matches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []report.BenchRow
+	if err := json.Unmarshal(b, &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].Agents != 0 || rows[1].Agents != 2 {
+		t.Fatalf("rows %+v, want one in process and one on 2 agents", rows)
+	}
+	for _, r := range rows {
+		if r.Verdict != "valid" || r.Acquisitions <= 0 {
+			t.Errorf("cell with %d agents: verdict %s, %.0f acquisitions/s", r.Agents, r.Verdict, r.Acquisitions)
+		}
+	}
+	runs := t.TempDir()
+	text, code = runBin(t, bin, "run", "--agents", "2", "--spawn-agents", "--lock", "setnx", "--clients", "40", "--duration", "2s", "--out", runs, "-q")
+	logs, _ := filepath.Glob(filepath.Join(runs, "setnx", "*", "agents", "agent-1.log"))
+	if code != exitValid || len(logs) != 1 {
+		t.Fatalf("run --spawn-agents: exit %d, agent logs %v\n%s", code, logs, text)
+	}
+	if b, _ := os.ReadFile(logs[0]); !strings.Contains(string(b), "agent 1: joined") {
+		t.Errorf("agent 1's log: %s", b)
+	}
+	testutil.NoRedisChildren(t)
 }

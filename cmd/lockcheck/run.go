@@ -59,12 +59,15 @@ type agentOpts struct {
 	listen      string
 	joinTimeout time.Duration
 	tokenFile   string
+	spawn       bool
+	listenSet   bool
 }
 
 func agentFlags(fs *flag.FlagSet, a *agentOpts) {
 	fs.IntVar(&a.n, "agents", 0, "play the clients on N agents (lockcheck agent --join), each a share, judged as one history; this run is their coordinator")
 	fs.StringVar(&a.listen, "listen", "127.0.0.1:7170", "--agents: the coordinator's address for its agents")
 	fs.DurationVar(&a.joinTimeout, "join-timeout", harness.DefaultJoinTimeout, "--agents: how long to wait for every agent to join")
+	fs.BoolVar(&a.spawn, "spawn-agents", false, "--agents: start the agents here, as processes of this machine (to try agents, or scale out over cores)")
 	fs.StringVar(&a.tokenFile, "agent-token-file", "", "--agents: read the agent token from this file (default: $"+agentTokenEnv+")")
 }
 
@@ -78,6 +81,14 @@ func (a agentOpts) apply(cfg *harness.Config) error {
 		return err
 	}
 	cfg.Agents, cfg.Listen, cfg.JoinTimeout, cfg.AgentToken = a.n, a.listen, a.joinTimeout, token
+	if a.spawn {
+		if cfg.SpawnAgents, err = os.Executable(); err != nil {
+			return err
+		}
+		if !a.listenSet {
+			cfg.Listen = "127.0.0.1:0"
+		}
+	}
 	cfg.Listening = func(addr string) {
 		fmt.Fprintf(os.Stderr, "lockcheck: coordinator listening on %s for %d agents: lockcheck agent --join %s\n", addr, a.n, addr)
 	}
@@ -169,6 +180,7 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	if err := o.ownLock(fs, &cfg); err != nil {
 		return exitUsage, err
 	}
+	o.agents.listenSet = fs.Changed("listen")
 	if err := o.agents.apply(&cfg); err != nil {
 		return exitUsage, err
 	}
