@@ -3,6 +3,14 @@ package harness_test
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"math/big"
+	"net"
 	"errors"
 	"os"
 	"path/filepath"
@@ -237,4 +245,68 @@ func expectAgents(t *testing.T, s scenario, lock string, ok func(*harness.Result
 		}
 	}
 	t.Fatalf("%s on agents: expectation not met in %d runs that count", lock, counted)
+}
+
+// selfSigned is a certificate for 127.0.0.1 and a pool that trusts it.
+func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "coordinator"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pool
+}
+
+// TestAgents_TLS: over TLS the agents join and the run is judged; an
+// agent that does not speak TLS to a coordinator that does never joins.
+func TestAgents_TLS(t *testing.T) {
+	testutil.RequireRedis(t)
+	cert, pool := selfSigned(t)
+	w := agentWorkload(1)
+	w.Clients, w.Duration = 60, 2*time.Second
+	cfg := agentConfig(t, "setnx", w)
+	cfg.Agents, cfg.AgentToken = 2, testToken
+	cfg.AgentTLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	addr := make(chan string, 1)
+	cfg.Listening = func(a string) { addr <- a }
+	errs := make(chan error, 3)
+	go func() {
+		a := <-addr
+		// One without TLS first: refused at the handshake, it is not an
+		// agent; then the two with TLS.
+		errs <- harness.RunAgent(context.Background(), harness.AgentConfig{Join: a, Token: testToken, Index: -1, JoinTimeout: 5 * time.Second})
+		for i := range 2 {
+			go func() {
+				errs <- harness.RunAgent(context.Background(), harness.AgentConfig{Join: a, Token: testToken, Index: i, JoinTimeout: 5 * time.Second,
+					TLS: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}})
+			}()
+		}
+	}()
+	res, err := harness.Run(context.Background(), cfg)
+	if err != nil || res.Verdict != checker.Valid {
+		t.Fatalf("run over TLS: %v, verdict %v", err, res)
+	}
+	plain := <-errs
+	if plain == nil {
+		t.Errorf("an agent without TLS joined a TLS coordinator")
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("agent over TLS: %v", err)
+		}
+	}
+	testutil.NoRedisChildren(t)
 }

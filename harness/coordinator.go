@@ -654,6 +654,9 @@ func (p *plan) fitsAgents(e lockimpl.Entry) error {
 	if p.cfg.AgentToken == "" {
 		p.cfg.AgentToken = randomToken()
 	}
+	if p.cfg.Cluster.External.TLS.Enabled || p.cfg.Cluster.External.TLS.CA != "" {
+		return errors.New("--agents with an external Redis over TLS: agents reach Redis without TLS so far; run without --agents, or a Redis without TLS")
+	}
 	if p.workload.Rate > 0 {
 		return errors.New("--agents with --rate: the open model is not split across agents yet; use the closed model")
 	}

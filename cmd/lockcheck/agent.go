@@ -12,6 +12,7 @@ import (
 
 	flag "github.com/spf13/pflag"
 
+	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/harness"
 )
 
@@ -42,6 +43,11 @@ func agentCmd(ctx context.Context, args []string) (int, error) {
 	fs.IntVar(&cfg.Index, "index", -1, "this agent's index in the run (default: $JOB_COMPLETION_INDEX on a Kubernetes Indexed Job, else the first free one)")
 	fs.StringVar(&tokenFile, "token-file", "", "read the agent token from this file (default: $"+agentTokenEnv+")")
 	fs.DurationVar(&cfg.JoinTimeout, "join-timeout", time.Minute, "how long to keep trying to reach the coordinator")
+	var tlsOpts cluster.TLSOptions
+	fs.BoolVar(&tlsOpts.Enabled, "tls", false, "reach the coordinator over TLS (its --agent-tls-cert)")
+	fs.StringVar(&tlsOpts.CA, "tls-ca", "", "PEM file of the CA that signed the coordinator's certificate (default: the system's)")
+	fs.StringVar(&tlsOpts.ServerName, "tls-server-name", "", "the name the coordinator's certificate must hold (default: the host of --join)")
+	fs.BoolVar(&tlsOpts.Insecure, "tls-insecure", false, "do not verify the coordinator's certificate (the token still travels encrypted)")
 	addrMap := fs.StringToString("redis-addr-map", nil, "ADDR=HOST:PORT,...: dial HOST:PORT for a Redis address the coordinator gives (a NAT, a published port); ADDR * maps every other address")
 	if done, code, err := parseNoArgs(fs, args); done {
 		return code, err
@@ -56,6 +62,11 @@ func agentCmd(ctx context.Context, args []string) (int, error) {
 		}
 		cfg.Index = n
 	}
+	tlsCfg, err := tlsOpts.Config()
+	if err != nil {
+		return exitUsage, usageError{err}
+	}
+	cfg.TLS = tlsCfg
 	if len(*addrMap) > 0 {
 		m := *addrMap
 		cfg.DialAddr = func(addr string) string {
@@ -65,7 +76,6 @@ func agentCmd(ctx context.Context, args []string) (int, error) {
 			return cmp.Or(m["*"], addr)
 		}
 	}
-	var err error
 	if cfg.Token, err = agentToken(tokenFile); err != nil {
 		return exitUsage, err
 	}

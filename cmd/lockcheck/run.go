@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -61,12 +62,16 @@ type agentOpts struct {
 	tokenFile   string
 	spawn       bool
 	listenSet   bool
+	tlsCert     string
+	tlsKey      string
 }
 
 func agentFlags(fs *flag.FlagSet, a *agentOpts) {
 	fs.IntVar(&a.n, "agents", 0, "play the clients on N agents (lockcheck agent --join), each a share, judged as one history; this run is their coordinator")
 	fs.StringVar(&a.listen, "listen", "127.0.0.1:7170", "--agents: the coordinator's address for its agents")
 	fs.DurationVar(&a.joinTimeout, "join-timeout", harness.DefaultJoinTimeout, "--agents: how long to wait for every agent to join")
+	fs.StringVar(&a.tlsCert, "agent-tls-cert", "", "--agents: serve the agents over TLS with this certificate (PEM), with --agent-tls-key; agents then join with --tls")
+	fs.StringVar(&a.tlsKey, "agent-tls-key", "", "--agents: the key of --agent-tls-cert (PEM)")
 	fs.BoolVar(&a.spawn, "spawn-agents", false, "--agents: start the agents here, as processes of this machine (to try agents, or scale out over cores)")
 	fs.StringVar(&a.tokenFile, "agent-token-file", "", "--agents: read the agent token from this file (default: $"+agentTokenEnv+")")
 }
@@ -81,6 +86,19 @@ func (a agentOpts) apply(cfg *harness.Config) error {
 		return err
 	}
 	cfg.Agents, cfg.Listen, cfg.JoinTimeout, cfg.AgentToken = a.n, a.listen, a.joinTimeout, token
+	if (a.tlsCert == "") != (a.tlsKey == "") {
+		return usageError{errors.New("--agent-tls-cert and --agent-tls-key go together")}
+	}
+	if a.tlsCert != "" {
+		c, err := tls.LoadX509KeyPair(a.tlsCert, a.tlsKey)
+		if err != nil {
+			return usageError{fmt.Errorf("--agent-tls-cert/--agent-tls-key: %w", err)}
+		}
+		cfg.AgentTLS = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{c}}
+		if a.spawn {
+			return usageError{errors.New("--spawn-agents with --agent-tls-cert: agents on this machine join over loopback; leave TLS out")}
+		}
+	}
 	if a.spawn {
 		if cfg.SpawnAgents, err = os.Executable(); err != nil {
 			return err
