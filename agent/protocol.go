@@ -44,6 +44,7 @@ const (
 	TFault   = "fault"   // coordinator: a client fault to play; reply: ids
 	TReply   = "reply"   // a reply to the request with the same id
 	TStop    = "stop"    // coordinator: stop the clients
+	TDie     = "die"     // coordinator: die at once, as a crashed host (kill-agent)
 	TDone    = "done"    // agent: every op sent; unrecorded counts
 )
 

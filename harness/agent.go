@@ -9,8 +9,10 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"os"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/lockcheck/lockcheck/agent"
@@ -39,6 +41,10 @@ type AgentConfig struct {
 	// measurement must find (LOCKCHECK_AGENT_SKEW, LOCKCHECK_AGENT_DRIFT).
 	Skew  time.Duration
 	Drift int64
+	// Process says the agent is a process of its own, which kill-agent
+	// may SIGKILL; an agent in a goroutine (a test's) drops its
+	// connection and stops instead.
+	Process bool
 	// DialAddr, if set, maps a Redis address the coordinator gives to the
 	// one this agent dials (a NAT, a published port): --redis-addr-map.
 	DialAddr func(addr string) string
@@ -62,7 +68,13 @@ type agentPlan struct {
 	// reads from it, so that clocks that agree need no correction.
 	Epoch   int64 `json:"epoch"`
 	Crashes bool  `json:"crashes,omitempty"`
+	// Gen counts the agent's rejoins: each has process ids of its own.
+	Gen int `json:"gen,omitempty"`
 }
+
+// genStride is how many generations of a client slot (a crashed
+// client's successors) one agent generation's process ids leave room for.
+const genStride = 1000
 
 // process maps a local client id to the run's.
 func (p *agentPlan) process(id int) int {
@@ -70,7 +82,7 @@ func (p *agentPlan) process(id int) int {
 	if id < 0 || n == 0 {
 		return id
 	}
-	return id/n*p.Total + p.Base + id%n
+	return (id/n+p.Gen*genStride)*p.Total + p.Base + id%n
 }
 
 // ErrRefused marks an agent the coordinator turned away.
@@ -151,6 +163,7 @@ type agentRun struct {
 	started chan struct{}
 	stop    context.CancelCauseFunc
 	mapAddr func(string) string
+	process bool
 
 	qmu   sync.Mutex
 	queue []agent.Op
@@ -163,7 +176,7 @@ func newAgentRun(conn *agent.Conn, plan *agentPlan, cfg AgentConfig) *agentRun {
 	if cfg.Skew != 0 || cfg.Drift != 0 {
 		now = agent.Skewed{Base: now, Skew: cfg.Skew, Drift: cfg.Drift}.Now
 	}
-	return &agentRun{conn: conn, plan: plan, now: now, started: make(chan struct{}), mapAddr: cfg.DialAddr}
+	return &agentRun{conn: conn, plan: plan, now: now, started: make(chan struct{}), mapAddr: cfg.DialAddr, process: cfg.Process}
 }
 
 // send queues an op for the coordinator, under the run's process ids.
@@ -316,6 +329,12 @@ func (a *agentRun) read() error {
 			start()
 		case agent.TStop:
 			a.stop(nil)
+		case agent.TDie:
+			if a.process {
+				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			}
+			a.conn.Close() // as abrupt as a goroutine can be
+			a.stop(errors.New("killed (kill-agent)"))
 		case agent.TFault:
 			ids := a.fault(m.Fault)
 			_ = a.conn.Send(agent.Msg{T: agent.TReply, ID: m.ID, IDs: ids})

@@ -42,15 +42,27 @@ type coordinator struct {
 	sections map[int64]*workload.Section
 	wg       sync.WaitGroup // the accept loop and each agent's reader
 	spawned  *spawned
+	// startedAt is when the clients started; stopping is set once the
+	// run ends (no agent rejoins then); past are agents lost and
+	// replaced by a rejoin; reviving the indexes kill-agent killed and
+	// the next revive brings back.
+	startedAt int64
+	stopping  bool
+	past      []*remoteAgent
+	reviving  []int
 }
 
 // remoteAgent is the coordinator's view of one agent.
 type remoteAgent struct {
 	index int
-	plan  agentPlan
-	conn  *agent.Conn
-	addr  string
-	clock *agent.Clock
+	// gen counts the agent's rejoins (kill-agent): its clients' process
+	// ids are new in each.
+	gen      int
+	rejoined bool
+	plan     agentPlan
+	conn     *agent.Conn
+	addr     string
+	clock    *agent.Clock
 	// ready is closed when the agent said it is ready, or failed (why).
 	ready     chan struct{}
 	readyOnce sync.Once
@@ -158,6 +170,9 @@ func (c *coordinator) admit(conn *agent.Conn, m agent.Msg) (*remoteAgent, string
 	if i < 0 {
 		i = slices.Index(c.agents, nil)
 	}
+	if c.started && !c.closed && !c.stopping && i >= 0 && i < c.n {
+		return c.rejoin(conn, i)
+	}
 	switch {
 	case c.started || c.closed:
 		return nil, "the run has started: an agent joins before the start"
@@ -173,6 +188,127 @@ func (c *coordinator) admit(conn *agent.Conn, m agent.Msg) (*remoteAgent, string
 	ra.plan = c.planFor(ra.index)
 	c.agents[i] = ra
 	return ra, ""
+}
+
+// rejoin admits agent i back after it was lost (kill-agent brought it
+// back, or its host did): its clients play the rest of the run under new
+// process ids. c.mu is held.
+func (c *coordinator) rejoin(conn *agent.Conn, i int) (*remoteAgent, string) {
+	old := c.agents[i]
+	lost := false
+	if old != nil {
+		select {
+		case <-old.done:
+			lost = old.lost != ""
+		default:
+		}
+	}
+	if !lost {
+		return nil, "the run has started: an agent joins before the start (or rejoins after it was lost)"
+	}
+	w := c.r.workload
+	left := w.Duration - time.Duration(c.r.clock.Now()-c.startedAt)
+	if w.Duration > 0 && left < 100*time.Millisecond {
+		return nil, "the run is ending"
+	}
+	ra := &remoteAgent{index: i, gen: old.gen + 1, rejoined: true, conn: conn, addr: conn.RemoteAddr(), clock: &agent.Clock{Off: c.r.cfg.NoClockCorrection},
+		done: make(chan struct{}), ready: make(chan struct{}), pending: map[int][]history.Op{}}
+	ra.plan = c.planFor(i)
+	ra.plan.Gen = ra.gen
+	if w.Duration > 0 {
+		ra.plan.Workload.Duration = left
+	}
+	c.past = append(c.past, old)
+	c.agents[i] = ra
+	c.reviving = slices.DeleteFunc(c.reviving, func(j int) bool { return j == i })
+	return ra, ""
+}
+
+// startLate starts an agent that rejoined mid-run, once its clock is
+// measured.
+func (c *coordinator) startLate(ra *remoteAgent) {
+	for range 4 {
+		_ = ra.conn.Send(agent.Msg{T: agent.TPing, Sent: c.r.clock.Now()})
+		time.Sleep(5 * time.Millisecond)
+	}
+	_ = ra.conn.Send(agent.Msg{T: agent.TStart})
+	c.logf("coordinator: agent %d rejoined at %s (generation %d)", ra.index, history.Seconds(c.r.clock.Now()), ra.gen)
+}
+
+// KillAgents kills the agents targets names (one, minority, all), chosen
+// by rng: a spawned one by SIGKILL of its process, any other by asking it
+// to SIGKILL itself.
+func (c *coordinator) KillAgents(rng *rand.Rand, targets string) []string {
+	c.mu.Lock()
+	stopping := c.stopping
+	c.mu.Unlock()
+	var live []*remoteAgent
+	for _, ra := range c.joined() {
+		select {
+		case <-ra.done: // done or lost: not playing
+		default:
+			if !stopping {
+				live = append(live, ra)
+			}
+		}
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	rng.Shuffle(len(live), func(i, j int) { live[i], live[j] = live[j], live[i] })
+	n := 1
+	switch targets {
+	case "minority":
+		n = max(1, (len(live)-1)/2)
+	case "all":
+		n = len(live)
+	}
+	var names []string
+	for _, ra := range live[:n] {
+		if c.spawned == nil || !c.spawned.kill(ra.index) {
+			_ = ra.conn.Send(agent.Msg{T: agent.TDie})
+		}
+		c.mu.Lock()
+		c.reviving = append(c.reviving, ra.index)
+		c.mu.Unlock()
+		names = append(names, fmt.Sprintf("agent%d", ra.index))
+	}
+	return names
+}
+
+// ReviveAgents brings back the agents KillAgents killed that this
+// coordinator spawned; others come back when their host restarts them
+// (or never: the run goes on without them).
+func (c *coordinator) ReviveAgents(context.Context) error {
+	c.mu.Lock()
+	idx := slices.Clone(c.reviving)
+	stopping := c.stopping
+	if c.spawned == nil || stopping {
+		c.reviving = nil
+	}
+	c.mu.Unlock()
+	if c.spawned == nil || stopping {
+		return nil
+	}
+	for _, i := range idx {
+		// Its old connection must be seen lost before it rejoins.
+		if ra := c.agentAt(i); ra != nil {
+			select {
+			case <-ra.done:
+			case <-time.After(5 * time.Second):
+			}
+		}
+		if err := c.spawned.restart(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *coordinator) agentAt(i int) *remoteAgent {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.agents[i]
 }
 
 // planFor is agent i's share: its slice of the clients (and of the op
@@ -277,6 +413,14 @@ func (c *coordinator) joined() []*remoteAgent {
 	return out
 }
 
+// everyAgent returns every agent that joined, rejoins included, by index
+// then generation.
+func (c *coordinator) everyAgent() []*remoteAgent {
+	all := append(c.joined(), c.past...)
+	slices.SortFunc(all, func(a, b *remoteAgent) int { return cmp.Or(cmp.Compare(a.index, b.index), cmp.Compare(a.gen, b.gen)) })
+	return all
+}
+
 // live returns the agents not lost.
 func (c *coordinator) live() []*remoteAgent {
 	c.mu.Lock()
@@ -344,6 +488,9 @@ func (c *coordinator) read(ra *remoteAgent) {
 			ra.conn.Deliver(m)
 		case agent.TReady:
 			ra.readyOnce.Do(func() { close(ra.ready) })
+			if ra.rejoined {
+				go c.startLate(ra)
+			}
 		case agent.TFail:
 			ra.failed = m.Error
 			ra.readyOnce.Do(func() { close(ra.ready) })
@@ -459,7 +606,7 @@ func (c *coordinator) lose(ra *remoteAgent, err error) {
 // (ctx ended: it tells them to stop first).
 func (c *coordinator) play(ctx context.Context) error {
 	c.mu.Lock()
-	c.started = true
+	c.started, c.startedAt = true, c.r.clock.Now()
 	c.mu.Unlock()
 	agents := c.joined()
 	for _, ra := range agents {
@@ -491,34 +638,63 @@ func (c *coordinator) play(ctx context.Context) error {
 	// An agent that neither ends nor is lost by then is given up on.
 	limit := time.NewTimer(cmp.Or(w.Duration, time.Hour) + w.OpTimeout + 2*time.Minute)
 	defer limit.Stop()
+	// Until every agent is done: an agent killed and back (kill-agent)
+	// is a new one to wait for.
 	stopped := false
-	for _, ra := range agents {
-		for waiting := true; waiting; {
-			select {
-			case <-ra.done:
-				waiting = false
-			case <-ctx.Done():
-				if !stopped {
-					stopped = true
-					for _, a := range agents {
-						_ = a.conn.Send(agent.Msg{T: agent.TStop})
-					}
+	for !c.allDone() {
+		if w.Duration > 0 && time.Duration(c.r.clock.Now()-c.startedAt) >= w.Duration {
+			// The clients' time is up: no agent comes back now.
+			c.mu.Lock()
+			c.stopping = true
+			c.mu.Unlock()
+		}
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
+			if !stopped {
+				stopped = true
+				c.mu.Lock()
+				c.stopping = true
+				c.mu.Unlock()
+				for _, a := range c.joined() {
+					_ = a.conn.Send(agent.Msg{T: agent.TStop})
 				}
-				ctx = context.Background()
-			case <-limit.C:
-				for _, a := range agents {
-					a.conn.Close() // read sees it and loses the agent
-				}
+			}
+		case <-limit.C:
+			for _, a := range c.joined() {
+				a.conn.Close() // read sees it and loses the agent
 			}
 		}
 	}
+	c.mu.Lock()
+	c.stopping = true
+	c.mu.Unlock()
 	var errs []error
-	for _, ra := range agents {
+	for _, ra := range c.joined() {
 		if ra.runErr != "" && ra.lost == "" {
 			errs = append(errs, fmt.Errorf("agent %d: %s", ra.index, ra.runErr))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// allDone says whether every agent said done or was lost, and no agent
+// killed by kill-agent is still to come back.
+func (c *coordinator) allDone() bool {
+	c.mu.Lock()
+	reviving := len(c.reviving) > 0 && !c.stopping
+	c.mu.Unlock()
+	if reviving {
+		return false
+	}
+	for _, ra := range c.joined() {
+		select {
+		case <-ra.done:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // end measures each clock once more, closes every connection and the
@@ -544,7 +720,7 @@ func (c *coordinator) end() {
 // unrecorded sums what the agents' clients counted.
 func (c *coordinator) unrecorded() history.Unrecorded {
 	var u history.Unrecorded
-	for _, ra := range c.joined() {
+	for _, ra := range c.everyAgent() {
 		u.Add(ra.counts)
 	}
 	return u
@@ -553,7 +729,7 @@ func (c *coordinator) unrecorded() history.Unrecorded {
 // lostAgents says which agents were lost, and when.
 func (c *coordinator) lostAgents() []string {
 	var out []string
-	for _, ra := range c.joined() {
+	for _, ra := range c.everyAgent() {
 		if ra.lost != "" {
 			out = append(out, ra.lost)
 		}
@@ -564,9 +740,9 @@ func (c *coordinator) lostAgents() []string {
 // runInfo is run.json's account of the agents.
 func (c *coordinator) runInfo() []report.RunAgent {
 	var out []report.RunAgent
-	for _, ra := range c.joined() {
+	for _, ra := range c.everyAgent() {
 		best := ra.clock.Best()
-		a := report.RunAgent{Index: ra.index, Addr: ra.addr, FirstProc: ra.plan.Base, Clients: ra.plan.Workload.Clients,
+		a := report.RunAgent{Index: ra.index, Generation: ra.gen, Addr: ra.addr, FirstProc: ra.plan.Base, Clients: ra.plan.Workload.Clients,
 			OpsSent: ra.received.Load(), Offset: time.Duration(best.Offset).String(), Bound: time.Duration(best.Bound).String(),
 			RTT: time.Duration(best.RTT).String(), MaxClockBound: time.Duration(ra.maxBound.Load()).String(), Lost: ra.lost}
 		hist := ra.clock.History()
@@ -632,6 +808,8 @@ func tlsListener(ln net.Listener, cfg *tls.Config) net.Listener { return tls.New
 func (p *plan) fitsAgents(e lockimpl.Entry) error {
 	n := p.cfg.Agents
 	switch {
+	case n == 0 && p.nemesis.Needs().Agents:
+		return fmt.Errorf("--nemesis %s acts on agents: run the clients on agents (--agents N)", strings.Join(p.nemesis.Faults, ","))
 	case n == 0:
 		return nil
 	case n < 0:
@@ -642,7 +820,7 @@ func (p *plan) fitsAgents(e lockimpl.Entry) error {
 		return fmt.Errorf("--agents: lock %s is built here only; agents build a built-in lock by name (see lockcheck list)", e.Name)
 	case p.cfg.Metrics != "":
 		return errors.New("--agents with --metrics: the clients' counters are on the agents; run without --metrics")
-	case p.cfg.AgentToken == "" && p.cfg.SpawnAgents == "":
+	case p.cfg.AgentToken == "" && p.cfg.SpawnAgents == "" && n > 0:
 		return errors.New("--agents needs a token: set LOCKCHECK_AGENT_TOKEN (the same on every agent)")
 	}
 	if _, err := lockimpl.Builtin().Lookup(e.Name); err != nil {

@@ -540,6 +540,8 @@ type players interface {
 	// finish ends them once play returned and the faults are healed.
 	finish()
 	unrecorded() history.Unrecorded
+	// agentFaults is the agents' side of the faults (nil: no agents).
+	agentFaults() nemesis.Agents
 }
 
 // localPlayers are clients in this process.
@@ -590,7 +592,8 @@ func (r *run) drive(ctx context.Context, p players) error {
 	nemesisDone := make(chan error, 1)
 	go func() {
 		nemesisDone <- nemesis.Run(nctx, r.nemesis, nemesis.Env{Cluster: r.cl, Clients: p.clients(), TTL: r.workload.TTL,
-			Window: r.nemesis.Duration, RestartDelay: r.cfg.RestartDelay, Targets: r.nemesis.Targets}, r.record, r.clock.Now)
+			Window: r.nemesis.Duration, RestartDelay: r.cfg.RestartDelay, Targets: r.nemesis.Targets,
+			Agents: p.agentFaults(), AgentTargets: r.nemesis.AgentTargets}, r.record, r.clock.Now)
 	}()
 	tuner := newProcsTuner(r.cfg.TuneProcs, okAcquires(r.hw))
 	if tuner != nil {
@@ -834,3 +837,6 @@ func SafeName(name string) string {
 		return r
 	}, name)
 }
+
+func (p *localPlayers) agentFaults() nemesis.Agents { return nil }
+func (c *coordinator) agentFaults() nemesis.Agents  { return c }

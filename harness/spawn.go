@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -16,9 +17,13 @@ import (
 // (Config.SpawnAgents): clients on this machine, in processes of their
 // own, through the same protocol as agents elsewhere.
 type spawned struct {
+	bin, addr, token, dir string
+
+	mu   sync.Mutex
 	cmds []*exec.Cmd
 	logs []*os.File
 	done []chan struct{}
+	idx  []int
 }
 
 // randomToken is a token for agents the coordinator spawns itself.
@@ -31,30 +36,72 @@ func randomToken() string {
 // spawnAgents starts n agents of bin joining addr, each logging to
 // agents/agent-<i>.log in dir. They die with this process (Pdeathsig).
 func spawnAgents(bin, addr, token, dir string, n int) (*spawned, error) {
-	s := &spawned{}
+	s := &spawned{bin: bin, addr: addr, token: token, dir: dir}
 	if err := os.MkdirAll(filepath.Join(dir, "agents"), 0o755); err != nil {
 		return nil, err
 	}
 	for i := range n {
-		log, err := os.Create(filepath.Join(dir, "agents", "agent-"+strconv.Itoa(i)+".log"))
-		if err != nil {
+		if err := s.start(i); err != nil {
 			s.stop()
 			return nil, err
 		}
-		cmd := exec.Command(bin, "agent", "--join", addr, "--index", strconv.Itoa(i))
-		cmd.Env = append(os.Environ(), "LOCKCHECK_AGENT_TOKEN="+token)
-		cmd.Stdout, cmd.Stderr = log, log
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil {
-			log.Close()
-			s.stop()
-			return nil, fmt.Errorf("spawn agent %d (%s): %w", i, bin, err)
-		}
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		s.cmds, s.logs, s.done = append(s.cmds, cmd), append(s.logs, log), append(s.done, done)
 	}
 	return s, nil
+}
+
+// start starts agent i (again, after kill: its log goes on).
+func (s *spawned) start(i int) error {
+	log, err := os.OpenFile(filepath.Join(s.dir, "agents", "agent-"+strconv.Itoa(i)+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(s.bin, "agent", "--join", s.addr, "--index", strconv.Itoa(i))
+	cmd.Env = append(os.Environ(), "LOCKCHECK_AGENT_TOKEN="+s.token)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		return fmt.Errorf("spawn agent %d (%s): %w", i, s.bin, err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	s.mu.Lock()
+	s.cmds, s.logs, s.done, s.idx = append(s.cmds, cmd), append(s.logs, log), append(s.done, done), append(s.idx, i)
+	s.mu.Unlock()
+	return nil
+}
+
+// kill SIGKILLs agent i's running process; false if there is none.
+func (s *spawned) kill(i int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for j := len(s.cmds) - 1; j >= 0; j-- {
+		if s.idx[j] == i {
+			select {
+			case <-s.done[j]:
+				return false
+			default:
+			}
+			return s.cmds[j].Process.Kill() == nil
+		}
+	}
+	return false
+}
+
+// restart starts agent i again once its process is gone.
+func (s *spawned) restart(i int) error {
+	s.mu.Lock()
+	var done chan struct{}
+	for j := range s.cmds {
+		if s.idx[j] == i {
+			done = s.done[j]
+		}
+	}
+	s.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+	return s.start(i)
 }
 
 // stop waits a little for each agent to end by itself (the coordinator
@@ -63,6 +110,8 @@ func (s *spawned) stop() {
 	if s == nil {
 		return
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	deadline := time.After(10 * time.Second)
 	for i, cmd := range s.cmds {
 		select {

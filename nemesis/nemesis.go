@@ -43,10 +43,25 @@ type Clients interface {
 	HealClients()
 }
 
+// Agents is the agents' side of the faults, implemented by a coordinator
+// of clients on many machines.
+type Agents interface {
+	// KillAgents SIGKILLs the agents that targets (AgentTargets) names,
+	// chosen by rng, and returns their names (agent2).
+	KillAgents(rng *rand.Rand, targets string) []string
+	// ReviveAgents brings back the agents KillAgents killed: they rejoin
+	// and play their clients again, under new process ids.
+	ReviveAgents(ctx context.Context) error
+}
+
 // Env is what faults act on.
 type Env struct {
 	Cluster *cluster.Cluster
 	Clients Clients
+	// Agents is set when the clients are on agents (nil: in process).
+	Agents Agents
+	// AgentTargets picks the agents of faults on agents (Config).
+	AgentTargets string
 	// TTL of the workload: pause-client pauses longer than it.
 	TTL time.Duration
 	// RestartDelay is how long kill-redis keeps a node down (0: restart at
@@ -106,13 +121,16 @@ type Needs struct {
 	// kills, cuts or reconfigures them), so it needs a backend that runs
 	// them: not an external Redis.
 	Servers bool
+	// Agents: the fault acts on agents (clients on other machines), so it
+	// needs a run whose clients are on agents.
+	Agents bool
 }
 
 // Merge is what n and o need together.
 func (n Needs) Merge(o Needs) Needs {
 	return Needs{Redis: n.Redis || o.Redis, CrashesClients: n.CrashesClients || o.CrashesClients,
 		ClientProxies: n.ClientProxies || o.ClientProxies, Clients: n.Clients || o.Clients,
-		Clock: n.Clock || o.Clock, Servers: n.Servers || o.Servers}
+		Clock: n.Clock || o.Clock, Servers: n.Servers || o.Servers, Agents: n.Agents || o.Agents}
 }
 
 var added ext.Added[Kind]
@@ -127,6 +145,7 @@ func Register(k Kind) (unregister func()) { return added.Add(k) }
 func Builtin() []Kind {
 	ks := added.With([]Kind{
 		pauseClientKind,
+		killAgentKind,
 		pauseHolderKind,
 		crashClientKind,
 		pauseRedisKind,
@@ -247,10 +266,16 @@ type Config struct {
 	Interval time.Duration
 	Duration time.Duration
 	// Targets picks the nodes of faults on Redis nodes: one of Targets
-	// ("": one).
-	Targets string
-	Seed    int64
+	// ("": one); with ",agent:T" (or "agent:T" alone) the agents of faults
+	// on agents, T one of AgentTargets, which WithDefaults moves to
+	// AgentTargets.
+	Targets      string
+	AgentTargets string
+	Seed         int64
 }
+
+// AgentTargets are the agent targets of --nemesis-targets (agent:one ...).
+var AgentTargets = []string{"one", "minority", "all"}
 
 // WithDefaults fills zero fields and checks the fault names.
 func (c Config) WithDefaults() (Config, error) {
@@ -263,8 +288,23 @@ func (c Config) WithDefaults() (Config, error) {
 	if c.Interval < 0 || c.Duration < 0 {
 		return c, fmt.Errorf("--nemesis-interval and --nemesis-duration must not be negative")
 	}
+	var nodes []string
+	for _, t := range strings.Split(c.Targets, ",") {
+		if a, ok := strings.CutPrefix(t, "agent:"); ok {
+			if !slices.Contains(AgentTargets, a) {
+				return c, fmt.Errorf("--nemesis-targets %q: want agent:one, agent:minority or agent:all", t)
+			}
+			c.AgentTargets = a
+		} else if t != "" {
+			nodes = append(nodes, t)
+		}
+	}
+	if len(nodes) > 1 {
+		return c, fmt.Errorf("--nemesis-targets %q: one node target, and at most one agent:...", c.Targets)
+	}
+	c.Targets = strings.Join(nodes, "")
 	if c.Targets != "" && !slices.Contains(Targets, c.Targets) {
-		return c, fmt.Errorf("--nemesis-targets %q: want one of %s", c.Targets, strings.Join(Targets, ", "))
+		return c, fmt.Errorf("--nemesis-targets %q: want one of %s (and agent:one, agent:minority or agent:all for faults on agents)", c.Targets, strings.Join(Targets, ", "))
 	}
 	for _, f := range c.Faults {
 		if _, err := Lookup(f); err != nil {

@@ -49,11 +49,13 @@ type RunExternal struct {
 // coordinator) with its bound and round trip, best and over time, and
 // whether it was lost.
 type RunAgent struct {
-	Index     int    `json:"index"`
-	Addr      string `json:"addr"`
-	FirstProc int    `json:"first_process"`
-	Clients   int    `json:"clients"`
-	OpsSent   int64  `json:"ops_received"`
+	Index int `json:"index"`
+	// Generation counts the agent's rejoins after it was lost.
+	Generation int    `json:"generation,omitempty"`
+	Addr       string `json:"addr"`
+	FirstProc  int    `json:"first_process"`
+	Clients    int    `json:"clients"`
+	OpsSent    int64  `json:"ops_received"`
 	// Offset, Bound and RTT are of the measurement with the smallest
 	// round trip.
 	Offset string `json:"offset"`

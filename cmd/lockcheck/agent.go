@@ -96,7 +96,7 @@ func agentCmd(ctx context.Context, args []string) (int, error) {
 			return exitUsage, usageError{fmt.Errorf("LOCKCHECK_AGENT_DRIFT %q: want parts per million, such as 200", s)}
 		}
 	}
-	cfg.Log = os.Stderr
+	cfg.Log, cfg.Process = os.Stderr, true
 	if err := harness.RunAgent(ctx, cfg); err != nil {
 		if errors.Is(err, harness.ErrConfig) {
 			return exitUsage, err

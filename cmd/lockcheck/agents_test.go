@@ -355,3 +355,52 @@ func TestCLI_BenchAgents(t *testing.T) {
 	}
 	testutil.NoRedisChildren(t)
 }
+
+// TestCLI_KillAgent: kill-agent SIGKILLs a spawned agent each window and
+// brings it back: the run stays valid, run.json has the lost agent and its
+// next generation, whose clients played under new process ids.
+func TestCLI_KillAgent(t *testing.T) {
+	testutil.RequireRedis(t)
+	bin := lockcheck(t)
+	out := t.TempDir()
+	text, code := runBin(t, bin, "run", "--agents", "3", "--spawn-agents", "--lock", "setnx", "--clients", "150", "--keys", "5",
+		"--ttl", "200ms", "--hold", "50ms", "--duration", "8s", "--nemesis", "kill-agent", "--nemesis-interval", "2s", "--nemesis-duration", "1s",
+		"--nemesis-targets", "agent:one", "--clock-tolerance", "50ms", "--seed", "1", "--out", out)
+	if code != exitValid || !strings.Contains(text, "lost at") {
+		t.Fatalf("run with kill-agent: exit %d, want 0 with an agent lost:\n%s", code, text)
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Join(out, "latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _, err := report.ReadRunInfo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lost, reborn int
+	for _, a := range info.Agents {
+		if a.Lost != "" {
+			lost++
+		}
+		if a.Generation > 0 && a.OpsSent > 0 {
+			reborn++
+		}
+	}
+	if lost == 0 || reborn == 0 {
+		t.Fatalf("run.json agents: %+v; want one lost and one back that played", info.Agents)
+	}
+	ops, err := history.ReadFile(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var later int
+	for _, op := range ops {
+		if op.Process >= 1000*150 {
+			later++
+		}
+	}
+	if later == 0 {
+		t.Errorf("no op under a rejoined agent's process ids")
+	}
+	testutil.NoRedisChildren(t)
+}
