@@ -404,3 +404,21 @@ func TestCLI_KillAgent(t *testing.T) {
 	}
 	testutil.NoRedisChildren(t)
 }
+
+// TestCLI_VerifyAgents: verify --agents plays each scenario's clients on
+// agent processes: at overrun, setnx passes and broken-del-release is
+// caught (exit 1), as in process.
+func TestCLI_VerifyAgents(t *testing.T) {
+	testutil.RequireRedis(t)
+	bin := lockcheck(t)
+	for _, c := range []struct {
+		lock string
+		want int
+	}{{"setnx", exitValid}, {"broken-del-release", exitInvalid}} {
+		text, code := runBin(t, bin, "verify", "--lock", c.lock, "--agents", "2", "--scenario", "overrun", "--seed", "1", "-q", "--out", t.TempDir())
+		if code != c.want {
+			t.Errorf("verify --agents 2 %s: exit %d, want %d\n%s", c.lock, code, c.want, text)
+		}
+	}
+	testutil.NoRedisChildren(t)
+}

@@ -29,6 +29,7 @@ type verifyOpts struct {
 	extendEvery     time.Duration
 	backend, server string
 	expect          string
+	agents          int
 }
 
 func verifyFlags(o *verifyOpts) *flag.FlagSet {
@@ -56,6 +57,7 @@ func verifyFlags(o *verifyOpts) *flag.FlagSet {
 	fs.StringVar(&o.backend, "backend", cluster.Local, "where Redis runs: local, docker or external (a Redis you run: its server scenarios are n/a)")
 	externalFlags(fs, &o.ext)
 	thresholdFlag(fs, &o.thresholds)
+	fs.IntVar(&o.agents, "agents", 0, "play every scenario's clients on N agent processes of this machine, each run judged as one history (see Clients on many machines)")
 	fs.StringVar(&o.server, "redis-server", "", "redis-server program (default: found on PATH)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines")
 	fs.Usage = func() {
@@ -118,6 +120,12 @@ func (o *verifyOpts) config(fs *flag.FlagSet, args []string) error {
 	cfg.Lock = harness.Config{Lock: o.lock, Cluster: cluster.Config{Backend: o.backend, RedisServer: o.server, External: ext}, Thresholds: thresholds}
 	if err := o.ownLock(fs, &cfg.Lock); err != nil {
 		return err
+	}
+	if o.agents > 0 {
+		if cfg.Lock.SpawnAgents, err = os.Executable(); err != nil {
+			return err
+		}
+		cfg.Lock.Agents = o.agents
 	}
 	if o.lockCmd != "" && !o.perClient {
 		// Pauses and crashes act on a process of the client's own.
