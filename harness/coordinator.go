@@ -416,30 +416,24 @@ func (c *coordinator) joined() []*remoteAgent {
 // everyAgent returns every agent that joined, rejoins included, by index
 // then generation.
 func (c *coordinator) everyAgent() []*remoteAgent {
-	all := append(c.joined(), c.past...)
+	c.mu.Lock()
+	past := slices.Clone(c.past)
+	c.mu.Unlock()
+	all := append(c.joined(), past...)
 	slices.SortFunc(all, func(a, b *remoteAgent) int { return cmp.Or(cmp.Compare(a.index, b.index), cmp.Compare(a.gen, b.gen)) })
 	return all
 }
 
 // live returns the agents not lost.
 func (c *coordinator) live() []*remoteAgent {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []*remoteAgent
-	for _, ra := range c.agents {
-		if ra == nil {
-			continue
-		}
+	return slices.DeleteFunc(c.joined(), func(ra *remoteAgent) bool {
 		select {
 		case <-ra.done:
-			if ra.lost != "" {
-				continue
-			}
+			return ra.lost != ""
 		default:
+			return false
 		}
-		out = append(out, ra)
-	}
-	return out
+	})
 }
 
 func (c *coordinator) pingAll() {

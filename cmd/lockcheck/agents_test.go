@@ -22,6 +22,20 @@ import (
 const cliToken = "cli-agent-token"
 
 // freeAddr is a loopback address with a port nothing listens on.
+// latestRun is the newest run under out, and its run.json.
+func latestRun(t *testing.T, out string) (string, report.RunInfo) {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(filepath.Join(out, "latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _, err := report.ReadRunInfo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, info
+}
+
 func freeAddr(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -143,14 +157,7 @@ func TestCLI_AgentKilled(t *testing.T) {
 			t.Errorf("agent %d: exit %d:\n%s", i, c, agents[i].output())
 		}
 	}
-	dir, err := filepath.EvalSymlinks(filepath.Join(out, "latest"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, _, err := report.ReadRunInfo(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, info := latestRun(t, out)
 	if len(info.Agents) != 3 || info.Agents[2].Lost == "" || info.Agents[0].Lost != "" {
 		t.Fatalf("run.json agents: %+v", info.Agents)
 	}
@@ -369,14 +376,7 @@ func TestCLI_KillAgent(t *testing.T) {
 	if code != exitValid || !strings.Contains(text, "lost at") {
 		t.Fatalf("run with kill-agent: exit %d, want 0 with an agent lost:\n%s", code, text)
 	}
-	dir, err := filepath.EvalSymlinks(filepath.Join(out, "latest"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, _, err := report.ReadRunInfo(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, info := latestRun(t, out)
 	var lost, reborn int
 	for _, a := range info.Agents {
 		if a.Lost != "" {

@@ -139,7 +139,7 @@ func runFlags(o *runOpts) *flag.FlagSet {
 	fs.DurationVar(&o.w.OpTimeout, "op-timeout", workload.DefaultOpTimeout, "bound on each Redis operation; one that runs out is indeterminate")
 	fs.DurationVar(&o.w.Margin, "margin", 0, "clients leave the critical section this long before the lease deadline (default 5ms + 10% of the TTL)")
 	fs.StringSliceVar(&o.nemesisList, "nemesis", nil, "faults to inject, comma-separated, one at a time; a+b starts a and b together (see lockcheck list)")
-	fs.StringVar(&o.nemesis.Targets, "nemesis-targets", nemesis.TargetOne, "nodes a fault on Redis nodes acts on: "+strings.Join(nemesis.Targets, ", ")+" (primaries first)")
+	fs.StringVar(&o.nemesis.Targets, "nemesis-targets", nemesis.TargetOne, "nodes a fault on Redis nodes acts on: "+strings.Join(nemesis.Targets, ", ")+" (primaries first); add ,agent:one|minority|all for kill-agent")
 	fs.StringArrayVar(&o.redisConf, "redis-conf", nil, `"name value" given to every Redis node, as in redis.conf (repeatable): e.g. "min-replicas-to-write 1"`)
 	fs.DurationVar(&o.nemesis.Interval, "nemesis-interval", nemesis.DefaultInterval, "time between two faults")
 	fs.DurationVar(&o.nemesis.Duration, "nemesis-duration", nemesis.DefaultDuration, "how long each fault stays on")
