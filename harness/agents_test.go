@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockcheck/lockcheck/agent"
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/history"
@@ -36,6 +37,13 @@ type agentSkew struct {
 
 // threeClocks: one agent right, one 300 ms ahead, one drifting 300 ppm
 // (under the 500 ppm allowance).
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return " (" + err.Error() + ")"
+}
+
 var threeClocks = []agentSkew{{}, {skew: 300 * time.Millisecond}, {drift: 300}}
 
 const testToken = "s3cret-agent-token"
@@ -176,8 +184,9 @@ func TestAgents_ThreeClocks(t *testing.T) {
 	}
 }
 
-// TestAgents_Refusals: a wrong token, and agents that never join, are
-// refused with one line each and a configuration error.
+// TestAgents_Refusals: another version, an index past N and a wrong
+// token are refused with one line each; agents that never join end the
+// run with a configuration error naming them.
 func TestAgents_Refusals(t *testing.T) {
 	testutil.RequireRedis(t)
 	cfg := agentConfig(t, "setnx", agentWorkload(1))
@@ -185,10 +194,27 @@ func TestAgents_Refusals(t *testing.T) {
 	addr := make(chan string, 1)
 	cfg.Listening = func(a string) { addr <- a }
 	var agentErr error
+	var refusals []string
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		agentErr = harness.RunAgent(context.Background(), harness.AgentConfig{Join: <-addr, Token: "wrong", Index: -1, JoinTimeout: 5 * time.Second})
+		a := <-addr
+		// Another version, and an index past N, speaking the protocol
+		// by hand: each gets one refusal line.
+		for _, hello := range []agent.Msg{{T: agent.THello, Version: "0.0.0-other", Token: testToken, Index: -1},
+			{T: agent.THello, Version: harness.Version, Token: testToken, Index: 5}} {
+			c, err := net.Dial("tcp", a)
+			if err != nil {
+				refusals = append(refusals, err.Error())
+				continue
+			}
+			conn := agent.NewConn(c)
+			_ = conn.Send(hello)
+			m, err := conn.Recv()
+			refusals = append(refusals, m.T+": "+m.Error+errString(err))
+			conn.Close()
+		}
+		agentErr = harness.RunAgent(context.Background(), harness.AgentConfig{Join: a, Token: "wrong", Index: -1, JoinTimeout: 5 * time.Second})
 	}()
 	_, err := harness.Run(context.Background(), cfg)
 	<-done
@@ -197,6 +223,9 @@ func TestAgents_Refusals(t *testing.T) {
 	}
 	if !errors.Is(agentErr, harness.ErrRefused) || !strings.Contains(agentErr.Error(), "wrong agent token") {
 		t.Errorf("agent: %v, want refused for its token", agentErr)
+	}
+	if len(refusals) != 2 || !strings.Contains(refusals[0], "refuse: agent is lockcheck 0.0.0-other") || !strings.Contains(refusals[1], "refuse: agent index 5: the run has agents 0 to 1") {
+		t.Errorf("refusals %q, want another version and an index past N refused", refusals)
 	}
 	testutil.NoRedisChildren(t)
 }
