@@ -98,11 +98,16 @@ func (o Options) Objects() []any {
 		Env:  []corev1.EnvVar{o.secretEnv("LOCKCHECK_AGENT_TOKEN", TokenKey, false)}})
 	indexed := batchv1.IndexedCompletion
 	agents.Spec.CompletionMode = &indexed
+	// A failed agent pod (kill-agent has it SIGKILL itself, as a
+	// crashed host) is recreated under its index, and rejoins.
+	perIndex := int32(5)
+	agents.Spec.BackoffLimit, agents.Spec.BackoffLimitPerIndex = nil, &perIndex
 	return []any{secret, service, coordinator, agents}
 }
 
-// job is a Job of n pods of c that are not restarted: a pod that fails is
-// an agent lost (the run goes on) or a coordinator that failed.
+// job is a Job of n pods of c that are not restarted in place: a
+// coordinator that failed is not retried (the agents' Job recreates a
+// failed agent pod instead: Objects).
 func (o Options) job(name, role string, n int32, c corev1.Container) *batchv1.Job {
 	backoff := int32(0)
 	nonRoot := true

@@ -94,6 +94,9 @@ func TestManifests_DecodeStrictly(t *testing.T) {
 		if agents.Spec.CompletionMode == nil || *agents.Spec.CompletionMode != batchv1.IndexedCompletion || *agents.Spec.Completions != 3 || *agents.Spec.Parallelism != 3 {
 			t.Errorf("agents job: %+v, want Indexed, 3 completions, 3 at once", agents.Spec)
 		}
+		if p := agents.Spec.BackoffLimitPerIndex; p == nil || *p < 1 || agents.Spec.Template.Spec.RestartPolicy != "Never" {
+			t.Errorf("agents job: a killed agent's pod must be recreated under its index (backoffLimitPerIndex, restartPolicy Never)")
+		}
 		args := strings.Join(agents.Spec.Template.Spec.Containers[0].Args, " ")
 		if want := "--join " + service.Name + ":7170"; !strings.Contains(args, want) || service.Spec.Ports[0].Port != 7170 {
 			t.Errorf("agent args %q, want %q to the service's port", args, want)
