@@ -763,13 +763,26 @@ func (rc remoteClients) ask(rng *rand.Rand, f agent.Fault) []int {
 	if len(live) == 0 {
 		return nil
 	}
-	ra := live[rng.IntN(len(live))]
-	f.Seed = rng.Uint64()
-	m, err := ra.conn.Call(agent.Msg{T: agent.TFault, Fault: &f}, faultTimeout)
-	if err != nil {
-		return nil
+	// The agents the fault acts on: one picked by the seed, unless
+	// --nemesis-targets agent:minority or agent:all names more; each plays
+	// it on n of its own clients.
+	rng.Shuffle(len(live), func(i, j int) { live[i], live[j] = live[j], live[i] })
+	n := 1
+	switch rc.c.r.nemesis.AgentTargets {
+	case "minority":
+		n = max(1, (len(live)-1)/2)
+	case "all":
+		n = len(live)
 	}
-	return m.IDs
+	var ids []int
+	for _, ra := range live[:n] {
+		f.Seed = rng.Uint64()
+		m, err := ra.conn.Call(agent.Msg{T: agent.TFault, Fault: &f}, faultTimeout)
+		if err == nil {
+			ids = append(ids, m.IDs...)
+		}
+	}
+	return ids
 }
 
 func (rc remoteClients) PauseClients(rng *rand.Rand, n int, d time.Duration, inSection bool) []int {
