@@ -256,15 +256,8 @@ func (c *coordinator) KillAgents(rng *rand.Rand, targets string) []string {
 		return nil
 	}
 	rng.Shuffle(len(live), func(i, j int) { live[i], live[j] = live[j], live[i] })
-	n := 1
-	switch targets {
-	case "minority":
-		n = max(1, (len(live)-1)/2)
-	case "all":
-		n = len(live)
-	}
 	var names []string
-	for _, ra := range live[:n] {
+	for _, ra := range live[:agentCount(targets, len(live))] {
 		if c.spawned == nil || !c.spawned.kill(ra.index) {
 			_ = ra.conn.Send(agent.Msg{T: agent.TDie})
 		}
@@ -274,6 +267,18 @@ func (c *coordinator) KillAgents(rng *rand.Rand, targets string) []string {
 		names = append(names, fmt.Sprintf("agent%d", ra.index))
 	}
 	return names
+}
+
+// agentCount is how many of live agents targets (--nemesis-targets
+// agent:one, minority or all) names.
+func agentCount(targets string, live int) int {
+	switch targets {
+	case "minority":
+		return max(1, (live-1)/2)
+	case "all":
+		return live
+	}
+	return 1
 }
 
 // ReviveAgents brings back the agents KillAgents killed that this
@@ -767,15 +772,8 @@ func (rc remoteClients) ask(rng *rand.Rand, f agent.Fault) []int {
 	// --nemesis-targets agent:minority or agent:all names more; each plays
 	// it on n of its own clients.
 	rng.Shuffle(len(live), func(i, j int) { live[i], live[j] = live[j], live[i] })
-	n := 1
-	switch rc.c.r.nemesis.AgentTargets {
-	case "minority":
-		n = max(1, (len(live)-1)/2)
-	case "all":
-		n = len(live)
-	}
 	var ids []int
-	for _, ra := range live[:n] {
+	for _, ra := range live[:agentCount(rc.c.r.nemesis.AgentTargets, len(live))] {
 		f.Seed = rng.Uint64()
 		m, err := ra.conn.Call(agent.Msg{T: agent.TFault, Fault: &f}, faultTimeout)
 		if err == nil {
