@@ -26,6 +26,20 @@ func TestRealBugs(t *testing.T) {
 			t.Errorf("the fix: verdict %s, extend %s in %d runs (%s); want valid, passed", fixed.Verdict, r.Status, r.Runs, r.CoverageText())
 		}
 	})
+	t.Run("redisson-3194", func(t *testing.T) {
+		// The watchdog stops renewing (after a reconnect, a renewal
+		// that failed) and the holder never learns it: it works on past
+		// its lease, beside the next holder. Its fix ends the section at
+		// the lease's deadline when renewals fail.
+		broken, _ := verify(t, "broken-watchdog-swallow", []string{"cut-off"}, time.Minute, nil)
+		fixed, _ := verify(t, "watchdog", []string{"cut-off"}, time.Minute, nil)
+		if r := row(t, broken, "cut-off"); broken.Verdict != checker.Invalid || r.Status != report.StatusBroken || r.Mutex != checker.Invalid {
+			t.Errorf("the bug: verdict %s, cut-off %s (mutex %s); want invalid, broken, mutex invalid", broken.Verdict, r.Status, r.Mutex)
+		}
+		if r := row(t, fixed, "cut-off"); fixed.Verdict != checker.Valid || r.Status != report.StatusPassed {
+			t.Errorf("the fix: verdict %s, cut-off %s in %d runs (%s); want valid, passed", fixed.Verdict, r.Status, r.Runs, r.CoverageText())
+		}
+	})
 	t.Run("redis-py-416", func(t *testing.T) {
 		// One Lock object shared by every thread (thread_local=False):
 		// a holder whose lease expired releases the next holder's.

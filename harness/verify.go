@@ -115,6 +115,13 @@ var verifyScenarios = []VerifyScenario{
 	{Scenario: Scenario{Name: "crash", Description: "crash-client: a holder dies between its acquire steps or before its release, and never releases",
 		Nemesis: nemesis.Config{Faults: []string{"crash-client"}, Interval: 500 * time.Millisecond, Duration: 500 * time.Millisecond}},
 		Requires: checker.Coverage{checker.AbandonedTaken: 3}},
+	{Scenario: Scenario{Name: "cut-off", Description: "client-partition: holders of 3 s, their 600 ms leases kept alive by extends every TTL/3, cut off Redis for 1 s: their extends time out and their leases run out while they hold",
+		Workload: func(w *workload.Config) {
+			w.Clients, w.Keys, w.TTL, w.Hold, w.HoldDist, w.OpTimeout = 20, 5, 600*time.Millisecond, 3*time.Second, workload.HoldFixed, 300*time.Millisecond
+			w.Duration = 8 * time.Second
+		},
+		Nemesis: nemesis.Config{Faults: []string{"client-partition"}, Interval: time.Second, Duration: time.Second}},
+		Extends: true, RedlockClients: 20, Requires: checker.Coverage{checker.Hit("client-partition"): 3}},
 	{Scenario: Scenario{Name: "pause-redis", Description: "Redis stops for 1 s every 2 s under 20 clients on 3 keys: acquires time out (indeterminate), and those queued run when it resumes",
 		Workload: stallWorkload, Nemesis: nemesis.Config{Faults: []string{"pause-redis"}, Interval: 2 * time.Second, Duration: time.Second}},
 		Requires: checker.Coverage{checker.InfoContended: 20, checker.Hit("pause-redis"): 2}},
