@@ -1,4 +1,8 @@
-package harness_test
+// End to end: a coordinator (harness.Run with Agents) and agents
+// (harness.RunAgent in goroutines, the same protocol as processes) over
+// loopback, against real redis-server processes. They live here, not in
+// harness, so that go test runs them beside harness's long package.
+package agent_test
 
 import (
 	"bytes"
@@ -93,12 +97,45 @@ func runAgents(t *testing.T, cfg harness.Config, skews []agentSkew) (*harness.Re
 	return res, err
 }
 
+// agentWorkload is harness's proof workload (200 clients hammering few
+// keys, holds uniform in [0, 2 TTL] so that many overrun their TTL and
+// release late) on 3 agents × 200 clients and 10 keys.
 func agentWorkload(seed int64) workload.Config {
-	w := proofWorkload(seed)
-	w.Clients = 600 // 3 agents × 200 clients
-	w.Keys = 10
-	w.Duration = 5 * time.Second
-	return w
+	return workload.Config{Clients: 600, Keys: 10, Duration: 5 * time.Second, TTL: 100 * time.Millisecond,
+		Hold: 100 * time.Millisecond, HoldDist: workload.HoldUniform, Retry: workload.RetryNone, Seed: seed,
+		Margin: 30 * time.Millisecond}
+}
+
+// shortLeases is harness's fault workload: 200 ms leases, 100 ms holds.
+var shortLeases = workload.Config{Clients: 50, Keys: 3, Duration: 8 * time.Second, TTL: 200 * time.Millisecond,
+	Hold: 100 * time.Millisecond, OpTimeout: 500 * time.Millisecond, Margin: 30 * time.Millisecond}
+
+func doubleHolders(r *harness.Result) int {
+	m, _ := r.Findings.Checker("mutex")
+	return m.ViolationCount
+}
+
+// scenario is a fault and the coverage a run needs to count.
+type scenario struct {
+	workload workload.Config
+	nemesis  nemesis.Config
+	needs    checker.Coverage
+}
+
+// hit says whether each of the scenario's faults began at least once
+// while a lease was surely live, and the run met s.needs.
+func (s scenario) hit(res *harness.Result) bool {
+	for _, f := range s.nemesis.Faults {
+		if res.Findings.Coverage[checker.Hit(f)] == 0 {
+			return false
+		}
+	}
+	for name, n := range s.needs {
+		if res.Findings.Coverage[name] < n {
+			return false
+		}
+	}
+	return true
 }
 
 func agentConfig(t *testing.T, lock string, w workload.Config) harness.Config {
@@ -338,4 +375,9 @@ func TestAgents_TLS(t *testing.T) {
 		}
 	}
 	testutil.NoRedisChildren(t)
+}
+
+func TestMain(m *testing.M) {
+	testutil.QuietRedis() // go-redis's own log of refused dials
+	os.Exit(m.Run())
 }
