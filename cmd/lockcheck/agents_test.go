@@ -131,7 +131,9 @@ func TestCLI_AgentKilled(t *testing.T) {
 	addr := freeAddr(t)
 	token := []string{"LOCKCHECK_AGENT_TOKEN=" + cliToken}
 	coord := start(t, bin, token, "run", "--agents", "3", "--listen", addr, "--lock", "setnx", "--clients", "600", "--keys", "10",
-		"--ttl", "200ms", "--hold", "50ms", "--duration", "6s", "--clock-tolerance", "50ms", "--seed", "3", "--out", out, "--join-timeout", "30s")
+		// No retry pause: each client is always in an op or a hold, so
+		// the kill lands with ops in flight.
+		"--ttl", "200ms", "--hold", "50ms", "--retry", "none", "--duration", "6s", "--clock-tolerance", "50ms", "--seed", "3", "--out", out, "--join-timeout", "30s")
 	skews := []string{"", "LOCKCHECK_AGENT_SKEW=300ms", "LOCKCHECK_AGENT_DRIFT=300"}
 	var agents []*proc
 	for i, s := range skews {
