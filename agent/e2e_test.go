@@ -125,17 +125,7 @@ type scenario struct {
 // hit says whether each of the scenario's faults began at least once
 // while a lease was surely live, and the run met s.needs.
 func (s scenario) hit(res *harness.Result) bool {
-	for _, f := range s.nemesis.Faults {
-		if res.Findings.Coverage[checker.Hit(f)] == 0 {
-			return false
-		}
-	}
-	for name, n := range s.needs {
-		if res.Findings.Coverage[name] < n {
-			return false
-		}
-	}
-	return true
+	return testutil.Hit(res.Findings.Coverage, s.nemesis.Faults, s.needs)
 }
 
 func agentConfig(t *testing.T, lock string, w workload.Config) harness.Config {

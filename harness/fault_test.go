@@ -87,17 +87,7 @@ func (s scenario) expect(t *testing.T, lock string, ok func(*harness.Result) (bo
 // hit says whether each of the scenario's faults began at least once
 // while a lease was surely live, and the run met s.needs.
 func (s scenario) hit(res *harness.Result) bool {
-	for _, f := range s.nemesis.Faults {
-		if res.Findings.Coverage[checker.Hit(f)] == 0 {
-			return false
-		}
-	}
-	for name, n := range s.needs {
-		if res.Findings.Coverage[name] < n {
-			return false
-		}
-	}
-	return true
+	return testutil.Hit(res.Findings.Coverage, s.nemesis.Faults, s.needs)
 }
 
 func doubleHolders(r *harness.Result) int {
