@@ -145,6 +145,10 @@ func TestCLI_AgentKilled(t *testing.T) {
 	}
 	coord.waitFor(t, "agent 2 joined", 30*time.Second)
 	coord.waitFor(t, "ops/s", 30*time.Second) // the clients are running
+	redisPids := testutil.RedisChildrenOf(coord.cmd.Process.Pid)
+	if len(redisPids) == 0 {
+		t.Fatal("the coordinator runs no redis-server")
+	}
 	time.Sleep(1500 * time.Millisecond)
 	if err := agents[2].cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -157,6 +161,14 @@ func TestCLI_AgentKilled(t *testing.T) {
 	for i := range 2 {
 		if c := agents[i].wait(t, 30*time.Second); c != exitValid {
 			t.Errorf("agent %d: exit %d:\n%s", i, c, agents[i].output())
+		}
+	}
+	// Nothing left running: every agent process ended (waited above, the
+	// killed one by its SIGKILL), and so did the coordinator's Redis.
+	agents[2].wait(t, 10*time.Second)
+	for _, pid := range redisPids {
+		if testutil.Alive(pid) {
+			t.Errorf("redis-server %d outlived its coordinator", pid)
 		}
 	}
 	dir, info := latestRun(t, out)
