@@ -112,14 +112,22 @@ func (s *spawned) stop() {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	deadline := time.After(10 * time.Second)
+	// One deadline for them all, which every wait sees (a channel from
+	// time.After would be drained by the first agent that outlived it).
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	expired := false
 	for i, cmd := range s.cmds {
-		select {
-		case <-s.done[i]:
-		case <-deadline:
-			_ = cmd.Process.Kill()
-			<-s.done[i]
+		if !expired {
+			select {
+			case <-s.done[i]:
+				continue
+			case <-deadline.C:
+				expired = true
+			}
 		}
+		_ = cmd.Process.Kill() // a no-op error for one that ended
+		<-s.done[i]
 	}
 	for _, l := range s.logs {
 		l.Close()
