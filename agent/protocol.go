@@ -111,7 +111,6 @@ type Conn struct {
 
 	wmu sync.Mutex
 	bw  *bufio.Writer
-	enc *json.Encoder
 
 	mu      sync.Mutex
 	nextID  int64
@@ -122,14 +121,20 @@ type Conn struct {
 // NewConn wraps c.
 func NewConn(c net.Conn) *Conn {
 	bw := bufio.NewWriterSize(c, 64<<10)
-	return &Conn{c: c, dec: json.NewDecoder(bufio.NewReaderSize(c, 64<<10)), bw: bw, enc: json.NewEncoder(bw), waiting: map[int64]chan Msg{}}
+	return &Conn{c: c, dec: json.NewDecoder(bufio.NewReaderSize(c, 64<<10)), bw: bw, waiting: map[int64]chan Msg{}}
 }
 
-// Send writes m and flushes it.
+// Send writes m as one line and flushes it. m is encoded before the
+// write lock is taken: every client of an agent announces its ops here,
+// and only the write itself is one at a time.
 func (c *Conn) Send(m Msg) error {
+	b, err := json.Marshal(&m)
+	if err != nil {
+		return err
+	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	if err := c.enc.Encode(&m); err != nil {
+	if _, err := c.bw.Write(append(b, '\n')); err != nil {
 		return err
 	}
 	return c.bw.Flush()

@@ -181,9 +181,7 @@ func newAgentRun(conn *agent.Conn, plan *agentPlan, cfg AgentConfig) *agentRun {
 
 // send queues an op for the coordinator, under the run's process ids.
 func (a *agentRun) send(op agent.Op) {
-	if op.Process != history.NemesisProcess {
-		op.Process = a.plan.process(op.Process)
-	}
+	op.Process = a.plan.process(op.Process)
 	a.qmu.Lock()
 	a.queue = append(a.queue, op)
 	a.qmu.Unlock()

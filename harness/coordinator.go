@@ -18,6 +18,7 @@ import (
 	"github.com/lockcheck/lockcheck/agent"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/lockimpl"
+	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/report"
 	"github.com/lockcheck/lockcheck/workload"
 )
@@ -56,13 +57,12 @@ type coordinator struct {
 type remoteAgent struct {
 	index int
 	// gen counts the agent's rejoins (kill-agent): its clients' process
-	// ids are new in each.
-	gen      int
-	rejoined bool
-	plan     agentPlan
-	conn     *agent.Conn
-	addr     string
-	clock    *agent.Clock
+	// ids are new in each, and one above 0 starts late.
+	gen   int
+	plan  agentPlan
+	conn  *agent.Conn
+	addr  string
+	clock *agent.Clock
 	// ready is closed when the agent said it is ready, or failed (why).
 	ready     chan struct{}
 	readyOnce sync.Once
@@ -80,6 +80,14 @@ type remoteAgent struct {
 	pending map[int][]history.Op // ops announced and not yet completed, by process
 }
 
+// The coordinator is the players of a run on agents (harness.go).
+func (c *coordinator) clients() nemesis.Clients    { return remoteClients{c} }
+func (c *coordinator) agentFaults() nemesis.Agents { return c }
+func (c *coordinator) finish() {
+	c.end()
+	c.r.res.Agents, c.r.res.AgentsLost = c.runInfo(), c.lostAgents()
+}
+
 // listenAgents opens the coordinator's port and starts welcoming agents.
 func (r *run) listenAgents() (*coordinator, error) {
 	addr := cmp.Or(r.cfg.Listen, "127.0.0.1:0")
@@ -88,7 +96,7 @@ func (r *run) listenAgents() (*coordinator, error) {
 		return nil, configErr(fmt.Errorf("--listen %s: %w: is another coordinator on that port? choose another with --listen", addr, err))
 	}
 	if r.cfg.AgentTLS != nil {
-		ln = tlsListener(ln, r.cfg.AgentTLS)
+		ln = tls.NewListener(ln, r.cfg.AgentTLS)
 	}
 	c := &coordinator{r: r, ln: ln, n: r.cfg.Agents, fences: workload.NewFences(r.clock.Now), sections: map[int64]*workload.Section{}}
 	if r.cfg.Listening != nil {
@@ -183,11 +191,17 @@ func (c *coordinator) admit(conn *agent.Conn, m agent.Msg) (*remoteAgent, string
 	case c.agents[i] != nil:
 		return nil, fmt.Sprintf("agent %d has joined already", i)
 	}
-	ra := &remoteAgent{index: i, conn: conn, addr: conn.RemoteAddr(), clock: &agent.Clock{Off: c.r.cfg.NoClockCorrection},
-		done: make(chan struct{}), ready: make(chan struct{}), pending: map[int][]history.Op{}}
-	ra.plan = c.planFor(ra.index)
+	ra := c.newAgent(conn, i, 0)
 	c.agents[i] = ra
 	return ra, ""
+}
+
+// newAgent is agent i, generation gen, on conn, with its plan.
+func (c *coordinator) newAgent(conn *agent.Conn, i, gen int) *remoteAgent {
+	ra := &remoteAgent{index: i, gen: gen, conn: conn, addr: conn.RemoteAddr(), clock: &agent.Clock{Off: c.r.cfg.NoClockCorrection},
+		done: make(chan struct{}), ready: make(chan struct{}), pending: map[int][]history.Op{}, plan: c.planFor(i)}
+	ra.plan.Gen = gen
+	return ra
 }
 
 // rejoin admits agent i back after it was lost (kill-agent brought it
@@ -211,10 +225,7 @@ func (c *coordinator) rejoin(conn *agent.Conn, i int) (*remoteAgent, string) {
 	if w.Duration > 0 && left < 100*time.Millisecond {
 		return nil, "the run is ending"
 	}
-	ra := &remoteAgent{index: i, gen: old.gen + 1, rejoined: true, conn: conn, addr: conn.RemoteAddr(), clock: &agent.Clock{Off: c.r.cfg.NoClockCorrection},
-		done: make(chan struct{}), ready: make(chan struct{}), pending: map[int][]history.Op{}}
-	ra.plan = c.planFor(i)
-	ra.plan.Gen = ra.gen
+	ra := c.newAgent(conn, i, old.gen+1)
 	if w.Duration > 0 {
 		ra.plan.Workload.Duration = left
 	}
@@ -242,16 +253,18 @@ func (c *coordinator) KillAgents(rng *rand.Rand, targets string) []string {
 	c.mu.Lock()
 	stopping := c.stopping
 	c.mu.Unlock()
-	var live []*remoteAgent
-	for _, ra := range c.joined() {
-		select {
-		case <-ra.done: // done or lost: not playing
-		default:
-			if !stopping {
-				live = append(live, ra)
-			}
-		}
+	if stopping {
+		return nil
 	}
+	// The agents still playing: not done, not lost.
+	live := slices.DeleteFunc(c.joined(), func(ra *remoteAgent) bool {
+		select {
+		case <-ra.done:
+			return true
+		default:
+			return false
+		}
+	})
 	if len(live) == 0 {
 		return nil
 	}
@@ -487,7 +500,7 @@ func (c *coordinator) read(ra *remoteAgent) {
 			ra.conn.Deliver(m)
 		case agent.TReady:
 			ra.readyOnce.Do(func() { close(ra.ready) })
-			if ra.rejoined {
+			if ra.gen > 0 {
 				go c.startLate(ra)
 			}
 		case agent.TFail:
@@ -804,8 +817,6 @@ func (rc remoteClients) HealClients() {
 		_, _ = ra.conn.Call(agent.Msg{T: agent.TFault, Fault: &agent.Fault{Kind: "heal"}}, faultTimeout)
 	}
 }
-
-func tlsListener(ln net.Listener, cfg *tls.Config) net.Listener { return tls.NewListener(ln, cfg) }
 
 // fitsAgents refuses what agents cannot play: a lock they cannot build by
 // name, a fault that acts inside this process's Redis client, fewer

@@ -554,11 +554,7 @@ func (p *localPlayers) play(ctx context.Context) error { return p.runner.Run(ctx
 func (p *localPlayers) clients() nemesis.Clients       { return p.runner }
 func (p *localPlayers) finish()                        { closeLocker(p.locker) }
 func (p *localPlayers) unrecorded() history.Unrecorded { return p.runner.Counters().Snapshot() }
-func (c *coordinator) clients() nemesis.Clients        { return remoteClients{c} }
-func (c *coordinator) finish() {
-	c.end()
-	c.r.res.Agents, c.r.res.AgentsLost = c.runInfo(), c.lostAgents()
-}
+func (p *localPlayers) agentFaults() nemesis.Agents    { return nil }
 
 // players makes the run's clients ready: the lock built here, or the
 // agents joined and their clocks measured.
@@ -837,6 +833,3 @@ func SafeName(name string) string {
 		return r
 	}, name)
 }
-
-func (p *localPlayers) agentFaults() nemesis.Agents { return nil }
-func (c *coordinator) agentFaults() nemesis.Agents  { return c }
