@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -42,7 +43,7 @@ func k8sCmd(_ context.Context, args []string) (int, error) {
 	if fs.Changed("linger") {
 		k.Linger = o.linger.String()
 	}
-	k.Name, k.Agents = harness.SafeName(strings.ToLower(cmpOr(o.name, o.lock))), o.agents.n
+	k.Name, k.Agents = harness.SafeName(strings.ToLower(cmp.Or(o.name, o.lock))), o.agents.n
 	token, err := agentToken(o.agents.tokenFile)
 	if err != nil {
 		return exitUsage, err
@@ -70,13 +71,6 @@ func k8sCmd(_ context.Context, args []string) (int, error) {
   clean up: kubectl delete%[1]s job,service,secret -l lockcheck.run=%[4]s
 `, ns, k.CoordinatorJob(), k.Linger, k.Name)
 	return exitValid, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // dropFlags returns args without the named flags (and their values).
