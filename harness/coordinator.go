@@ -620,10 +620,9 @@ func (c *coordinator) play(ctx context.Context) error {
 	c.mu.Lock()
 	c.started, c.startedAt = true, c.r.clock.Now()
 	c.mu.Unlock()
-	agents := c.joined()
-	for _, ra := range agents {
+	for _, ra := range c.joined() {
 		if err := ra.conn.Send(agent.Msg{T: agent.TStart}); err != nil {
-			c.lose(ra, err)
+			ra.conn.Close() // its reader sees it and loses the agent: lose runs on one goroutine
 		}
 	}
 	stopPing := make(chan struct{})
