@@ -167,6 +167,10 @@ type agentRun struct {
 
 	qmu   sync.Mutex
 	queue []agent.Op
+	// smu is held while a batch is taken and sent, so batches go out in
+	// the order they were taken; sendErr is the first send that failed.
+	smu     sync.Mutex
+	sendErr error
 }
 
 func newAgentRun(conn *agent.Conn, plan *agentPlan, cfg AgentConfig) *agentRun {
@@ -189,8 +193,22 @@ func (a *agentRun) send(op agent.Op) {
 
 func (a *agentRun) record(op history.Op) { a.send(agent.Op{Op: op}) }
 
-// flush sends what is queued, in order.
+// flush sends what is queued, in order: once it returns nil, every op
+// queued before it was called is on the wire, behind every op queued
+// before that. An announce (below) is queued and flushed, so whatever
+// the coordinator holds of this agent when it dies is a prefix of what
+// its clients recorded, plus the begins of the ops they had in flight:
+// a release announced under a lease's token arrives after that lease's
+// acquire, never alone (an acquire lost with the agent is written as
+// indeterminate under a token no one knows, and a release under the
+// real token would then free nothing: a key held on paper that another
+// client acquired, a violation that never happened).
 func (a *agentRun) flush() error {
+	a.smu.Lock()
+	defer a.smu.Unlock()
+	if a.sendErr != nil {
+		return a.sendErr
+	}
 	a.qmu.Lock()
 	batch := a.queue
 	a.queue = nil
@@ -198,7 +216,11 @@ func (a *agentRun) flush() error {
 	if len(batch) == 0 {
 		return nil
 	}
-	return a.conn.Send(agent.Msg{T: agent.TOps, Ops: batch})
+	if err := a.conn.Send(agent.Msg{T: agent.TOps, Ops: batch}); err != nil {
+		a.sendErr = err
+		return err
+	}
+	return nil
 }
 
 // flushEvery is how often an agent streams its ops: what a host that
@@ -223,7 +245,7 @@ func (a *agentRun) run(ctx context.Context) error {
 		return configErr(fmt.Errorf("agent %d: %w", plan.Index, err))
 	}
 	locker, err := buildLock(entry.Factory, entry.Name, env, a.runner, plan.Workload, plan.Crashes, func(l lockimpl.Locker) lockimpl.Locker {
-		return &announcer{Locker: l, now: a.now, conn: a.conn, proc: plan.process}
+		return &announcer{Locker: l, run: a}
 	})
 	if err != nil {
 		_ = a.conn.Send(agent.Msg{T: agent.TFail, Error: err.Error()})
@@ -369,21 +391,19 @@ func (a *agentRun) fault(f *agent.Fault) []int {
 }
 
 // announcer tells the coordinator of each lock op before it is sent to
-// Redis, on the wire at once (not queued): if this agent dies, the ops it
-// had in flight are known and written as indeterminate (they may have
-// taken effect) rather than missing. An op that cannot be announced is
-// not sent.
+// Redis, on the wire at once behind every op recorded before it (flush):
+// if this agent dies, the ops it had in flight are known and written as
+// indeterminate (they may have taken effect) rather than missing. An op
+// that cannot be announced is not sent.
 type announcer struct {
 	lockimpl.Locker
-	now  func() int64
-	conn *agent.Conn
-	proc func(int) int
+	run *agentRun
 }
 
 func (a *announcer) announce(ctx context.Context, f history.Func, key, token string, ttl time.Duration) error {
-	op := agent.Op{Begin: true, Op: history.Op{Process: a.proc(lockimpl.ClientFrom(ctx)), F: f, Type: history.Info, Key: key,
-		Token: token, TTLms: ttl.Milliseconds(), Call: a.now()}}
-	if err := a.conn.Send(agent.Msg{T: agent.TOps, Ops: []agent.Op{op}}); err != nil {
+	a.run.send(agent.Op{Begin: true, Op: history.Op{Process: lockimpl.ClientFrom(ctx), F: f, Type: history.Info, Key: key,
+		Token: token, TTLms: ttl.Milliseconds(), Call: a.run.now()}})
+	if err := a.run.flush(); err != nil {
 		return fmt.Errorf("%w: %w: %w", lockimpl.ErrNotSent, agent.ErrLost, err)
 	}
 	return nil

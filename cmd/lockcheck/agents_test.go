@@ -408,13 +408,24 @@ func TestCLI_KillAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	var later int
+	acquired := map[string]bool{}
 	for _, op := range ops {
 		if op.Process >= 1000*150 {
 			later++
 		}
+		if op.F == history.Acquire {
+			acquired[op.Token] = true
+		}
 	}
 	if later == 0 {
 		t.Errorf("no op under a rejoined agent's process ids")
+	}
+	// What a lost agent leaves is a prefix of what it recorded: no
+	// release or extend without the acquire of its lease.
+	for _, op := range ops {
+		if (op.F == history.Release || op.F == history.Extend) && !acquired[op.Token] {
+			t.Errorf("op %d: %s %s by p%d of a lease no acquire in the history has", op.Index, op.Type, op.F, op.Process)
+		}
 	}
 	testutil.NoRedisChildren(t)
 }
