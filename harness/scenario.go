@@ -75,6 +75,19 @@ func killDelayedScenario(ttl, every time.Duration) Scenario {
 		Nemesis: nemesis.Config{Faults: []string{"kill-redis"}, Interval: every}, Persistence: "none", RestartDelay: ttl + 500*time.Millisecond}
 }
 
+// killExtendScenario is kill-delayed under holders that keep their
+// leases alive: every lease live when a node goes down is extended while
+// it is down (its holds of 3 s outlast the 1.5 s the node stays down, and
+// extends come every TTL/3), so a lock whose extend mishandles a node
+// that errs gets its chance at every kill that hits a lease.
+func killExtendScenario() Scenario {
+	s := killDelayedScenario(time.Second, killEvery.Interval)
+	s.Name = "kill-extend"
+	s.Description = "kill-redis, restarted without persistence after TTL + 500 ms, under holders of 3 s kept alive by extends every TTL/3: extends while a node is down"
+	s.Workload = func(w *workload.Config) { w.Keys, w.Hold, w.HoldDist = 20, 3*time.Second, workload.HoldFixed }
+	return s
+}
+
 // then is a workload adjustment: first, then next.
 func then(first, next func(*workload.Config)) func(*workload.Config) {
 	return func(w *workload.Config) { first(w); next(w) }

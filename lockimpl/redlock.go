@@ -25,6 +25,8 @@ import (
 type Redlock struct {
 	nodes   []redis.UniversalClient
 	quorum  int
+	// cleanupOnExtendError: broken-redlock-extend-cleanup.
+	cleanupOnExtendError bool
 	timeout time.Duration // per node and command
 	now     func() int64
 }
@@ -196,7 +198,11 @@ func (r *Redlock) Release(ctx context.Context, l Lease) error {
 // replied that the key is not ours.
 func (r *Redlock) Extend(ctx context.Context, l Lease, ttl time.Duration) (Lease, error) {
 	start := time.Duration(r.now())
-	t := r.onAll(ctx, ttl, nodeScript(extendScript, l.Key, l.Token, ttl.Milliseconds()))
+	touch := nodeScript(extendScript, l.Key, l.Token, ttl.Milliseconds())
+	if r.cleanupOnExtendError {
+		touch = r.cleanupOnError(touch, l)
+	}
+	t := r.onAll(ctx, ttl, touch)
 	validity := ttl - (time.Duration(r.now()) - start) - drift(ttl)
 	switch {
 	case t.ok >= r.quorum && validity > 0:

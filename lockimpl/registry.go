@@ -112,7 +112,7 @@ func Builtin() *Registry {
 	r := &Registry{}
 	for _, e := range added.With([]Entry{setnxEntry, watchdogEntry, fencedEntry, setnxWaitEntry, redislockEntry, redlockEntry, redsyncEntry,
 		brokenSetNXExpireEntry, brokenFixedValueEntry, brokenDelReleaseEntry, brokenGetDelReleaseEntry, brokenNoTTLEntry, brokenCheckThenSetEntry,
-		brokenResendEntry, brokenWatchdogSwallowEntry, brokenFailOpenEntry}) {
+		brokenResendEntry, brokenWatchdogSwallowEntry, brokenFailOpenEntry, brokenRedlockExtendCleanupEntry}) {
 		r.Register(e)
 	}
 	return r

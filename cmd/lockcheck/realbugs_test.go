@@ -40,3 +40,27 @@ func TestCLI_RealBugRedsync186(t *testing.T) {
 	}
 	testutil.NoRedisChildren(t)
 }
+
+// TestCLI_RealBugRedsync151: redsync between PR #149 and PR #151, whose
+// extend released the lease on every master when one master erred, and
+// still said the extend was done. broken-redlock-extend-cleanup is
+// caught at verify's kill-extend (a master down while leases are
+// extended): the holder goes on, another client acquires, both
+// guarantees break. Redlock without the clean-up, and redsync as it is
+// (v4.18.1, after #151), pass the same scenario.
+func TestCLI_RealBugRedsync151(t *testing.T) {
+	testutil.RequireRedis(t)
+	bin := lockcheck(t)
+	text, code := runBin(t, bin, "verify", "--lock", "broken-redlock-extend-cleanup", "--scenario", "kill-extend", "--require", "kill-extend",
+		"--seed", "1", "-q", "--out", t.TempDir())
+	if code != exitInvalid || !strings.Contains(text, "broke in kill-extend") || !strings.Contains(text, "lease invalid") {
+		t.Errorf("broken-redlock-extend-cleanup at kill-extend: exit %d, want 1, the lease contract broken in kill-extend\n%s", code, text)
+	}
+	for _, fixed := range []string{"redlock", "redsync"} {
+		text, code := runBin(t, bin, "verify", "--lock", fixed, "--scenario", "kill-extend", "--require", "kill-extend", "--seed", "1", "-q", "--out", t.TempDir())
+		if code != exitValid {
+			t.Errorf("%s at kill-extend: exit %d, want 0\n%s", fixed, code, text)
+		}
+	}
+	testutil.NoRedisChildren(t)
+}
