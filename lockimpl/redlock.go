@@ -23,12 +23,12 @@ import (
 // release or extend fails definitely only if a majority replied that the
 // key is not ours; short of a majority either way it is indeterminate.
 type Redlock struct {
-	nodes   []redis.UniversalClient
-	quorum  int
+	nodes  []redis.UniversalClient
+	quorum int
 	// cleanupOnExtendError: broken-redlock-extend-cleanup.
 	cleanupOnExtendError bool
-	timeout time.Duration // per node and command
-	now     func() int64
+	timeout              time.Duration // per node and command
+	now                  func() int64
 }
 
 // redlockNodeTimeout bounds each node's command: Redlock wants it small
