@@ -97,13 +97,19 @@ func runAgents(t *testing.T, cfg harness.Config, skews []agentSkew) (*harness.Re
 	return res, err
 }
 
-// agentWorkload is harness's proof workload (200 clients hammering few
-// keys, holds uniform in [0, 2 TTL] so that many overrun their TTL and
-// release late) on 3 agents × 200 clients and 10 keys.
+// agentWorkload is 3 agents × 200 clients on 30 keys, holds uniform in
+// [0, 2 TTL] so that many overrun their TTL and release late, each client
+// thinking 1 s between attempts. The think time keeps the offered load
+// under what two busy cores serve with the race detector on: without it,
+// 600 clients retrying at once (600 on 10 keys, 100 ms leases) queued
+// their acquires for 0.5 to 2.4 s while CI ran beside them, every
+// acquire's interval then spanned up to 24 leases, and the lease model's
+// search on a key of 40 such leases ran past its 2 minutes (unknown, not
+// valid).
 func agentWorkload(seed int64) workload.Config {
-	return workload.Config{Clients: 600, Keys: 10, Duration: 5 * time.Second, TTL: 100 * time.Millisecond,
-		Hold: 100 * time.Millisecond, HoldDist: workload.HoldUniform, Retry: workload.RetryNone, Seed: seed,
-		Margin: 30 * time.Millisecond}
+	return workload.Config{Clients: 600, Keys: 30, Duration: 5 * time.Second, TTL: 500 * time.Millisecond,
+		Hold: 500 * time.Millisecond, HoldDist: workload.HoldUniform, Retry: workload.RetryNone, Think: time.Second, Seed: seed,
+		Margin: 50 * time.Millisecond}
 }
 
 // shortLeases is harness's fault workload: 200 ms leases, 100 ms holds.
