@@ -282,6 +282,25 @@ func TestAgents_PauseClient(t *testing.T) {
 	})
 }
 
+// TestAgents_LostReply: lost-reply played by each agent's own proxies in
+// front of the nodes (the coordinator's fault mirrored onto them): the
+// agents' commands are applied and their replies lost. setnx records
+// them as indeterminate and stays valid; broken-resend, whose client
+// resends them, is caught, as on one machine (TestFault_LostReply).
+func TestAgents_LostReply(t *testing.T) {
+	testutil.RequireRedis(t)
+	w := workload.Config{Clients: 30, Keys: 5, Duration: 6 * time.Second, TTL: time.Second, Hold: 50 * time.Millisecond, OpTimeout: time.Second}
+	s := scenario{workload: w, nemesis: nemesis.Config{Faults: []string{"lost-reply"}, Interval: time.Second, Duration: 500 * time.Millisecond}}
+	expectAgents(t, s, "setnx", func(r *harness.Result) (bool, string) {
+		info := r.Summary.Ops.Get(history.Acquire, history.Info) + r.Summary.Ops.Get(history.Release, history.Info)
+		return r.Verdict == checker.Valid && info > 0, "indeterminate acquires and releases: " + strconv.Itoa(int(info))
+	})
+	expectAgents(t, s, "broken-resend", func(r *harness.Result) (bool, string) {
+		l, _ := r.Findings.Checker("linearizable")
+		return l.Verdict == checker.Invalid, "linearizable: " + string(l.Verdict)
+	})
+}
+
 // expectAgents runs s on three agents with seeds 1, 2, ... until ok holds
 // on a run that gave the fault its chance, as scenario.expect does.
 func expectAgents(t *testing.T, s scenario, lock string, ok func(*harness.Result) (bool, string)) {

@@ -94,13 +94,18 @@ type Op struct {
 // Fault is a client fault the coordinator asks an agent to play on its
 // clients (nemesis.Clients, one call).
 type Fault struct {
-	Kind      string        `json:"kind"` // pause, crash, cut, skew, heal
+	Kind      string        `json:"kind"` // pause, crash, cut, skew, heal, toxic
 	Seed      uint64        `json:"seed,omitempty"`
 	N         int           `json:"n,omitempty"`
 	D         time.Duration `json:"d,omitempty"`
 	InSection bool          `json:"in_section,omitempty"`
 	Rate      float64       `json:"rate,omitempty"`
 	Jump      time.Duration `json:"jump,omitempty"`
+	// Node and Toxic: a toxic added to (or removed from) the proxy in
+	// front of node Node (its address), which the agent mirrors on its
+	// own proxy for that node (latency, lost-reply).
+	Node  string          `json:"node,omitempty"`
+	Toxic json.RawMessage `json:"toxic,omitempty"`
 }
 
 // Conn is one end of an agent connection: JSON lines, one writer at a

@@ -242,6 +242,22 @@ func (c *Cluster) addClientProxies() error {
 	return nil
 }
 
+// Aliases maps each address a node or sentinel announces for a node to
+// the node's own Addr: clients elsewhere (agents) that put proxies of
+// their own in front of the nodes find the node an announced address
+// means.
+func (c *Cluster) Aliases() map[string]string {
+	out := map[string]string{}
+	for from, to := range c.dialMap {
+		for _, n := range c.Nodes {
+			if to == n.Addr || to == n.ClientAddr() {
+				out[from] = n.Addr
+			}
+		}
+	}
+	return out
+}
+
 // ClientAddr returns where clients reach node n.
 func (n *Node) ClientAddr() string {
 	if n.Client != nil {

@@ -17,9 +17,41 @@ import (
 type Proxy struct {
 	p    *toxiproxy.Proxy
 	Addr string
-	mu   sync.Mutex
-	on   map[string]bool // toxic names in place
+	// Mirror, if set, is told of every toxic added and removed here, so
+	// that the proxies of clients on other machines (agents) play it too.
+	Mirror func(Toxic) error
+	mu     sync.Mutex
+	on     map[string]bool // toxic names in place
 }
+
+// Toxic is a toxic added to a proxy (or, with Remove, taken off it by
+// name), in toxiproxy's terms: what Mirror passes on.
+type Toxic struct {
+	Name   string  `json:"name"`
+	Type   string  `json:"type,omitempty"`
+	Stream string  `json:"stream,omitempty"`
+	Share  float64 `json:"share,omitempty"`
+	Attrs  string  `json:"attrs,omitempty"`
+	Remove bool    `json:"remove,omitempty"`
+}
+
+// Apply adds t to p, or removes it.
+func (p *Proxy) Apply(t Toxic) error {
+	if t.Remove {
+		return p.RemoveToxics(t.Name)
+	}
+	return p.AddToxicShare(t.Name, t.Type, t.Stream, t.Share, t.Attrs)
+}
+
+// standalone makes the proxies of a process that runs no cluster (an
+// agent's, in front of the nodes its clients dial).
+var standalone proxies
+
+// NewProxy listens on a free loopback port and forwards to upstream.
+func NewProxy(name, upstream string) (*Proxy, error) { return standalone.newProxy(name, upstream) }
+
+// Close stops the proxy and closes its connections.
+func (p *Proxy) Close() { p.stop() }
 
 type proxies struct {
 	once sync.Once
@@ -63,6 +95,9 @@ func (p *Proxy) AddToxicShare(name, typ, stream string, share float64, attrs str
 		return fmt.Errorf("toxic %s: %w", name, err)
 	}
 	p.on[name] = true
+	if p.Mirror != nil {
+		return p.Mirror(Toxic{Name: name, Type: typ, Stream: stream, Share: share, Attrs: attrs})
+	}
 	return nil
 }
 
@@ -80,6 +115,11 @@ func (p *Proxy) RemoveToxics(names ...string) error {
 			return err
 		}
 		delete(p.on, name)
+		if p.Mirror != nil {
+			if err := p.Mirror(Toxic{Name: name, Remove: true}); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

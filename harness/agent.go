@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/agent"
+	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/workload"
@@ -164,6 +165,9 @@ type agentRun struct {
 	stop    context.CancelCauseFunc
 	mapAddr func(string) string
 	process bool
+	// proxies are the agent's own client proxies, by node address
+	// (Access.Proxies): the faults through client proxies play on them.
+	proxies map[string]*cluster.Proxy
 
 	qmu   sync.Mutex
 	queue []agent.Op
@@ -239,10 +243,15 @@ func (a *agentRun) run(ctx context.Context) error {
 	a.runner = workload.New(plan.Workload, a.now, a.record)
 	a.runner.UseResource(&remoteResource{conn: a.conn, now: a.now, send: a.send, timeout: plan.Workload.OpTimeout + 5*time.Second})
 	env := plan.Access.env(plan.Workload, a.now, a.record)
-	env.DialAddr = a.dialAddr
+	env.DialAddr = a.clientAddr
 	if err := a.reach(plan.Access); err != nil {
 		_ = a.conn.Send(agent.Msg{T: agent.TFail, Error: err.Error()})
 		return configErr(fmt.Errorf("agent %d: %w", plan.Index, err))
+	}
+	defer a.closeProxies()
+	if err := a.startProxies(plan.Access); err != nil {
+		_ = a.conn.Send(agent.Msg{T: agent.TFail, Error: err.Error()})
+		return fmt.Errorf("agent %d: %w", plan.Index, err)
 	}
 	locker, err := buildLock(entry.Factory, entry.Name, env, a.runner, plan.Workload, plan.Crashes, func(l lockimpl.Locker) lockimpl.Locker {
 		return &announcer{Locker: l, run: a}
@@ -306,6 +315,56 @@ func (a *agentRun) dialAddr(addr string) string {
 	return addr
 }
 
+// clientAddr is where this agent's clients dial for addr: the node an
+// announced address means, through the agent's proxy for it if it has
+// one.
+func (a *agentRun) clientAddr(addr string) string {
+	if n, ok := a.plan.Access.Aliases[addr]; ok {
+		addr = n
+	}
+	if p := a.proxies[addr]; p != nil {
+		return p.Addr
+	}
+	return a.dialAddr(addr)
+}
+
+// startProxies puts a proxy of the agent's own in front of every node,
+// if the run's faults act through client proxies.
+func (a *agentRun) startProxies(acc access) error {
+	if !acc.Proxies {
+		return nil
+	}
+	a.proxies = map[string]*cluster.Proxy{}
+	for i, addr := range acc.Addrs {
+		p, err := cluster.NewProxy(fmt.Sprintf("agent%d-client-%d", a.plan.Index, i), a.dialAddr(addr))
+		if err != nil {
+			return err
+		}
+		a.proxies[addr] = p
+	}
+	return nil
+}
+
+func (a *agentRun) closeProxies() {
+	for _, p := range a.proxies {
+		p.Close()
+	}
+}
+
+// toxic mirrors a toxic the coordinator put on its proxy for a node onto
+// this agent's proxy for the node.
+func (a *agentRun) toxic(f *agent.Fault) error {
+	p := a.proxies[f.Node]
+	if p == nil {
+		return fmt.Errorf("no proxy for node %s", f.Node)
+	}
+	var t cluster.Toxic
+	if err := json.Unmarshal(f.Toxic, &t); err != nil {
+		return err
+	}
+	return p.Apply(t)
+}
+
 func errString(err error) string {
 	if err == nil {
 		return ""
@@ -356,8 +415,13 @@ func (a *agentRun) read() error {
 			a.conn.Close() // as abrupt as a goroutine can be
 			a.stop(errors.New("killed (kill-agent)"))
 		case agent.TFault:
-			ids := a.fault(m.Fault)
-			_ = a.conn.Send(agent.Msg{T: agent.TReply, ID: m.ID, IDs: ids})
+			reply := agent.Msg{T: agent.TReply, ID: m.ID}
+			if m.Fault != nil && m.Fault.Kind == "toxic" {
+				reply.Error = errString(a.toxic(m.Fault))
+			} else {
+				reply.IDs = a.fault(m.Fault)
+			}
+			_ = a.conn.Send(reply)
 		case agent.TReply:
 			a.conn.Deliver(m)
 		}

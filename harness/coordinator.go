@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/agent"
+	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/nemesis"
@@ -99,6 +100,7 @@ func (r *run) listenAgents() (*coordinator, error) {
 		ln = tls.NewListener(ln, r.cfg.AgentTLS)
 	}
 	c := &coordinator{r: r, ln: ln, n: r.cfg.Agents, fences: workload.NewFences(r.clock.Now), sections: map[int64]*workload.Section{}}
+	c.mirrorToxics()
 	if r.cfg.Listening != nil {
 		r.cfg.Listening(ln.Addr().String())
 	}
@@ -340,7 +342,7 @@ func (c *coordinator) planFor(i int) agentPlan {
 	if w.Ops > 0 {
 		aw.Ops = max(1, w.Ops*int64(n)/int64(w.Clients))
 	}
-	return agentPlan{Index: i, Lock: c.r.lockName, Workload: aw, Access: accessOf(c.r.cl), Base: base, Total: w.Clients,
+	return agentPlan{Index: i, Lock: c.r.lockName, Workload: aw, Access: agentAccess(c.r.cl, c.r.nemesis.Needs().ClientProxies), Base: base, Total: w.Clients,
 		Epoch: c.r.clock.Start().UnixNano(), Crashes: c.r.nemesis.Needs().CrashesClients}
 }
 
@@ -811,6 +813,32 @@ func (rc remoteClients) SkewClients(rng *rand.Rand, n int, rate float64, jump ti
 	return rc.ask(rng, agent.Fault{Kind: "skew", N: n, Rate: rate, Jump: jump})
 }
 
+// mirrorToxics has every toxic a fault puts on a node's client proxy
+// played by the agents' own proxies for that node (latency, lost-reply):
+// their clients do not dial this machine's.
+func (c *coordinator) mirrorToxics() {
+	for _, n := range c.r.cl.Nodes {
+		if n.Client == nil {
+			continue
+		}
+		node := n.Addr
+		n.Client.Mirror = func(t cluster.Toxic) error {
+			js, _ := json.Marshal(t)
+			var errs []error
+			for _, ra := range c.live() {
+				m, err := ra.conn.Call(agent.Msg{T: agent.TFault, Fault: &agent.Fault{Kind: "toxic", Node: node, Toxic: js}}, faultTimeout)
+				if err == nil && m.Error != "" {
+					err = errors.New(m.Error)
+				}
+				if err != nil && !errors.Is(err, agent.ErrLost) {
+					errs = append(errs, fmt.Errorf("agent %d: toxic %s: %w", ra.index, t.Name, err))
+				}
+			}
+			return errors.Join(errs...)
+		}
+	}
+}
+
 func (rc remoteClients) HealClients() {
 	for _, ra := range rc.c.live() {
 		_, _ = ra.conn.Call(agent.Msg{T: agent.TFault, Fault: &agent.Fault{Kind: "heal"}}, faultTimeout)
@@ -840,9 +868,6 @@ func (p *plan) fitsAgents(e lockimpl.Entry) error {
 	}
 	if _, err := lockimpl.Builtin().Lookup(e.Name); err != nil {
 		return fmt.Errorf("--agents: lock %s is not built in; agents build a built-in lock by name (see lockcheck list)", e.Name)
-	}
-	if p.nemesis.Needs().ClientProxies {
-		return fmt.Errorf("--agents with --nemesis %s: a fault through client proxies acts on this machine's connections, not the agents'", strings.Join(p.nemesis.Faults, ","))
 	}
 	if p.cfg.AgentToken == "" {
 		p.cfg.AgentToken = randomToken()

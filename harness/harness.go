@@ -475,6 +475,11 @@ type access struct {
 	SentinelPassword string   `json:"sentinel_password,omitempty"`
 	Cluster          bool     `json:"cluster,omitempty"`
 	Topology         string   `json:"topology"`
+	// Aliases (announced address -> node address) and Proxies are for
+	// agents: they dial each node by its own address, through a proxy of
+	// their own if Proxies (the run's faults act through client proxies).
+	Aliases map[string]string `json:"aliases,omitempty"`
+	Proxies bool              `json:"proxies,omitempty"`
 }
 
 func accessOf(cl *cluster.Cluster) access {
@@ -482,6 +487,19 @@ func accessOf(cl *cluster.Cluster) access {
 	if len(cl.Sentinels) > 0 {
 		a.Sentinels, a.MasterName, a.SentinelPassword = cl.SentinelAddrs(), cl.MasterName, cl.SentinelPassword()
 	}
+	return a
+}
+
+// agentAccess is how agents reach cl: each node by its own address (a
+// proxy of this machine's is no path from theirs), announced addresses
+// mapped to it, and their own client proxies if proxies.
+func agentAccess(cl *cluster.Cluster, proxies bool) access {
+	a := accessOf(cl)
+	a.Addrs = nil
+	for _, n := range cl.Nodes {
+		a.Addrs = append(a.Addrs, n.Addr)
+	}
+	a.Aliases, a.Proxies = cl.Aliases(), proxies
 	return a
 }
 

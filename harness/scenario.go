@@ -126,9 +126,6 @@ func cellTopology(e lockimpl.Entry, perClient bool, s Scenario, where cluster.Co
 	if e.OwnClient && s.Nemesis.FitsOwnClient(e.Name, perClient) != nil {
 		return "", "its faults act inside lockcheck's own Redis client, which the lock does not use (it has a client of its own)"
 	}
-	if agents > 0 && s.Nemesis.Needs().ClientProxies {
-		return "", "its faults act through proxies on this machine's connections, not the agents'"
-	}
 	lockTopo := e.Topology
 	if where.Backend == cluster.External {
 		if err := s.Nemesis.FitsBackend(cluster.External); err != nil {
