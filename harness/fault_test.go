@@ -158,10 +158,14 @@ func faultKillRedis(t *testing.T, backend string) {
 	delay := 500 * time.Millisecond // longer than the 200ms TTL
 	if backend == cluster.Docker {
 		// Starting a killed container again takes longer than a 200ms
-		// lease lives (kill, start and first PING: 0.68-0.79s measured), which would make every
-		// restart a delayed one: leases must outlive the restart.
-		s.workload.TTL, s.workload.Hold, s.workload.Margin = 2*time.Second, time.Second, 100*time.Millisecond
-		delay = 2500 * time.Millisecond
+		// lease lives (kill, start and first PING: 0.68-0.79s measured
+		// on an idle machine), which would make every restart a delayed
+		// one: leases must outlive the restart. With 2 s leases held 1 s,
+		// a lease live at the kill had 1 s left, and while CI ran beside
+		// it no restart in ten runs came back within it: 6 s leases held
+		// 3 s leave 3 s.
+		s.workload.TTL, s.workload.Hold, s.workload.Margin, s.workload.Duration = 6*time.Second, 3*time.Second, 100*time.Millisecond, 12*time.Second
+		delay = 6500 * time.Millisecond
 	}
 	// The node must come back, empty, while a lease it held is still
 	// live, or no client can take that lease early: on a busy machine a

@@ -63,6 +63,9 @@ var (
 		Workload: func(w *workload.Config) {
 			w.TTL, w.Hold, w.Keys, w.Duration = 10*time.Second, 3*time.Second, 40, 12*time.Second
 		}}
+	partitionScenario = Scenario{Name: "partition", Description: "sentinel: the master cut off from its replicas and sentinels while clients still reach it; a replica is promoted (split brain)",
+		Nemesis:  nemesis.Config{Faults: []string{"partition"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
+		Topology: cluster.Sentinel, Workload: failoverScenario.Workload}
 	clockQuorumScenario = Scenario{Name: "clock-quorum", Description: "Kleppmann: 2 of 5 masters down, then back empty while a node of the bare majority jumps 2 TTL forward",
 		Nemesis: nemesis.Config{Faults: []string{"clock-quorum"}, Interval: time.Second, Duration: 2 * time.Second},
 		Only:    []string{cluster.Redlock}}

@@ -144,6 +144,8 @@ var verifyScenarios = []VerifyScenario{
 		Breaks: "a node down while held leases were extended broke the lock"},
 	{Scenario: serverScenario(failoverScenario),
 		Server: true, Requires: checker.Coverage{checker.Hit("failover"): 1}, Breaks: "the promoted replica had not received held locks"},
+	{Scenario: serverScenario(partitionScenario),
+		Server: true, Requires: checker.Coverage{checker.Hit("partition"): 1}, Breaks: "both sides of the split brain granted the same lock"},
 	{Scenario: Scenario{Name: "clock-jump", Description: "a node's clock jumps 2 TTL forward: its keys expire at once", Workload: serverWorkload,
 		Nemesis: nemesis.Config{Faults: []string{"clock-jump"}, Interval: 1500 * time.Millisecond, Duration: time.Second}},
 		Server: true, Requires: checker.Coverage{checker.Hit("clock-jump"): 3}, Breaks: "a clock jump expired held locks early"},

@@ -302,6 +302,70 @@ func TestSetNXWait_WaitsForTheReplica(t *testing.T) {
 	}
 }
 
+// TestSetNXWaitAll_EveryReplica: with the replication stream 300 ms
+// late, setnx-wait-all's acquire and release return done only once both
+// replicas have their effect; with a wait shorter than the lag they are
+// indeterminate (not done, not refused), where broken-wait-ignored
+// (Redisson #3994) returns a lease no replica has.
+func TestSetNXWaitAll_EveryReplica(t *testing.T) {
+	testutil.RequireRedis(t)
+	ctx := context.Background()
+	c, err := cluster.Up(ctx, cluster.Config{Topology: cluster.Sentinel, LogDir: t.TempDir(), ReplicationLag: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Down()
+	onReplicas := func(key string) (n int) {
+		for _, node := range c.Nodes[1:] {
+			replica := redis.NewClient(&redis.Options{Addr: node.Addr, Password: c.Password})
+			if replica.Exists(ctx, key).Val() == 1 {
+				n++
+			}
+			replica.Close()
+		}
+		return n
+	}
+	build := func(name string, opTimeout time.Duration) lockimpl.Locker {
+		e, err := lockimpl.Builtin().Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := e.Factory(lockimpl.Env{Sentinels: c.SentinelAddrs(), MasterName: cluster.MasterName,
+			Password: c.Password, DialAddr: c.DialAddr, OpTimeout: opTimeout})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.(lockimpl.Closer).Close() })
+		return l
+	}
+	// A wait of up to 1 s (half the op timeout) outlasts the lag.
+	l := build("setnx-wait-all", 2*time.Second)
+	lease, err := l.Acquire(ctx, "synced", 10*time.Second)
+	if err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	if n := onReplicas("synced"); n != 2 {
+		t.Errorf("acquire returned done with the key on %d of 2 replicas", n)
+	}
+	if err := l.Release(ctx, lease); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	if n := onReplicas("synced"); n != 0 {
+		t.Errorf("release returned done with the key still on %d replicas", n)
+	}
+	// A wait of 100 ms (half the 200 ms op timeout) does not.
+	short := build("setnx-wait-all", 200*time.Millisecond)
+	lease, err = short.Acquire(ctx, "unsynced", 10*time.Second)
+	if err == nil || errors.Is(err, lockimpl.ErrNotAcquired) || lease.Token == "" {
+		t.Errorf("acquire with a wait shorter than the lag: %v (token %q), want an indeterminate error with the lease's token", err, lease.Token)
+	}
+	// The same wait, its reply ignored: a lease granted all the same.
+	ignored := build("broken-wait-ignored", 200*time.Millisecond)
+	if _, err := ignored.Acquire(ctx, "ignored", 10*time.Second); err != nil {
+		t.Errorf("broken-wait-ignored acquire with a wait shorter than the lag: %v, want a lease", err)
+	}
+}
+
 func TestMain(m *testing.M) {
 	testutil.QuietRedis()
 	os.Exit(m.Run())

@@ -47,16 +47,12 @@ var errNotReplicated = errors.New("lock not replicated in time")
 // that the acquire is recorded under its token.
 func (s *SetNXWait) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, error) {
 	l := s.newLease(key, ttl)
-	limit := s.opTimeout / 2
-	if limit <= 0 {
-		limit = 1500 * time.Millisecond // half go-redis's default 3s
-	}
 	pipe, err := pipelineFor(ctx, s.c, key)
 	if err != nil {
 		return Lease{}, fmt.Errorf("acquire %s: %w", key, err)
 	}
 	set := pipe.SetArgs(ctx, key, l.Token, redis.SetArgs{Mode: "NX", TTL: ttl})
-	wait := pipe.Do(ctx, "wait", 1, max(min(ttl/4, limit), time.Millisecond).Milliseconds())
+	wait := pipe.Do(ctx, "wait", 1, waitLimit(ttl, s.opTimeout).Milliseconds())
 	_, _ = pipe.Exec(ctx) // each command's own error is read below
 	if err := setErr(key, set.Err()); err != nil {
 		return Lease{}, err
@@ -75,6 +71,16 @@ func (s *SetNXWait) Acquire(ctx context.Context, key string, ttl time.Duration) 
 		err = errNotReplicated
 	}
 	return l, fmt.Errorf("acquire %s: %w", key, err)
+}
+
+// waitLimit is how long a WAIT waits: a quarter of the TTL, and at most
+// half the op timeout, which bounds the pipeline's read.
+func waitLimit(ttl, opTimeout time.Duration) time.Duration {
+	limit := opTimeout / 2
+	if limit <= 0 {
+		limit = 1500 * time.Millisecond // half go-redis's default 3s
+	}
+	return max(min(ttl/4, limit), time.Millisecond)
 }
 
 // setnxWaitEntry registers "setnx-wait".

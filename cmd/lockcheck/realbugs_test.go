@@ -64,3 +64,24 @@ func TestCLI_RealBugRedsync151(t *testing.T) {
 	}
 	testutil.NoRedisChildren(t)
 }
+
+// TestCLI_RealBugRedisson3994: Redisson #3994, a lock that sends WAIT
+// for the replicas with each command and ignores its reply. Caught at
+// verify's partition (a split brain: the cut-off master grants leases
+// no replica acknowledged, the promoted replica grants them again); its
+// fix, setnx-wait-all (an outcome counts only when every replica
+// acknowledged it), passes the same scenario.
+func TestCLI_RealBugRedisson3994(t *testing.T) {
+	testutil.RequireRedis(t)
+	bin := lockcheck(t)
+	text, code := runBin(t, bin, "verify", "--lock", "broken-wait-ignored", "--scenario", "partition", "--require", "partition",
+		"--seed", "1", "-q", "--out", t.TempDir())
+	if code != exitInvalid || !strings.Contains(text, "broke in partition") {
+		t.Errorf("broken-wait-ignored at partition: exit %d, want 1, broken in partition\n%s", code, text)
+	}
+	text, code = runBin(t, bin, "verify", "--lock", "setnx-wait-all", "--scenario", "partition", "--require", "partition", "--seed", "1", "-q", "--out", t.TempDir())
+	if code != exitValid {
+		t.Errorf("setnx-wait-all at partition: exit %d, want 0\n%s", code, text)
+	}
+	testutil.NoRedisChildren(t)
+}
