@@ -69,6 +69,18 @@ var (
 	clockQuorumScenario = Scenario{Name: "clock-quorum", Description: "Kleppmann: 2 of 5 masters down, then back empty while a node of the bare majority jumps 2 TTL forward",
 		Nemesis: nemesis.Config{Faults: []string{"clock-quorum"}, Interval: time.Second, Duration: 2 * time.Second},
 		Only:    []string{cluster.Redlock}}
+	// Leases of 6 s held 4 s on 10 keys: a lease taken before the window
+	// is on a bare majority once two nodes are down, and on two nodes
+	// after half-time; a client's pool refuses new connections to a
+	// restarted node for a second after it saw it refuse one (go-redis's
+	// dial back-off), so the lease's holder must still hold it more than
+	// a second after half-time for the empty nodes to be won meanwhile.
+	killQuorumScenario = Scenario{Name: "kill-quorum", Description: "redsync #186: 2 of 5 masters down, then back empty while a node of the bare majority restarts without persistence; leases of 6 s held 4 s on 10 keys",
+		Nemesis: nemesis.Config{Faults: []string{"kill-quorum"}, Interval: time.Second, Duration: 2 * time.Second},
+		Only:    []string{cluster.Redlock}, Persistence: "none",
+		Workload: func(w *workload.Config) {
+			w.Keys, w.TTL, w.Hold, w.HoldDist, w.Duration = 10, 6*time.Second, 4*time.Second, workload.HoldFixed, 12*time.Second
+		}}
 )
 
 // killDelayedScenario is kill-redis every interval, each node restarted

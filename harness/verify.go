@@ -151,6 +151,8 @@ var verifyScenarios = []VerifyScenario{
 		Server: true, Requires: checker.Coverage{checker.Hit("clock-jump"): 3}, Breaks: "a clock jump expired held locks early"},
 	{Scenario: serverScenario(clockQuorumScenario),
 		Server: true, Requires: checker.Coverage{checker.Hit("clock-quorum"): 2}, Breaks: "a bare majority lost a lease to one node's clock"},
+	{Scenario: serverScenario(killQuorumScenario),
+		Server: true, Requires: checker.Coverage{checker.Hit("kill-quorum"): 2}, Breaks: "a bare majority lost a lease to one node's restart without persistence"},
 }
 
 // serverScenario is s on verify's server workload (serverWorkload, then

@@ -19,8 +19,15 @@ import (
 // its clock forward past the TTL. Its keys expire at once, and a second
 // client can reach a majority (the jumped node and the returned ones)
 // while the first client's lease is still valid by its own clock.
+//
+// kill-quorum is the same with a restart for the jump: the node of the
+// bare majority is SIGKILLed and restarted at once, without its keys (no
+// persistence), as redsync #186 describes: a node that crashed before
+// persisting lets a second client win a majority.
 type clockQuorum struct {
 	env Env
+	// restart: kill-quorum.
+	restart bool
 
 	mu     sync.Mutex
 	down   []*cluster.Node
@@ -45,7 +52,11 @@ func (c *clockQuorum) Start(ctx context.Context, rng *rand.Rand) ([]string, erro
 	}
 	jumper := nodes[perm[len(nodes)-quorum]]
 	jump := 2 * c.env.TTL
-	targets = append(targets, fmt.Sprintf("%s +%v at %v", jumper.Name, jump, c.env.Window/2))
+	if c.restart {
+		targets = append(targets, fmt.Sprintf("%s restarted empty at %v", jumper.Name, c.env.Window/2))
+	} else {
+		targets = append(targets, fmt.Sprintf("%s +%v at %v", jumper.Name, jump, c.env.Window/2))
+	}
 	for _, n := range down {
 		if err := n.Kill(); err != nil {
 			return targets, err
@@ -70,17 +81,33 @@ func (c *clockQuorum) Start(ctx context.Context, rng *rand.Rand) ([]string, erro
 	return targets, nil
 }
 
-// comeBack restarts the minority (empty) and jumps the clock.
+// comeBack restarts the minority (empty) and jumps the clock (or, for
+// kill-quorum, kills and restarts the node).
 func (c *clockQuorum) comeBack(ctx context.Context, jump time.Duration) error {
 	c.mu.Lock()
 	down, jumper := c.down, c.jumper
 	c.down = nil
 	c.mu.Unlock()
 	var errs []error
-	for _, n := range down {
-		errs = append(errs, n.Restart(ctx, c.env.Cluster.Password))
+	if c.restart && jumper != nil && jump != 0 {
+		// Killed first, then back with the minority, all at once: the
+		// bare majority's leases are still live when three empty
+		// nodes answer.
+		errs = append(errs, jumper.Kill())
+		down = append(down, jumper)
 	}
-	if jumper != nil && jump != 0 {
+	restarted := make([]error, len(down))
+	var wg sync.WaitGroup
+	for i, n := range down {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			restarted[i] = n.Restart(ctx, c.env.Cluster.Password)
+		}()
+	}
+	wg.Wait()
+	errs = append(errs, restarted...)
+	if jumper != nil && jump != 0 && !c.restart {
 		errs = append(errs, jumper.Clock.Set(jump, 0))
 	}
 	return errors.Join(errs...)
@@ -98,7 +125,7 @@ func (c *clockQuorum) Stop(ctx context.Context) error {
 	err := <-done
 	// Stopped before half-time: the minority is still down.
 	err = errors.Join(err, c.comeBack(ctx, 0))
-	if jumper != nil {
+	if jumper != nil && !c.restart {
 		err = errors.Join(err, jumper.Clock.Set(0, 0))
 	}
 	return err
@@ -107,3 +134,7 @@ func (c *clockQuorum) Stop(ctx context.Context) error {
 // clockQuorumKind is the "clock-quorum" fault.
 var clockQuorumKind = Kind{Needs: Needs{Redis: true, Clock: true, Servers: true}, Name: "clock-quorum", Topologies: []string{cluster.Redlock}, Description: "Kleppmann's Redlock scenario (topology redlock): a minority of the masters down, so leases reach a bare majority; half-way through, the minority returns empty and one node of that majority jumps its clock past the TTL",
 	New: func(e Env) (Fault, error) { return &clockQuorum{env: e}, nil }}
+
+// killQuorumKind is the "kill-quorum" fault.
+var killQuorumKind = Kind{Needs: Needs{Redis: true, Servers: true}, Name: "kill-quorum", Topologies: []string{cluster.Redlock}, Description: "redsync #186 (topology redlock): a minority of the masters down, so leases reach a bare majority; half-way through, the minority returns empty and one node of that majority is SIGKILLed and restarted without the keys it held (no persistence)",
+	New: func(e Env) (Fault, error) { return &clockQuorum{env: e, restart: true}, nil }}

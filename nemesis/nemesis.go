@@ -156,6 +156,7 @@ func Builtin() []Kind {
 		clockKind,
 		clockJumpKind,
 		clockQuorumKind,
+		killQuorumKind,
 		clientPartitionKind,
 		clientClockKind,
 		killRedisKind,

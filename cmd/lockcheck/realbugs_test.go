@@ -1,7 +1,6 @@
 package main
 
 import (
-	"strconv"
 	"strings"
 	"testing"
 
@@ -11,30 +10,21 @@ import (
 // TestCLI_RealBugRedsync186: redsync #186, a lease held on a bare
 // majority of the Redlock masters that one master's restart without
 // persistence breaks, letting a second client win a majority. redsync
-// (the library, unchanged) is caught at verify's kill-none when it is
-// required; a break needs two acquires to have split the votes just
-// before the kill, which one seed's run gives about two times in three,
-// so seeds are tried until one does (eight: a miss in all of them is
-// about one in 6,500). Its remedy, the Redlock documentation's delayed
-// restart (kill-delayed: the node down longer than the TTL), passes.
+// (the library, unchanged) is caught at verify's kill-quorum when it is
+// required: two masters down put every lease on a bare majority, and at
+// half-time one of its nodes restarts empty beside the two returning
+// empty, every time (a split vote before a kill-none kill, the way the
+// issue met it, came about two runs in three, and in none of eight on a
+// busy machine). Its remedy, the Redlock documentation's delayed restart
+// (kill-delayed: the node down longer than the TTL), passes.
 func TestCLI_RealBugRedsync186(t *testing.T) {
 	testutil.RequireRedis(t)
 	bin := lockcheck(t)
-	broke := false
-	for seed := 1; seed <= 8 && !broke; seed++ {
-		text, code := runBin(t, bin, "verify", "--lock", "redsync", "--scenario", "kill-none", "--require", "kill-none",
-			"--seed", strconv.Itoa(seed), "-q", "--out", t.TempDir())
-		switch {
-		case code == exitInvalid && strings.Contains(text, "broke in kill-none"):
-			broke = true
-		case code != exitValid:
-			t.Fatalf("redsync at kill-none, seed %d: exit %d, want 1 (broken) or 0 (no split vote this time)\n%s", seed, code, text)
-		}
+	text, code := runBin(t, bin, "verify", "--lock", "redsync", "--scenario", "kill-quorum", "--require", "kill-quorum", "--seed", "1", "-q", "--out", t.TempDir())
+	if code != exitInvalid || !strings.Contains(text, "broke in kill-quorum") {
+		t.Errorf("redsync at kill-quorum: exit %d, want 1, broken in kill-quorum\n%s", code, text)
 	}
-	if !broke {
-		t.Errorf("redsync never broke at kill-none in 8 seeds")
-	}
-	text, code := runBin(t, bin, "verify", "--lock", "redsync", "--scenario", "kill-delayed", "--require", "kill-delayed", "--seed", "1", "-q", "--out", t.TempDir())
+	text, code = runBin(t, bin, "verify", "--lock", "redsync", "--scenario", "kill-delayed", "--require", "kill-delayed", "--seed", "1", "-q", "--out", t.TempDir())
 	if code != exitValid {
 		t.Errorf("redsync with delayed restarts: exit %d, want 0\n%s", code, text)
 	}
