@@ -94,9 +94,7 @@ func (c *Cluster) upRedlock(ctx context.Context, cfg Config, server, version str
 
 // upMaster starts one stand-alone redis-server on a free loopback port.
 func (c *Cluster) upMaster(ctx context.Context, cfg Config, server, version, name string, persist []string, maxClients int) error {
-	var lastErr error
-	// A port taken between our probe and Redis's bind is retried.
-	for attempt := 0; attempt < 5; attempt++ {
+	return c.withPortRetry(ctx, func() error {
 		port, err := freePort()
 		if err != nil {
 			return err
@@ -106,20 +104,32 @@ func (c *Cluster) upMaster(ctx context.Context, cfg Config, server, version, nam
 			"--maxclients", strconv.Itoa(maxClients),
 			"--daemonize", "no", "--loglevel", "notice",
 		}, persist...)
-		if _, err := c.startNode(ctx, cfg, server, version, name, args, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), c.Password); err != nil {
-			lastErr = err
-			if k := len(c.Nodes) - 1; k >= 0 { // the node that did not come up
-				_ = c.Nodes[k].stop()
-				c.Nodes = c.Nodes[:k]
-			}
-			if ctx.Err() != nil || errors.Is(err, ErrNotInstalled) {
-				return err
-			}
-			continue
+		_, err = c.startNode(ctx, cfg, server, version, name, args, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), c.Password)
+		return err
+	})
+}
+
+// withPortRetry runs start until it succeeds, at most 5 times: a port
+// another process took between our probe and the server's bind makes the
+// server exit at start-up (tests and runs beside each other probe ports
+// at once), and another port is tried. What a failed start added to
+// c.Nodes or c.Sentinels is stopped and removed.
+func (c *Cluster) withPortRetry(ctx context.Context, start func() error) error {
+	var err error
+	for range 5 {
+		nodes, sentinels := len(c.Nodes), len(c.Sentinels)
+		if err = start(); err == nil {
+			return nil
 		}
-		return nil
+		for _, n := range append(c.Nodes[nodes:], c.Sentinels[sentinels:]...) {
+			_ = n.stop()
+		}
+		c.Nodes, c.Sentinels = c.Nodes[:nodes], c.Sentinels[:sentinels]
+		if ctx.Err() != nil || errors.Is(err, ErrNotInstalled) {
+			return err
+		}
 	}
-	return lastErr
+	return err
 }
 
 // startNode starts a node in a new temp dir and waits for PING.

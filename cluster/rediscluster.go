@@ -30,7 +30,9 @@ const DefaultClusterMasters = 3
 // still reach it.
 func (c *Cluster) upRedisCluster(ctx context.Context, cfg Config, server, version string, persist []string, maxClients int) error {
 	for i := 1; i <= 2*cfg.Nodes; i++ {
-		if err := c.startClusterNode(ctx, cfg, server, version, "n"+strconv.Itoa(i), persist, maxClients); err != nil {
+		if err := c.withPortRetry(ctx, func() error {
+			return c.startClusterNode(ctx, cfg, server, version, "n"+strconv.Itoa(i), persist, maxClients)
+		}); err != nil {
 			return err
 		}
 	}
@@ -45,10 +47,12 @@ func (c *Cluster) startClusterNode(ctx context.Context, cfg Config, server, vers
 	}
 	busPort, err := freePort()
 	if err != nil {
+		peer.stop()
 		return err
 	}
 	bus, err := c.proxies.newProxy(name+"-bus", net.JoinHostPort("127.0.0.1", strconv.Itoa(busPort)))
 	if err != nil {
+		peer.stop()
 		return err
 	}
 	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
@@ -57,6 +61,8 @@ func (c *Cluster) startClusterNode(ctx context.Context, cfg Config, server, vers
 	args = append(args, clusterArgs(peer.Addr, bus.Addr, busPort)...)
 	n, err := c.startNode(ctx, cfg, server, version, name, args, addr, c.Password)
 	if err != nil {
+		peer.stop()
+		bus.stop()
 		return err
 	}
 	n.Peer, n.Bus = peer, bus

@@ -30,39 +30,50 @@ const DownAfter = time.Second
 // replicas and sentinels while clients still reach it.
 func (c *Cluster) upSentinel(ctx context.Context, cfg Config, server, version string, persist []string, maxClients int) error {
 	for i := 1; i <= 3; i++ {
-		name := "n" + strconv.Itoa(i)
-		port, addr, peer, err := c.behindPeer(name)
-		if err != nil {
+		if err := c.withPortRetry(ctx, func() error { return c.startSentinelNode(ctx, cfg, server, version, i, persist, maxClients) }); err != nil {
 			return err
 		}
-		if cfg.ReplicationLag > 0 {
-			// Replicas and sentinels read the master's stream late:
-			// asynchronous replication, made visible.
-			if err := peer.AddToxic("repl-lag", "latency", "downstream",
-				fmt.Sprintf(`{"latency":%d}`, cfg.ReplicationLag.Milliseconds())); err != nil {
-				return err
-			}
-		}
-		_, pport, _ := net.SplitHostPort(peer.Addr)
-		args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--maxclients", strconv.Itoa(maxClients),
-			"--daemonize", "no", "--loglevel", "notice",
-			"--replica-announce-ip", "127.0.0.1", "--replica-announce-port", pport}, persist...)
-		if i > 1 {
-			_, mport, _ := net.SplitHostPort(c.Nodes[0].Peer.Addr)
-			args = append(args, "--replicaof", "127.0.0.1", mport)
-		}
-		n, err := c.startNode(ctx, cfg, server, version, name, args, addr, c.Password)
-		if err != nil {
-			return err
-		}
-		n.Peer = peer
-		c.dialMap[peer.Addr] = addr
 	}
 	if err := c.waitReplicas(ctx); err != nil {
 		return err
 	}
 	return c.upSentinels(ctx, cfg, version)
+}
+
+// startSentinelNode starts node i of the sentinel topology (1: the
+// master, then its replicas) behind its peer proxy.
+func (c *Cluster) startSentinelNode(ctx context.Context, cfg Config, server, version string, i int, persist []string, maxClients int) error {
+	name := "n" + strconv.Itoa(i)
+	port, addr, peer, err := c.behindPeer(name)
+	if err != nil {
+		return err
+	}
+	if cfg.ReplicationLag > 0 {
+		// Replicas and sentinels read the master's stream late:
+		// asynchronous replication, made visible.
+		if err := peer.AddToxic("repl-lag", "latency", "downstream",
+			fmt.Sprintf(`{"latency":%d}`, cfg.ReplicationLag.Milliseconds())); err != nil {
+			peer.stop()
+			return err
+		}
+	}
+	_, pport, _ := net.SplitHostPort(peer.Addr)
+	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--maxclients", strconv.Itoa(maxClients),
+		"--daemonize", "no", "--loglevel", "notice",
+		"--replica-announce-ip", "127.0.0.1", "--replica-announce-port", pport}, persist...)
+	if i > 1 {
+		_, mport, _ := net.SplitHostPort(c.Nodes[0].Peer.Addr)
+		args = append(args, "--replicaof", "127.0.0.1", mport)
+	}
+	n, err := c.startNode(ctx, cfg, server, version, name, args, addr, c.Password)
+	if err != nil {
+		peer.stop()
+		return err
+	}
+	n.Peer = peer
+	c.dialMap[peer.Addr] = addr
+	return nil
 }
 
 // upSentinels starts three sentinels monitoring the master (through its
@@ -75,22 +86,30 @@ func (c *Cluster) upSentinels(ctx context.Context, cfg Config, version string) e
 	_, mport, _ := net.SplitHostPort(c.Nodes[0].Peer.Addr)
 	for i := 1; i <= 3; i++ {
 		name := "s" + strconv.Itoa(i)
-		port, err := freePort()
+		err := c.withPortRetry(ctx, func() error {
+			port, err := freePort()
+			if err != nil {
+				return err
+			}
+			dir, err := os.MkdirTemp("", TempPrefix+name+"-")
+			if err != nil {
+				return err
+			}
+			conf := filepath.Join(dir, "sentinel.conf")
+			text := fmt.Sprintf("port %d\nbind 127.0.0.1\nsentinel monitor %s 127.0.0.1 %s 2\nsentinel auth-pass %s %s\n"+
+				"sentinel down-after-milliseconds %s %d\nsentinel failover-timeout %s 4000\nsentinel parallel-syncs %s 1\n",
+				port, MasterName, mport, MasterName, c.Password, MasterName, DownAfter.Milliseconds(), MasterName, MasterName)
+			if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+				os.RemoveAll(dir)
+				return err
+			}
+			if _, err := c.startNodeIn(ctx, cfg, sentinel, version, name, []string{conf}, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), "", dir); err != nil {
+				os.RemoveAll(dir)
+				return err
+			}
+			return nil
+		})
 		if err != nil {
-			return err
-		}
-		dir, err := os.MkdirTemp("", TempPrefix+name+"-")
-		if err != nil {
-			return err
-		}
-		conf := filepath.Join(dir, "sentinel.conf")
-		text := fmt.Sprintf("port %d\nbind 127.0.0.1\nsentinel monitor %s 127.0.0.1 %s 2\nsentinel auth-pass %s %s\n"+
-			"sentinel down-after-milliseconds %s %d\nsentinel failover-timeout %s 4000\nsentinel parallel-syncs %s 1\n",
-			port, MasterName, mport, MasterName, c.Password, MasterName, DownAfter.Milliseconds(), MasterName, MasterName)
-		if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
-			return err
-		}
-		if _, err := c.startNodeIn(ctx, cfg, sentinel, version, name, []string{conf}, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), "", dir); err != nil {
 			return err
 		}
 	}
