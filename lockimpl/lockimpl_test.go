@@ -236,13 +236,8 @@ func TestBroken_Mistakes(t *testing.T) {
 // sent on another pooled connection, whose earlier writes were acknowledged
 // long ago, it would return at once.
 func TestSetNXWait_WaitsForTheReplica(t *testing.T) {
-	testutil.RequireRedis(t)
 	ctx := context.Background()
-	c, err := cluster.Up(ctx, cluster.Config{Topology: cluster.Sentinel, LogDir: t.TempDir(), ReplicationLag: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Down()
+	c := laggingSentinel(t)
 	l, err := lockimpl.NewSetNXWait(lockimpl.Env{Sentinels: c.SentinelAddrs(), MasterName: cluster.MasterName,
 		Password: c.Password, DialAddr: c.DialAddr, OpTimeout: 2 * time.Second, PoolSize: 40})
 	if err != nil {
@@ -308,13 +303,8 @@ func TestSetNXWait_WaitsForTheReplica(t *testing.T) {
 // indeterminate (not done, not refused), where broken-wait-ignored
 // (Redisson #3994) returns a lease no replica has.
 func TestSetNXWaitAll_EveryReplica(t *testing.T) {
-	testutil.RequireRedis(t)
 	ctx := context.Background()
-	c, err := cluster.Up(ctx, cluster.Config{Topology: cluster.Sentinel, LogDir: t.TempDir(), ReplicationLag: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Down()
+	c := laggingSentinel(t)
 	onReplicas := func(key string) (n int) {
 		for _, node := range c.Nodes[1:] {
 			replica := redis.NewClient(&redis.Options{Addr: node.Addr, Password: c.Password})
@@ -364,6 +354,19 @@ func TestSetNXWaitAll_EveryReplica(t *testing.T) {
 	if _, err := ignored.Acquire(ctx, "ignored", 10*time.Second); err != nil {
 		t.Errorf("broken-wait-ignored acquire with a wait shorter than the lag: %v, want a lease", err)
 	}
+}
+
+// laggingSentinel is the sentinel topology with its replication stream
+// 300 ms late, stopped at the test's end.
+func laggingSentinel(t *testing.T) *cluster.Cluster {
+	t.Helper()
+	testutil.RequireRedis(t)
+	c, err := cluster.Up(context.Background(), cluster.Config{Topology: cluster.Sentinel, LogDir: t.TempDir(), ReplicationLag: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Down() })
+	return c
 }
 
 func TestMain(m *testing.M) {

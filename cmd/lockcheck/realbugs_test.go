@@ -7,6 +7,29 @@ import (
 	"github.com/lockcheck/lockcheck/internal/testutil"
 )
 
+// verifyBreaks runs lockcheck verify of lock at scenario, required, with
+// seed 1, and wants it broken there (exit 1) with want in its summary
+// ("" for none).
+func verifyBreaks(t *testing.T, bin, lock, scenario, want string) {
+	t.Helper()
+	text, code := verifyRequired(t, bin, lock, scenario)
+	if code != exitInvalid || !strings.Contains(text, "broke in "+scenario) || !strings.Contains(text, want) {
+		t.Errorf("%s at %s: exit %d, want 1, broken in %s (%q)\n%s", lock, scenario, code, scenario, want, text)
+	}
+}
+
+// verifyPasses wants lock to pass scenario, required, with seed 1.
+func verifyPasses(t *testing.T, bin, lock, scenario string) {
+	t.Helper()
+	if text, code := verifyRequired(t, bin, lock, scenario); code != exitValid {
+		t.Errorf("%s at %s: exit %d, want 0\n%s", lock, scenario, code, text)
+	}
+}
+
+func verifyRequired(t *testing.T, bin, lock, scenario string) (string, int) {
+	return runBin(t, bin, "verify", "--lock", lock, "--scenario", scenario, "--require", scenario, "--seed", "1", "-q", "--out", t.TempDir())
+}
+
 // TestCLI_RealBugRedsync186: redsync #186, a lease held on a bare
 // majority of the Redlock masters that one master's restart without
 // persistence breaks, letting a second client win a majority. redsync
@@ -20,14 +43,8 @@ import (
 func TestCLI_RealBugRedsync186(t *testing.T) {
 	testutil.RequireRedis(t)
 	bin := lockcheck(t)
-	text, code := runBin(t, bin, "verify", "--lock", "redsync", "--scenario", "kill-quorum", "--require", "kill-quorum", "--seed", "1", "-q", "--out", t.TempDir())
-	if code != exitInvalid || !strings.Contains(text, "broke in kill-quorum") {
-		t.Errorf("redsync at kill-quorum: exit %d, want 1, broken in kill-quorum\n%s", code, text)
-	}
-	text, code = runBin(t, bin, "verify", "--lock", "redsync", "--scenario", "kill-delayed", "--require", "kill-delayed", "--seed", "1", "-q", "--out", t.TempDir())
-	if code != exitValid {
-		t.Errorf("redsync with delayed restarts: exit %d, want 0\n%s", code, text)
-	}
+	verifyBreaks(t, bin, "redsync", "kill-quorum", "")
+	verifyPasses(t, bin, "redsync", "kill-delayed")
 	testutil.NoRedisChildren(t)
 }
 
@@ -35,23 +52,15 @@ func TestCLI_RealBugRedsync186(t *testing.T) {
 // extend released the lease on every master when one master erred, and
 // still said the extend was done. broken-redlock-extend-cleanup is
 // caught at verify's kill-extend (a master down while leases are
-// extended): the holder goes on, another client acquires, both
-// guarantees break. Redlock without the clean-up, and redsync as it is
+// extended): the holder goes on, another client acquires, the lease
+// contract breaks. Redlock without the clean-up, and redsync as it is
 // (v4.18.1, after #151), pass the same scenario.
 func TestCLI_RealBugRedsync151(t *testing.T) {
 	testutil.RequireRedis(t)
 	bin := lockcheck(t)
-	text, code := runBin(t, bin, "verify", "--lock", "broken-redlock-extend-cleanup", "--scenario", "kill-extend", "--require", "kill-extend",
-		"--seed", "1", "-q", "--out", t.TempDir())
-	if code != exitInvalid || !strings.Contains(text, "broke in kill-extend") || !strings.Contains(text, "lease invalid") {
-		t.Errorf("broken-redlock-extend-cleanup at kill-extend: exit %d, want 1, the lease contract broken in kill-extend\n%s", code, text)
-	}
-	for _, fixed := range []string{"redlock", "redsync"} {
-		text, code := runBin(t, bin, "verify", "--lock", fixed, "--scenario", "kill-extend", "--require", "kill-extend", "--seed", "1", "-q", "--out", t.TempDir())
-		if code != exitValid {
-			t.Errorf("%s at kill-extend: exit %d, want 0\n%s", fixed, code, text)
-		}
-	}
+	verifyBreaks(t, bin, "broken-redlock-extend-cleanup", "kill-extend", "lease invalid")
+	verifyPasses(t, bin, "redlock", "kill-extend")
+	verifyPasses(t, bin, "redsync", "kill-extend")
 	testutil.NoRedisChildren(t)
 }
 
@@ -64,14 +73,7 @@ func TestCLI_RealBugRedsync151(t *testing.T) {
 func TestCLI_RealBugRedisson3994(t *testing.T) {
 	testutil.RequireRedis(t)
 	bin := lockcheck(t)
-	text, code := runBin(t, bin, "verify", "--lock", "broken-wait-ignored", "--scenario", "partition", "--require", "partition",
-		"--seed", "1", "-q", "--out", t.TempDir())
-	if code != exitInvalid || !strings.Contains(text, "broke in partition") {
-		t.Errorf("broken-wait-ignored at partition: exit %d, want 1, broken in partition\n%s", code, text)
-	}
-	text, code = runBin(t, bin, "verify", "--lock", "setnx-wait-all", "--scenario", "partition", "--require", "partition", "--seed", "1", "-q", "--out", t.TempDir())
-	if code != exitValid {
-		t.Errorf("setnx-wait-all at partition: exit %d, want 0\n%s", code, text)
-	}
+	verifyBreaks(t, bin, "broken-wait-ignored", "partition", "")
+	verifyPasses(t, bin, "setnx-wait-all", "partition")
 	testutil.NoRedisChildren(t)
 }
