@@ -54,6 +54,14 @@ const (
 	// stalled or lossy Redis on a contended key, where a lock that
 	// resends or guesses an outcome breaks.
 	InfoContended = "info_contended"
+	// InfoSettled counts acquires that ended indeterminate, called on a
+	// key no lease surely held (so that they, or an indeterminate acquire
+	// before them, may have won it), after which the key went quiet (no
+	// other indeterminate op on it) until the lease they could have set
+	// had surely expired, and a client then tried the key: where a key
+	// held on past that (a renewal no caller knows of) must show as a
+	// stuck lock.
+	InfoSettled = "info_settled"
 )
 
 // CoverageFigures names the figures and what each means, in the order
@@ -61,6 +69,7 @@ const (
 var CoverageFigures = []struct{ Name, Meaning string }{
 	{Contended, "acquires refused because another client held the key"},
 	{InfoContended, "acquires that ended indeterminate on a key while acquires of it were refused"},
+	{InfoSettled, "acquires that ended indeterminate on a key no lease surely held, which then went quiet past their lease and was tried"},
 	{LateReleaseFree, "releases called after their lease expired, on a free key"},
 	{LateReleaseTaken, "releases called after their lease expired, while another client held the key"},
 	{LateExtendFree, "extends called after their lease expired, on a free key"},
@@ -214,6 +223,10 @@ func coverageOf(ops []history.Op, o Options) (Coverage, []windowHit) {
 		}
 	}
 	cov[InfoContended] = infoContended(ops, o)
+	cov[InfoSettled] = infoSettled(ops, o, func(op *history.Op) bool {
+		l := byToken[op.Token]
+		return l != nil && otherLease(keys[op.Key], l, op.Call, o) != keyTaken
+	})
 	ws := FaultWindows(ops)
 	hits := make([]windowHit, len(ws))
 	for i, w := range ws {
@@ -429,6 +442,54 @@ func infoContended(ops []history.Op, o Options) int {
 		rs := refused[op.Key]
 		j, _ := slices.BinarySearch(rs, op.Call)
 		if j < len(rs) && rs[j] <= op.Return+int64(o.InfoHorizon) {
+			n++
+		}
+	}
+	return n
+}
+
+// infoSettled counts the InfoSettled acquires of ops: an info acquire A
+// on a key not surely taken (free says which) whose latest possible expiry (its
+// return, plus the info horizon, its TTL and the clock tolerance) comes
+// before the next indeterminate op on its key is called, with an
+// acquire of the key called in between.
+func infoSettled(ops []history.Op, o Options, free func(*history.Op) bool) int {
+	type keyOps struct{ info, acquires []int64 } // calls, ascending
+	by := map[string]*keyOps{}
+	for i := range ops {
+		op := &ops[i]
+		if op.F == history.Nemesis || op.Key == "" {
+			continue
+		}
+		k := by[op.Key]
+		if k == nil {
+			k = &keyOps{}
+			by[op.Key] = k
+		}
+		if op.Type == history.Info {
+			k.info = append(k.info, op.Call)
+		}
+		if op.F == history.Acquire {
+			k.acquires = append(k.acquires, op.Call)
+		}
+	}
+	for _, k := range by {
+		slices.Sort(k.info)
+		slices.Sort(k.acquires)
+	}
+	n := 0
+	for i := range ops {
+		op := &ops[i]
+		if op.F != history.Acquire || op.Type != history.Info || !free(op) {
+			continue
+		}
+		k := by[op.Key]
+		gone := op.Return + int64(o.InfoHorizon) + op.TTLms*1_000_000 + int64(o.ClockTolerance)
+		next := int64(math.MaxInt64)
+		if j, _ := slices.BinarySearch(k.info, op.Call+1); j < len(k.info) {
+			next = k.info[j]
+		}
+		if j, _ := slices.BinarySearch(k.acquires, gone+1); gone < next && j < len(k.acquires) && k.acquires[j] < next {
 			n++
 		}
 	}

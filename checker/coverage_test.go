@@ -64,7 +64,18 @@ func TestCoverageOf(t *testing.T) {
 		// A client that crashed in its acquire may hold the key: taken
 		// over only once even its latest deadline (10 ms horizon) passed.
 		{"maybe acquired, abandoned", []history.Op{covOp(A, info, 1, "a", 0, 1), covOp(A, ok, 2, "b", 300, 301)},
-			Coverage{AbandonedTaken: 1}},
+			Coverage{AbandonedTaken: 1, InfoSettled: 1}},
+		// a's lease is surely gone by 1 + 10 + 100 + 1 ms; the key is
+		// tried after that, before any other indeterminate op.
+		{"indeterminate acquire, settled and tried", []history.Op{covOp(A, info, 1, "a", 0, 1), covOp(A, history.Fail, 2, "", 200, 201)},
+			Coverage{InfoSettled: 1, Contended: 1}},
+		// b's indeterminate acquire comes before a's lease is surely
+		// gone: only b's settles (a's, or b's, may hold the key).
+		{"indeterminate acquires, the last settled", []history.Op{covOp(A, info, 1, "a", 0, 1), covOp(A, info, 2, "b", 50, 51),
+			covOp(A, history.Fail, 3, "", 200, 201)}, Coverage{InfoSettled: 1, Contended: 1}},
+		// b's acquire would not have won the key a held.
+		{"indeterminate acquire on a held key", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(A, info, 2, "b", 10, 11),
+			covOp(A, history.Fail, 3, "", 300, 301)}, Coverage{Contended: 1}},
 		{"maybe acquired, taken over too soon", []history.Op{covOp(A, info, 1, "a", 0, 1), covOp(A, ok, 2, "b", 105, 106)},
 			Coverage{}},
 		// c's acquire is refused while b's may still take effect (10 ms

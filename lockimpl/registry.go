@@ -112,7 +112,7 @@ func Builtin() *Registry {
 	r := &Registry{}
 	for _, e := range added.With([]Entry{setnxEntry, watchdogEntry, fencedEntry, setnxWaitEntry, setnxWaitAllEntry, redislockEntry, redlockEntry, redsyncEntry,
 		brokenSetNXExpireEntry, brokenFixedValueEntry, brokenDelReleaseEntry, brokenGetDelReleaseEntry, brokenNoTTLEntry, brokenCheckThenSetEntry,
-		brokenResendEntry, brokenWatchdogSwallowEntry, brokenFailOpenEntry, brokenRedlockExtendCleanupEntry, brokenWaitIgnoredEntry}) {
+		brokenResendEntry, brokenWatchdogSwallowEntry, brokenFailOpenEntry, brokenRedlockExtendCleanupEntry, brokenWaitIgnoredEntry, brokenWatchdogLeakEntry}) {
 		r.Register(e)
 	}
 	return r

@@ -24,9 +24,13 @@ type Watchdog struct {
 	// swallow: a failed extension is ignored and the lease kept alive
 	// locally, as if it had succeeded (broken-watchdog-swallow).
 	swallow bool
-	now     func() int64
-	record  func(history.Op)
-	wait    func(context.Context) // Env.Wait
+	// leak: an acquire whose outcome the caller never learnt arms a
+	// renewal all the same, which nothing cancels and the caller never
+	// sees (broken-watchdog-leak).
+	leak   bool
+	now    func() int64
+	record func(history.Op)
+	wait   func(context.Context) // Env.Wait
 
 	mu    sync.Mutex
 	dogs  map[string]*dog // by token
@@ -80,6 +84,9 @@ func (w *Watchdog) Acquire(ctx context.Context, key string, ttl time.Duration) (
 	call := time.Duration(w.now())
 	l, err := w.inner.Acquire(ctx, key, ttl)
 	if err != nil {
+		if w.leak && Outcome(err) == history.Info && l.Token != "" {
+			w.arm(ctx, l)
+		}
 		return l, err
 	}
 	// A lock that does not say when its lease began (a lock process, a
@@ -89,9 +96,17 @@ func (w *Watchdog) Acquire(ctx context.Context, key string, ttl time.Duration) (
 		l.Acquired = call
 	}
 	l.Watch = newWatch(l.Deadline())
-	// The dog outlives the Acquire call, so it gets its own context; it
-	// keeps the client's values (its id, under which its extends are
-	// recorded, and what Env.Wait reads) but not its cancellation.
+	w.arm(ctx, l)
+	return l, nil
+}
+
+// arm starts l's dog. It outlives the Acquire call, so it gets its own
+// context; it keeps the client's values (its id, under which its extends
+// are recorded, and what Env.Wait reads) but not its cancellation. A
+// lease without a Watch (the leak of broken-watchdog-leak) is renewed
+// unseen: its extends are not recorded, as a library's own renewals
+// never reach its caller.
+func (w *Watchdog) arm(ctx context.Context, l Lease) {
 	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	d := &dog{cancel: cancel, done: make(chan struct{})}
 	w.mu.Lock()
@@ -103,7 +118,6 @@ func (w *Watchdog) Acquire(ctx context.Context, key string, ttl time.Duration) (
 		defer close(d.done)
 		w.keepAlive(dctx, l)
 	}()
-	return l, nil
 }
 
 func (w *Watchdog) keepAlive(ctx context.Context, l Lease) {
@@ -143,6 +157,15 @@ func (w *Watchdog) keepAlive(ctx context.Context, l Lease) {
 			Token: l.Token, TTLms: l.TTL.Milliseconds(), Call: call, Return: ret}
 		if w.add {
 			op.Mode = history.ExtendAdd
+		}
+		if l.Watch == nil {
+			// An unseen renewal, armed once the acquire's reply came
+			// (Redisson's callback): until the key is ours it renews
+			// nothing, then it renews it until the client closes.
+			if err == nil {
+				cur = next
+			}
+			continue
 		}
 		Record(w.record, op, err)
 		if err != nil && !w.swallow {

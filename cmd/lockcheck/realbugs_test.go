@@ -77,3 +77,18 @@ func TestCLI_RealBugRedisson3994(t *testing.T) {
 	verifyPasses(t, bin, "setnx-wait-all", "partition")
 	testutil.NoRedisChildren(t)
 }
+
+// TestCLI_RealBugRedisson7272: Redisson #7272, a watchdog renewal armed
+// by an acquire whose caller had already given up on it, which nothing
+// cancels: the key stays locked with no holder. broken-watchdog-leak is
+// caught at verify's stall-quiet (acquires queued in a stalled Redis
+// take effect after their callers gave up, then a quiet spell in which
+// the key must come free); watchdog, whose renewals start only for an
+// acquire that returned a lease, passes the same scenario.
+func TestCLI_RealBugRedisson7272(t *testing.T) {
+	testutil.RequireRedis(t)
+	bin := lockcheck(t)
+	verifyBreaks(t, bin, "broken-watchdog-leak", "stall-quiet", "stuck lock")
+	verifyPasses(t, bin, "watchdog", "stall-quiet")
+	testutil.NoRedisChildren(t)
+}
