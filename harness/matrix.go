@@ -146,7 +146,7 @@ func (cfg MatrixConfig) runCells(ctx context.Context, res *MatrixResult) {
 		e, _ := cfg.Registry.Lookup(lock)
 		for _, s := range scen {
 			cell := Cell{Lock: lock, Scenario: s.Name, Expected: cfg.Expect[lock+" "+s.Name]}
-			cell.Topology, cell.NA = cellTopology(e, e.PerClient, s, cfg.Cluster, 0)
+			cell.Topology, cell.NA = cellTopology(e, e.PerClient, s, cfg.Cluster)
 			if cell.NA == "" && ctx.Err() == nil {
 				runCell(ctx, cfg, s, &cell, dir)
 			} else if cell.NA == "" {

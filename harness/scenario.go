@@ -137,7 +137,7 @@ func scenarioNames[S named](ss []S) []string {
 }
 
 // cellTopology picks the cell's topology, or says why it does not apply.
-func cellTopology(e lockimpl.Entry, perClient bool, s Scenario, where cluster.Config, agents int) (string, string) {
+func cellTopology(e lockimpl.Entry, perClient bool, s Scenario, where cluster.Config) (string, string) {
 	if e.OwnClient && s.Nemesis.FitsOwnClient(e.Name, perClient) != nil {
 		return "", "its faults act inside lockcheck's own Redis client, which the lock does not use (it has a client of its own)"
 	}

@@ -228,7 +228,7 @@ func Verify(ctx context.Context, cfg VerifyConfig) (*report.Verify, string, erro
 		row := report.VerifyRow{Scenario: s.Name, Description: s.Description, Server: s.Server, Requires: s.Requires}
 		row.LeaseGated, row.MutexGated = gates(s, cfg.Require)
 		var topo string
-		topo, row.NA = cellTopology(e, e.PerClient || cfg.ClientFaultLock != nil, s.Scenario, cfg.Lock.Cluster, cfg.Lock.Agents)
+		topo, row.NA = cellTopology(e, e.PerClient || cfg.ClientFaultLock != nil, s.Scenario, cfg.Lock.Cluster)
 		if s.Overrun && ownWatchdog && row.NA == "" {
 			row.NA = "the lock extends its leases itself: its releases are never late"
 		}
@@ -299,7 +299,7 @@ func verifyPlan(cfg VerifyConfig) ([]VerifyScenario, lockimpl.Entry, error) {
 	}
 	// Every TTL a scenario will use must suit the lock.
 	for _, s := range scen {
-		topo, na := cellTopology(e, true, s.Scenario, cfg.Lock.Cluster, cfg.Lock.Agents)
+		topo, na := cellTopology(e, true, s.Scenario, cfg.Lock.Cluster)
 		if na != "" {
 			continue
 		}
