@@ -294,10 +294,11 @@ func faultRedisCluster(t *testing.T, backend string) {
 	quiet := scenario{workload: clusterLeases, cluster: cl}
 	if backend == cluster.Docker {
 		// A killed master's container comes back, and its replica takes
-		// over, slower than a process: with 10 s leases, six runs in a
-		// row ended their failover window after every lease live at its
-		// start had expired (outlived 0: not counted), 40 s each, on a
-		// busy machine. 30 s leases outlive it.
+		// over, slower than a process: with 10 s leases, on a busy
+		// machine, the test took eight runs (311 s) to find one that
+		// counted and broke; runs not counted had ended their failover
+		// window after every lease live at its start had expired
+		// (outlived 0). 30 s leases outlive it.
 		quiet.workload.TTL = 30 * time.Second
 	}
 	if backend == cluster.Local {
