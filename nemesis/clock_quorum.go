@@ -51,11 +51,10 @@ func (c *clockQuorum) Start(ctx context.Context, rng *rand.Rand) ([]string, erro
 		targets = append(targets, nodes[i].Name+" down")
 	}
 	jumper := nodes[perm[len(nodes)-quorum]]
-	jump := 2 * c.env.TTL
 	if c.restart {
 		targets = append(targets, fmt.Sprintf("%s restarted empty at %v", jumper.Name, c.env.Window/2))
 	} else {
-		targets = append(targets, fmt.Sprintf("%s +%v at %v", jumper.Name, jump, c.env.Window/2))
+		targets = append(targets, fmt.Sprintf("%s +%v at %v", jumper.Name, c.jump(), c.env.Window/2))
 	}
 	for _, n := range down {
 		if err := n.Kill(); err != nil {
@@ -76,20 +75,24 @@ func (c *clockQuorum) Start(ctx context.Context, rng *rand.Rand) ([]string, erro
 			done <- nil
 			return
 		}
-		done <- c.comeBack(wctx, jump)
+		done <- c.comeBack(wctx, true)
 	}()
 	return targets, nil
 }
 
-// comeBack restarts the minority (empty) and jumps the clock (or, for
-// kill-quorum, kills and restarts the node).
-func (c *clockQuorum) comeBack(ctx context.Context, jump time.Duration) error {
+// jump is how far the majority node's clock jumps (clock-quorum).
+func (c *clockQuorum) jump() time.Duration { return 2 * c.env.TTL }
+
+// comeBack restarts the minority (empty); at half-time it also plays the
+// majority node's part: its clock jumps, or (kill-quorum) it is killed
+// and comes back empty with the minority.
+func (c *clockQuorum) comeBack(ctx context.Context, halfTime bool) error {
 	c.mu.Lock()
 	down, jumper := c.down, c.jumper
 	c.down = nil
 	c.mu.Unlock()
 	var errs []error
-	if c.restart && jumper != nil && jump != 0 {
+	if halfTime && c.restart && jumper != nil {
 		// Killed first, then back with the minority, all at once: the
 		// bare majority's leases are still live when three empty
 		// nodes answer.
@@ -107,8 +110,8 @@ func (c *clockQuorum) comeBack(ctx context.Context, jump time.Duration) error {
 	}
 	wg.Wait()
 	errs = append(errs, restarted...)
-	if jumper != nil && jump != 0 && !c.restart {
-		errs = append(errs, jumper.Clock.Set(jump, 0))
+	if halfTime && !c.restart && jumper != nil {
+		errs = append(errs, jumper.Clock.Set(c.jump(), 0))
 	}
 	return errors.Join(errs...)
 }
@@ -124,7 +127,7 @@ func (c *clockQuorum) Stop(ctx context.Context) error {
 	cancel()
 	err := <-done
 	// Stopped before half-time: the minority is still down.
-	err = errors.Join(err, c.comeBack(ctx, 0))
+	err = errors.Join(err, c.comeBack(ctx, false))
 	if jumper != nil && !c.restart {
 		err = errors.Join(err, jumper.Clock.Set(0, 0))
 	}
