@@ -223,7 +223,7 @@ func coverageOf(ops []history.Op, o Options) (Coverage, []windowHit) {
 		}
 	}
 	cov[InfoContended] = infoContended(ops, o)
-	cov[InfoSettled] = infoSettled(ops, o, func(op *history.Op) bool {
+	cov[InfoSettled] = infoSettled(ops, o, func(op *history.Op) (mayWin bool) {
 		l := byToken[op.Token]
 		return l != nil && otherLease(keys[op.Key], l, op.Call, o) != keyTaken
 	})
@@ -449,11 +449,11 @@ func infoContended(ops []history.Op, o Options) int {
 }
 
 // infoSettled counts the InfoSettled acquires of ops: an info acquire A
-// on a key not surely taken (free says which) whose latest possible expiry (its
-// return, plus the info horizon, its TTL and the clock tolerance) comes
-// before the next indeterminate op on its key is called, with an
-// acquire of the key called in between.
-func infoSettled(ops []history.Op, o Options, free func(*history.Op) bool) int {
+// on a key no lease surely held (mayWin says which) whose latest possible
+// expiry (its return, plus the info horizon, its TTL and the clock
+// tolerance) comes before the next indeterminate op on its key is
+// called, with an acquire of the key called in between.
+func infoSettled(ops []history.Op, o Options, mayWin func(*history.Op) bool) int {
 	type keyOps struct{ info, acquires []int64 } // calls, ascending
 	by := map[string]*keyOps{}
 	for i := range ops {
@@ -480,7 +480,7 @@ func infoSettled(ops []history.Op, o Options, free func(*history.Op) bool) int {
 	n := 0
 	for i := range ops {
 		op := &ops[i]
-		if op.F != history.Acquire || op.Type != history.Info || !free(op) {
+		if op.F != history.Acquire || op.Type != history.Info || !mayWin(op) {
 			continue
 		}
 		k := by[op.Key]
