@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -47,7 +48,7 @@ func genSlowOps(seed uint64, leases int, spread time.Duration) []history.Op {
 		}
 		t = next + ms + r.Int64N(50*ms)
 	}
-	slices.SortFunc(ops, func(a, b history.Op) int { return int(a.Call - b.Call) })
+	slices.SortFunc(ops, func(a, b history.Op) int { return cmp.Compare(a.Call, b.Call) })
 	for i := range ops {
 		ops[i].Index = int64(i)
 	}

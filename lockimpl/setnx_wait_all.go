@@ -83,7 +83,7 @@ func (s *SetNXWaitAll) Acquire(ctx context.Context, key string, ttl time.Duratio
 	case errors.Is(err, ErrNotAcquired) && !synced:
 		return Lease{}, fmt.Errorf("acquire %s: refused, but %w", key, errNotSynced)
 	case err != nil:
-		return Lease{}, err
+		return l, err // under its token, as setnx's acquire
 	case !synced:
 		return l, fmt.Errorf("acquire %s: %w", key, errNotSynced)
 	}
