@@ -1,5 +1,5 @@
 // End to end: a coordinator (harness.Run with Agents) and agents
-// (harness.RunAgent in goroutines, the same protocol as processes) over
+// (agent.Run in goroutines, the same protocol as processes) over
 // loopback, against real redis-server processes. They live here, not in
 // harness, so that go test runs them beside harness's long package.
 package agent_test
@@ -29,6 +29,7 @@ import (
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/testutil"
+	"github.com/lockcheck/lockcheck/internal/version"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/workload"
 )
@@ -78,7 +79,7 @@ func runAgents(t *testing.T, cfg harness.Config, skews []agentSkew) (*harness.Re
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				err := harness.RunAgent(ctx, harness.AgentConfig{Join: a, Token: testToken, Index: i, Skew: s.skew, Drift: s.drift, JoinTimeout: 10 * time.Second})
+				err := agent.Run(ctx, agent.Config{Join: a, Token: testToken, Index: i, Skew: s.skew, Drift: s.drift, JoinTimeout: 10 * time.Second})
 				if err != nil && ctx.Err() == nil {
 					logMu.Lock()
 					logs.WriteString(err.Error() + "\n")
@@ -235,7 +236,7 @@ func TestAgents_Refusals(t *testing.T) {
 		// Another version, and an index past N, speaking the protocol
 		// by hand: each gets one refusal line.
 		for _, hello := range []agent.Msg{{T: agent.THello, Version: "0.0.0-other", Token: testToken, Index: -1},
-			{T: agent.THello, Version: harness.Version, Token: testToken, Index: 5}} {
+			{T: agent.THello, Version: version.Version, Token: testToken, Index: 5}} {
 			c, err := net.Dial("tcp", a)
 			if err != nil {
 				refusals = append(refusals, err.Error())
@@ -247,14 +248,14 @@ func TestAgents_Refusals(t *testing.T) {
 			refusals = append(refusals, m.T+": "+m.Error+errString(err))
 			conn.Close()
 		}
-		agentErr = harness.RunAgent(context.Background(), harness.AgentConfig{Join: a, Token: "wrong", Index: -1, JoinTimeout: 5 * time.Second})
+		agentErr = agent.Run(context.Background(), agent.Config{Join: a, Token: "wrong", Index: -1, JoinTimeout: 5 * time.Second})
 	}()
 	_, err := harness.Run(context.Background(), cfg)
 	<-done
 	if !errors.Is(err, harness.ErrConfig) || !strings.Contains(err.Error(), "0 of 2 joined") || !strings.Contains(err.Error(), "missing: agent 0, 1") {
 		t.Errorf("coordinator: %v, want a configuration error naming the missing agents", err)
 	}
-	if !errors.Is(agentErr, harness.ErrRefused) || !strings.Contains(agentErr.Error(), "wrong agent token") {
+	if !errors.Is(agentErr, agent.ErrRefused) || !strings.Contains(agentErr.Error(), "wrong agent token") {
 		t.Errorf("agent: %v, want refused for its token", agentErr)
 	}
 	if len(refusals) != 2 || !strings.Contains(refusals[0], "refuse: agent is lockcheck 0.0.0-other") || !strings.Contains(refusals[1], "refuse: agent index 5: the run has agents 0 to 1") {
@@ -368,10 +369,10 @@ func TestAgents_TLS(t *testing.T) {
 		a := <-addr
 		// One without TLS first: refused at the handshake, it is not an
 		// agent; then the two with TLS.
-		errs <- harness.RunAgent(context.Background(), harness.AgentConfig{Join: a, Token: testToken, Index: -1, JoinTimeout: 5 * time.Second})
+		errs <- agent.Run(context.Background(), agent.Config{Join: a, Token: testToken, Index: -1, JoinTimeout: 5 * time.Second})
 		for i := range 2 {
 			go func() {
-				errs <- harness.RunAgent(context.Background(), harness.AgentConfig{Join: a, Token: testToken, Index: i, JoinTimeout: 5 * time.Second,
+				errs <- agent.Run(context.Background(), agent.Config{Join: a, Token: testToken, Index: i, JoinTimeout: 5 * time.Second,
 					TLS: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}})
 			}()
 		}

@@ -21,9 +21,11 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/lockcheck/lockcheck/agent"
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/version"
 	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/report"
@@ -31,10 +33,7 @@ import (
 )
 
 // ErrConfig marks a user mistake (bad option, missing program): exit 2.
-var ErrConfig = errors.New("configuration error")
-
-// Version is lockcheck's version, recorded in run.json.
-var Version = "0.1.0-dev"
+var ErrConfig = workload.ErrConfig
 
 // Config is one run.
 type Config struct {
@@ -254,7 +253,7 @@ func (p *plan) faultsAndServers(e lockimpl.Entry) error {
 	return nil
 }
 
-func configErr(err error) error { return fmt.Errorf("%w: %w", ErrConfig, err) }
+func configErr(err error) error { return workload.ConfigErr(err) }
 
 // ErrWrite marks an output lockcheck could not write in full (a full
 // disk, a read-only dir): the harness failed, and no verdict is given
@@ -395,7 +394,7 @@ func (r *run) open() error {
 	r.clock = history.NewClock()
 	cfg, ccfg, w, n := r.cfg, r.cfg.Cluster, r.workload, r.nemesis
 	chk := cfg.Check.Resolved()
-	r.info = report.RunInfo{Lockcheck: Version, Lock: r.lockName, LockVersion: cfg.LockVersion, Redis: r.res.Redis,
+	r.info = report.RunInfo{Lockcheck: version.Version, Lock: r.lockName, LockVersion: cfg.LockVersion, Redis: r.res.Redis,
 		Topology: ccfg.Topology, Backend: ccfg.Backend, RedisConf: ccfg.RedisConf, Args: cfg.Args, Seed: w.Seed, Started: r.clock.Start().UTC(),
 		Workload: toJSON(w), ClockTolerance: chk.ClockTolerance.String(), InfoHorizon: chk.InfoHorizon.String(),
 		CheckTimeout: chk.Timeout.String(), CheckMemory: chk.Memory}
@@ -445,7 +444,7 @@ func (r *run) record(op history.Op) {
 // lock builds the Locker under test, with the hooks the faults need.
 func (r *run) lock() (lockimpl.Locker, error) {
 	cl, w := r.cl, r.workload
-	env := accessOf(cl).env(w, r.clock.Now, r.record)
+	env := agent.AccessOf(cl).Env(w, r.clock.Now, r.record)
 	env.TLS, env.DialAddr = cl.TLS, cl.DialAddr
 	// The clients exist before the lock: the faults they play reach it
 	// through env.
@@ -461,135 +460,29 @@ func (r *run) lock() (lockimpl.Locker, error) {
 		}
 	}
 	env.Steady = len(r.nemesis.Faults) == 0 && !cl.External()
-	return buildLock(r.factory, r.lockName, env, r.runner, w, r.nemesis.Needs().CrashesClients, nil)
+	return workload.BuildLock(r.factory, r.lockName, env, r.runner, w, r.nemesis.Needs().CrashesClients, nil)
 }
-
-// access is how clients reach the run's Redis: what a lock's Env needs
-// of the cluster that can cross to another machine (an agent's plan).
-type access struct {
-	Addrs            []string `json:"addrs"`
-	Username         string   `json:"username,omitempty"`
-	Password         string   `json:"password,omitempty"`
-	Sentinels        []string `json:"sentinels,omitempty"`
-	MasterName       string   `json:"master_name,omitempty"`
-	SentinelPassword string   `json:"sentinel_password,omitempty"`
-	Cluster          bool     `json:"cluster,omitempty"`
-	Topology         string   `json:"topology"`
-	// Aliases (announced address -> node address) and Proxies are for
-	// agents: they dial each node by its own address, through a proxy of
-	// their own if Proxies (the run's faults act through client proxies).
-	Aliases map[string]string `json:"aliases,omitempty"`
-	Proxies bool              `json:"proxies,omitempty"`
-}
-
-func accessOf(cl *cluster.Cluster) access {
-	a := access{Addrs: cl.Addrs(), Username: cl.User, Password: cl.Password, Cluster: cl.Topology == cluster.RedisCluster, Topology: cl.Topology}
-	if len(cl.Sentinels) > 0 {
-		a.Sentinels, a.MasterName, a.SentinelPassword = cl.SentinelAddrs(), cl.MasterName, cl.SentinelPassword()
-	}
-	return a
-}
-
-// agentAccess is how agents reach cl: each node by its own address (a
-// proxy of this machine's is no path from theirs), announced addresses
-// mapped to it, and their own client proxies if proxies.
-func agentAccess(cl *cluster.Cluster, proxies bool) access {
-	a := accessOf(cl)
-	a.Addrs = nil
-	for _, n := range cl.Nodes {
-		a.Addrs = append(a.Addrs, n.Addr)
-	}
-	a.Aliases, a.Proxies = cl.Aliases(), proxies
-	return a
-}
-
-// env is a lock's Env for the clients of workload w.
-func (a access) env(w workload.Config, now func() int64, record func(history.Op)) lockimpl.Env {
-	return lockimpl.Env{Addrs: a.Addrs, Username: a.Username, Password: a.Password, KeyPrefix: w.KeyPrefix,
-		PoolSize: w.Clients + 16, OpTimeout: w.OpTimeout, Now: now, Record: record, Sentinels: a.Sentinels,
-		MasterName: a.MasterName, SentinelPassword: a.SentinelPassword, Cluster: a.Cluster, Topology: a.Topology}
-}
-
-// buildLock builds the lock named name with factory for runner's clients:
-// their side of the faults in env, its processes started, wrap (if set)
-// around it and the watchdog (--extend-every) around that.
-func buildLock(factory lockimpl.Factory, name string, env lockimpl.Env, runner *workload.Runner, w workload.Config, crashes bool, wrap func(lockimpl.Locker) lockimpl.Locker) (lockimpl.Locker, error) {
-	runner.Instrument(&env, crashes)
-	locker, err := factory(env)
-	if err != nil {
-		err = fmt.Errorf("lock %s: %w", name, err)
-		if errors.Is(err, lockimpl.ErrBadLock) {
-			err = configErr(err)
-		}
-		return nil, err
-	}
-	if err := startProcesses(locker, w.Clients); err != nil {
-		closeLocker(locker)
-		return nil, configErr(fmt.Errorf("lock %s: %w", name, err))
-	}
-	if wrap != nil {
-		locker = wrap(locker)
-	}
-	if w.ExtendEvery > 0 {
-		locker = lockimpl.NewWatchdog(locker, w.ExtendEvery, env)
-	}
-	return locker, nil
-}
-
-// startProcesses starts a lock's process per client, if it runs them,
-// before the run's ops: a process's start-up is charged to no op.
-func startProcesses(locker lockimpl.Locker, clients int) error {
-	procs, ok := locker.(lockimpl.ClientProcesses)
-	if !ok {
-		return nil
-	}
-	ids := make([]int, clients)
-	for i := range ids {
-		ids[i] = i
-	}
-	return procs.Start(ids...)
-}
-
-// players are the run's clients: in this process (localPlayers) or on
-// agents (coordinator).
-type players interface {
-	play(ctx context.Context) error
-	clients() nemesis.Clients
-	// finish ends them once play returned and the faults are healed.
-	finish()
-	unrecorded() history.Unrecorded
-	// agentFaults is the agents' side of the faults (nil: no agents).
-	agentFaults() nemesis.Agents
-}
-
-// localPlayers are clients in this process.
-type localPlayers struct {
-	runner *workload.Runner
-	locker lockimpl.Locker
-}
-
-func (p *localPlayers) play(ctx context.Context) error { return p.runner.Run(ctx, p.locker) }
-func (p *localPlayers) clients() nemesis.Clients       { return p.runner }
-func (p *localPlayers) finish()                        { closeLocker(p.locker) }
-func (p *localPlayers) unrecorded() history.Unrecorded { return p.runner.Counters().Snapshot() }
-func (p *localPlayers) agentFaults() nemesis.Agents    { return nil }
 
 // players makes the run's clients ready: the lock built here, or the
 // agents joined and their clocks measured.
-func (r *run) players(ctx context.Context) (players, error) {
+func (r *run) players(ctx context.Context) (workload.Players, error) {
 	if r.cfg.Agents == 0 {
 		locker, err := r.lock()
 		if err != nil {
 			return nil, err
 		}
-		return &localPlayers{runner: r.runner, locker: locker}, nil
+		return &workload.Local{Runner: r.runner, Locker: locker}, nil
 	}
-	c, err := r.listenAgents()
+	cfg, needs := r.cfg, r.nemesis.Needs()
+	c, err := agent.Listen(agent.CoordinatorConfig{Agents: cfg.Agents, Listen: cfg.Listen, Token: cfg.AgentToken, TLS: cfg.AgentTLS,
+		JoinTimeout: cfg.JoinTimeout, Listening: cfg.Listening, Spawn: cfg.SpawnAgents, Dir: r.res.Dir, NoClockCorrection: cfg.NoClockCorrection,
+		Lock: r.lockName, Workload: r.workload, Cluster: r.cl, ClientProxies: needs.ClientProxies, Crashes: needs.CrashesClients,
+		AgentTargets: r.nemesis.AgentTargets, Clock: r.clock, Record: r.record, Log: cfg.Progress})
 	if err != nil {
 		return nil, err
 	}
-	if err := c.wait(ctx); err != nil {
-		c.end()
+	if err := c.Wait(ctx); err != nil {
+		c.End()
 		return nil, err
 	}
 	return c, nil
@@ -597,7 +490,7 @@ func (r *run) players(ctx context.Context) (players, error) {
 
 // drive runs the clients and the nemesis until the run ends, heals every
 // fault, and closes the history.
-func (r *run) drive(ctx context.Context, p players) error {
+func (r *run) drive(ctx context.Context, p workload.Players) error {
 	outer := ctx
 	ctx, abort := context.WithCancelCause(ctx)
 	defer abort(nil)
@@ -605,15 +498,15 @@ func (r *run) drive(ctx context.Context, p players) error {
 	nctx, stopNemesis := context.WithCancel(ctx)
 	nemesisDone := make(chan error, 1)
 	go func() {
-		nemesisDone <- nemesis.Run(nctx, r.nemesis, nemesis.Env{Cluster: r.cl, Clients: p.clients(), TTL: r.workload.TTL,
+		nemesisDone <- nemesis.Run(nctx, r.nemesis, nemesis.Env{Cluster: r.cl, Clients: p.Clients(), TTL: r.workload.TTL,
 			Window: r.nemesis.Duration, RestartDelay: r.cfg.RestartDelay, Targets: r.nemesis.Targets,
-			Agents: p.agentFaults(), AgentTargets: r.nemesis.AgentTargets}, r.record, r.clock.Now)
+			Agents: p.Agents(), AgentTargets: r.nemesis.AgentTargets}, r.record, r.clock.Now)
 	}()
 	tuner := newProcsTuner(r.cfg.TuneProcs, okAcquires(r.hw))
 	if tuner != nil {
 		go tuner.run()
 	}
-	runErr := runWithProgress(ctx, p.play, r.cfg.Progress, r.clock, r.hw)
+	runErr := runWithProgress(ctx, p.Play, r.cfg.Progress, r.clock, r.hw)
 	r.res.Procs = runtime.GOMAXPROCS(0)
 	if tuner != nil {
 		r.res.Procs = tuner.end()
@@ -628,7 +521,10 @@ func (r *run) drive(ctx context.Context, p players) error {
 	}
 	r.res.Elapsed = time.Duration(r.clock.Now())
 	r.res.Interrupted = outer.Err() != nil
-	p.finish()
+	p.Finish()
+	if c, ok := p.(*agent.Coordinator); ok {
+		r.res.Agents, r.res.AgentsLost = c.Account()
+	}
 	// Everything the clients recorded is on disk before anything else.
 	cerr := r.closeHistory()
 	r.lostMu.Lock()
@@ -640,7 +536,7 @@ func (r *run) drive(ctx context.Context, p players) error {
 	case cerr != nil:
 		return writeErr(cerr)
 	}
-	r.unrecorded = p.unrecorded()
+	r.unrecorded = p.Unrecorded()
 	if r.res.Agents != nil {
 		// run.json gains what was measured of the agents' clocks.
 		r.info.Agents = r.res.Agents
@@ -769,12 +665,6 @@ func byType(c history.Counts) (ok, fail, info int64) {
 		info += m[history.Info]
 	}
 	return
-}
-
-func closeLocker(l lockimpl.Locker) {
-	if c, ok := l.(lockimpl.Closer); ok {
-		_ = c.Close()
-	}
 }
 
 func toJSON(c workload.Config) report.RunWorkload {

@@ -2,11 +2,12 @@ package lockchecktest_test
 
 import (
 	"fmt"
-	"github.com/lockcheck/lockcheck/internal/testutil"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockcheck/lockcheck/internal/testutil"
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/lockchecktest"

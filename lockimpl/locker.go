@@ -76,6 +76,13 @@ type Closer interface {
 	Close() error
 }
 
+// Close closes l if it is a Closer.
+func Close(l Locker) {
+	if c, ok := l.(Closer); ok {
+		_ = c.Close()
+	}
+}
+
 // Watch reports on a lease that its Locker keeps alive in the background.
 type Watch struct {
 	deadline atomic.Int64 // history clock ns

@@ -12,6 +12,7 @@ import (
 
 	flag "github.com/spf13/pflag"
 
+	"github.com/lockcheck/lockcheck/agent"
 	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/harness"
 )
@@ -37,7 +38,7 @@ func agentToken(file string) (string, error) {
 // elsewhere.
 func agentCmd(ctx context.Context, args []string) (int, error) {
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
-	var cfg harness.AgentConfig
+	var cfg agent.Config
 	var tokenFile string
 	fs.StringVar(&cfg.Join, "join", "", "the coordinator's HOST:PORT (lockcheck run --agents N --listen ADDR)")
 	fs.IntVar(&cfg.Index, "index", -1, "this agent's index in the run (default: $JOB_COMPLETION_INDEX on a Kubernetes Indexed Job, else the first free one)")
@@ -97,7 +98,7 @@ func agentCmd(ctx context.Context, args []string) (int, error) {
 		}
 	}
 	cfg.Log, cfg.Process = os.Stderr, true
-	if err := harness.RunAgent(ctx, cfg); err != nil {
+	if err := agent.Run(ctx, cfg); err != nil {
 		if errors.Is(err, harness.ErrConfig) {
 			return exitUsage, err
 		}

@@ -9,14 +9,14 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/lockcheck/lockcheck/cluster"
-	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/internal/version"
 )
 
 // imageCmd is lockcheck image: a container image of this lockcheck, built
 // from local files, for agents in containers and pods.
 func imageCmd(_ context.Context, args []string) (int, error) {
 	fs := flag.NewFlagSet("image", flag.ContinueOnError)
-	tag := fs.String("tag", cluster.LockcheckImageRepo+":"+harness.Version, "the image's tag (docker tag and push it where your cluster pulls from)")
+	tag := fs.String("tag", cluster.LockcheckImageRepo+":"+version.Version, "the image's tag (docker tag and push it where your cluster pulls from)")
 	if done, code, err := parseNoArgs(fs, args); done {
 		return code, err
 	}

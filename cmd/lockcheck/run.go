@@ -16,6 +16,7 @@ import (
 
 	flag "github.com/spf13/pflag"
 
+	"github.com/lockcheck/lockcheck/agent"
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/harness"
@@ -69,7 +70,7 @@ type agentOpts struct {
 func agentFlags(fs *flag.FlagSet, a *agentOpts) {
 	fs.IntVar(&a.n, "agents", 0, "play the clients on N agents (lockcheck agent --join), each a share, judged as one history; this run is their coordinator")
 	fs.StringVar(&a.listen, "listen", "127.0.0.1:7170", "--agents: the coordinator's address for its agents")
-	fs.DurationVar(&a.joinTimeout, "join-timeout", harness.DefaultJoinTimeout, "--agents: how long to wait for every agent to join")
+	fs.DurationVar(&a.joinTimeout, "join-timeout", agent.DefaultJoinTimeout, "--agents: how long to wait for every agent to join")
 	fs.StringVar(&a.tlsCert, "agent-tls-cert", "", "--agents: serve the agents over TLS with this certificate (PEM), with --agent-tls-key; agents then join with --tls")
 	fs.StringVar(&a.tlsKey, "agent-tls-key", "", "--agents: the key of --agent-tls-cert (PEM)")
 	fs.BoolVar(&a.spawn, "spawn-agents", false, "--agents: start the agents here, as processes of this machine (to try agents, or scale out over cores)")

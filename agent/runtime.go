@@ -1,4 +1,4 @@
-package harness
+package agent
 
 import (
 	"context"
@@ -15,16 +15,16 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lockcheck/lockcheck/agent"
 	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/version"
 	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/workload"
 )
 
-// AgentConfig is one agent: clients on this machine that a coordinator
+// Config is one agent: clients on this machine that a coordinator
 // (Config.Agents) drives and judges with those of other machines.
-type AgentConfig struct {
+type Config struct {
 	// Join is the coordinator's HOST:PORT.
 	Join string
 	// Token is the shared secret (LOCKCHECK_AGENT_TOKEN).
@@ -53,47 +53,14 @@ type AgentConfig struct {
 	Log io.Writer
 }
 
-// agentPlan is what the coordinator gives an agent: its share of the
-// clients and everything they need.
-type agentPlan struct {
-	Index    int             `json:"index"`
-	Lock     string          `json:"lock"`
-	Workload workload.Config `json:"workload"`
-	Access   access          `json:"access"`
-	// Base is the run's process id of the agent's client 0; Total the
-	// run's clients: local id l is the run's l/n*Total + Base + l%n,
-	// which a crashed client's successor (l + n) keeps unique.
-	Base  int `json:"base"`
-	Total int `json:"total"`
-	// Epoch is the coordinator's clock zero (Unix ns): the agent's clock
-	// reads from it, so that clocks that agree need no correction.
-	Epoch   int64 `json:"epoch"`
-	Crashes bool  `json:"crashes,omitempty"`
-	// Gen counts the agent's rejoins: each has process ids of its own.
-	Gen int `json:"gen,omitempty"`
-}
-
-// genStride is how many generations of a client slot (a crashed
-// client's successors) one agent generation's process ids leave room for.
-const genStride = 1000
-
-// process maps a local client id to the run's.
-func (p *agentPlan) process(id int) int {
-	n := p.Workload.Clients
-	if id < 0 || n == 0 {
-		return id
-	}
-	return (id/n+p.Gen*genStride)*p.Total + p.Base + id%n
-}
-
 // ErrRefused marks an agent the coordinator turned away.
 var ErrRefused = errors.New("refused by the coordinator")
 
-// RunAgent joins a coordinator, plays its share of the clients when told
+// Run joins a coordinator, plays its share of the clients when told
 // to start, streams every op back, and returns when the coordinator ends
 // the run (or the connection is lost: the clients stop at once, since
 // what they did after could not reach the history).
-func RunAgent(ctx context.Context, cfg AgentConfig) error {
+func Run(ctx context.Context, cfg Config) error {
 	conn, plan, err := joinCoordinator(ctx, cfg)
 	if err != nil {
 		return err
@@ -108,7 +75,7 @@ func RunAgent(ctx context.Context, cfg AgentConfig) error {
 
 // joinCoordinator dials until the coordinator answers (within the join
 // timeout), says hello and reads its welcome.
-func joinCoordinator(ctx context.Context, cfg AgentConfig) (*agent.Conn, *agentPlan, error) {
+func joinCoordinator(ctx context.Context, cfg Config) (*Conn, *agentPlan, error) {
 	timeout := cfg.JoinTimeout
 	if timeout == 0 {
 		timeout = time.Minute
@@ -129,11 +96,11 @@ func joinCoordinator(ctx context.Context, cfg AgentConfig) (*agent.Conn, *agentP
 		time.Sleep(200 * time.Millisecond)
 	}
 	if err != nil {
-		return nil, nil, configErr(fmt.Errorf("join %s: %w: start lockcheck run --agents N --listen ADDR there first, or check --join", cfg.Join, err))
+		return nil, nil, workload.ConfigErr(fmt.Errorf("join %s: %w: start lockcheck run --agents N --listen ADDR there first, or check --join", cfg.Join, err))
 	}
-	conn := agent.NewConn(c)
+	conn := NewConn(c)
 	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
-	if err := conn.Send(agent.Msg{T: agent.THello, Version: Version, Token: cfg.Token, Index: cfg.Index}); err != nil {
+	if err := conn.Send(Msg{T: THello, Version: version.Version, Token: cfg.Token, Index: cfg.Index}); err != nil {
 		conn.Close()
 		return nil, nil, fmt.Errorf("join %s: %w", cfg.Join, err)
 	}
@@ -142,12 +109,12 @@ func joinCoordinator(ctx context.Context, cfg AgentConfig) (*agent.Conn, *agentP
 		conn.Close()
 		return nil, nil, fmt.Errorf("join %s: no welcome: %w", cfg.Join, err)
 	}
-	if m.T == agent.TRefuse {
+	if m.T == TRefuse {
 		conn.Close()
-		return nil, nil, configErr(fmt.Errorf("join %s: %w: %s", cfg.Join, ErrRefused, m.Error))
+		return nil, nil, workload.ConfigErr(fmt.Errorf("join %s: %w: %s", cfg.Join, ErrRefused, m.Error))
 	}
 	var plan agentPlan
-	if m.T != agent.TWelcome || json.Unmarshal(m.Plan, &plan) != nil {
+	if m.T != TWelcome || json.Unmarshal(m.Plan, &plan) != nil {
 		conn.Close()
 		return nil, nil, fmt.Errorf("join %s: not a lockcheck coordinator (got %q)", cfg.Join, m.T)
 	}
@@ -157,7 +124,7 @@ func joinCoordinator(ctx context.Context, cfg AgentConfig) (*agent.Conn, *agentP
 
 // agentRun is an agent between its welcome and its end.
 type agentRun struct {
-	conn    *agent.Conn
+	conn    *Conn
 	plan    *agentPlan
 	now     func() int64
 	runner  *workload.Runner
@@ -170,32 +137,32 @@ type agentRun struct {
 	proxies map[string]*cluster.Proxy
 
 	qmu   sync.Mutex
-	queue []agent.Op
+	queue []Op
 	// smu is held while a batch is taken and sent, so batches go out in
 	// the order they were taken; sendErr is the first send that failed.
 	smu     sync.Mutex
 	sendErr error
 }
 
-func newAgentRun(conn *agent.Conn, plan *agentPlan, cfg AgentConfig) *agentRun {
+func newAgentRun(conn *Conn, plan *agentPlan, cfg Config) *agentRun {
 	base := time.Now()
 	delta := base.UnixNano() - plan.Epoch
 	now := func() int64 { return delta + int64(time.Since(base)) }
 	if cfg.Skew != 0 || cfg.Drift != 0 {
-		now = agent.Skewed{Base: now, Skew: cfg.Skew, Drift: cfg.Drift}.Now
+		now = Skewed{Base: now, Skew: cfg.Skew, Drift: cfg.Drift}.Now
 	}
 	return &agentRun{conn: conn, plan: plan, now: now, started: make(chan struct{}), mapAddr: cfg.DialAddr, process: cfg.Process}
 }
 
 // send queues an op for the coordinator, under the run's process ids.
-func (a *agentRun) send(op agent.Op) {
+func (a *agentRun) send(op Op) {
 	op.Process = a.plan.process(op.Process)
 	a.qmu.Lock()
 	a.queue = append(a.queue, op)
 	a.qmu.Unlock()
 }
 
-func (a *agentRun) record(op history.Op) { a.send(agent.Op{Op: op}) }
+func (a *agentRun) record(op history.Op) { a.send(Op{Op: op}) }
 
 // flush sends what is queued, in order: once it returns nil, every op
 // queued before it was called is on the wire, behind every op queued
@@ -220,7 +187,7 @@ func (a *agentRun) flush() error {
 	if len(batch) == 0 {
 		return nil
 	}
-	if err := a.conn.Send(agent.Msg{T: agent.TOps, Ops: batch}); err != nil {
+	if err := a.conn.Send(Msg{T: TOps, Ops: batch}); err != nil {
 		a.sendErr = err
 		return err
 	}
@@ -235,34 +202,34 @@ func (a *agentRun) run(ctx context.Context) error {
 	plan := a.plan
 	entry, err := lockimpl.Builtin().Lookup(plan.Lock)
 	if err != nil {
-		return configErr(err)
+		return workload.ConfigErr(err)
 	}
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	a.stop = stop
 	a.runner = workload.New(plan.Workload, a.now, a.record)
 	a.runner.UseResource(&remoteResource{conn: a.conn, now: a.now, send: a.send, timeout: plan.Workload.OpTimeout + 5*time.Second})
-	env := plan.Access.env(plan.Workload, a.now, a.record)
+	env := plan.Access.Env(plan.Workload, a.now, a.record)
 	env.DialAddr = a.clientAddr
 	if err := a.reach(plan.Access); err != nil {
-		_ = a.conn.Send(agent.Msg{T: agent.TFail, Error: err.Error()})
-		return configErr(fmt.Errorf("agent %d: %w", plan.Index, err))
+		_ = a.conn.Send(Msg{T: TFail, Error: err.Error()})
+		return workload.ConfigErr(fmt.Errorf("agent %d: %w", plan.Index, err))
 	}
 	defer a.closeProxies()
 	if err := a.startProxies(plan.Access); err != nil {
-		_ = a.conn.Send(agent.Msg{T: agent.TFail, Error: err.Error()})
+		_ = a.conn.Send(Msg{T: TFail, Error: err.Error()})
 		return fmt.Errorf("agent %d: %w", plan.Index, err)
 	}
-	locker, err := buildLock(entry.Factory, entry.Name, env, a.runner, plan.Workload, plan.Crashes, func(l lockimpl.Locker) lockimpl.Locker {
+	locker, err := workload.BuildLock(entry.Factory, entry.Name, env, a.runner, plan.Workload, plan.Crashes, func(l lockimpl.Locker) lockimpl.Locker {
 		return &announcer{Locker: l, run: a}
 	})
 	if err != nil {
-		_ = a.conn.Send(agent.Msg{T: agent.TFail, Error: err.Error()})
+		_ = a.conn.Send(Msg{T: TFail, Error: err.Error()})
 		return err
 	}
-	if err := a.conn.Send(agent.Msg{T: agent.TReady}); err != nil {
-		closeLocker(locker)
-		return fmt.Errorf("agent %d: %w: %w", plan.Index, agent.ErrLost, err)
+	if err := a.conn.Send(Msg{T: TReady}); err != nil {
+		lockimpl.Close(locker)
+		return fmt.Errorf("agent %d: %w: %w", plan.Index, ErrLost, err)
 	}
 	readDone := make(chan error, 1)
 	go func() { readDone <- a.read() }()
@@ -271,19 +238,19 @@ func (a *agentRun) run(ctx context.Context) error {
 	select {
 	case <-a.started:
 	case <-ctx.Done():
-		closeLocker(locker)
+		lockimpl.Close(locker)
 		return fmt.Errorf("agent %d: before the start: %w", plan.Index, context.Cause(ctx))
 	}
 	runErr := a.runner.Run(ctx, locker)
-	closeLocker(locker) // its last records (a watchdog's) go out below
+	lockimpl.Close(locker) // its last records (a watchdog's) go out below
 	stop(nil)
 	<-flushDone
 	if err := a.flush(); err != nil {
-		return fmt.Errorf("agent %d: %w: %w", plan.Index, agent.ErrLost, err)
+		return fmt.Errorf("agent %d: %w: %w", plan.Index, ErrLost, err)
 	}
 	counts, _ := json.Marshal(a.runner.Counters().Snapshot())
-	if err := a.conn.Send(agent.Msg{T: agent.TDone, Counts: counts, Error: errString(runErr)}); err != nil {
-		return fmt.Errorf("agent %d: %w: %w", plan.Index, agent.ErrLost, err)
+	if err := a.conn.Send(Msg{T: TDone, Counts: counts, Error: errString(runErr)}); err != nil {
+		return fmt.Errorf("agent %d: %w: %w", plan.Index, ErrLost, err)
 	}
 	// The coordinator measures the clock once more, then closes.
 	select {
@@ -296,7 +263,7 @@ func (a *agentRun) run(ctx context.Context) error {
 // reach checks that every Redis address answers a TCP dial from here,
 // so that an agent that cannot reach Redis says so before the start
 // rather than recording a run of ops that were never sent.
-func (a *agentRun) reach(acc access) error {
+func (a *agentRun) reach(acc Access) error {
 	for _, addr := range append(slices.Clone(acc.Addrs), acc.Sentinels...) {
 		to := a.dialAddr(addr)
 		c, err := net.DialTimeout("tcp", to, 5*time.Second)
@@ -330,7 +297,7 @@ func (a *agentRun) clientAddr(addr string) string {
 
 // startProxies puts a proxy of the agent's own in front of every node,
 // if the run's faults act through client proxies.
-func (a *agentRun) startProxies(acc access) error {
+func (a *agentRun) startProxies(acc Access) error {
 	if !acc.Proxies {
 		return nil
 	}
@@ -353,7 +320,7 @@ func (a *agentRun) closeProxies() {
 
 // toxic mirrors a toxic the coordinator put on its proxy for a node onto
 // this agent's proxy for the node.
-func (a *agentRun) toxic(f *agent.Fault) error {
+func (a *agentRun) toxic(f *Fault) error {
 	p := a.proxies[f.Node]
 	if p == nil {
 		return fmt.Errorf("no proxy for node %s", f.Node)
@@ -382,7 +349,7 @@ func (a *agentRun) flushLoop(ctx context.Context, done chan<- struct{}) {
 			return
 		case <-t.C:
 			if err := a.flush(); err != nil {
-				a.stop(fmt.Errorf("%w: %w", agent.ErrLost, err))
+				a.stop(fmt.Errorf("%w: %w", ErrLost, err))
 				return
 			}
 		}
@@ -398,31 +365,31 @@ func (a *agentRun) read() error {
 		m, err := a.conn.Recv()
 		if err != nil {
 			a.conn.Failed(err)
-			a.stop(fmt.Errorf("%w: %w", agent.ErrLost, err))
+			a.stop(fmt.Errorf("%w: %w", ErrLost, err))
 			return err
 		}
 		switch m.T {
-		case agent.TPing:
-			_ = a.conn.Send(agent.Msg{T: agent.TPong, ID: m.ID, Sent: m.Sent, Agent: a.now()})
-		case agent.TStart:
+		case TPing:
+			_ = a.conn.Send(Msg{T: TPong, ID: m.ID, Sent: m.Sent, Agent: a.now()})
+		case TStart:
 			start()
-		case agent.TStop:
+		case TStop:
 			a.stop(nil)
-		case agent.TDie:
+		case TDie:
 			if a.process {
 				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			}
 			a.conn.Close() // as abrupt as a goroutine can be
 			a.stop(errors.New("killed (kill-agent)"))
-		case agent.TFault:
-			reply := agent.Msg{T: agent.TReply, ID: m.ID}
+		case TFault:
+			reply := Msg{T: TReply, ID: m.ID}
 			if m.Fault != nil && m.Fault.Kind == "toxic" {
 				reply.Error = errString(a.toxic(m.Fault))
 			} else {
 				reply.IDs = a.fault(m.Fault)
 			}
 			_ = a.conn.Send(reply)
-		case agent.TReply:
+		case TReply:
 			a.conn.Deliver(m)
 		}
 	}
@@ -430,7 +397,7 @@ func (a *agentRun) read() error {
 
 // fault plays a client fault on this agent's clients and returns their
 // run ids.
-func (a *agentRun) fault(f *agent.Fault) []int {
+func (a *agentRun) fault(f *Fault) []int {
 	if f == nil {
 		return nil
 	}
@@ -452,92 +419,4 @@ func (a *agentRun) fault(f *agent.Fault) []int {
 		ids[i] = a.plan.process(id)
 	}
 	return ids
-}
-
-// announcer tells the coordinator of each lock op before it is sent to
-// Redis, on the wire at once behind every op recorded before it (flush):
-// if this agent dies, the ops it had in flight are known and written as
-// indeterminate (they may have taken effect) rather than missing. An op
-// that cannot be announced is not sent.
-type announcer struct {
-	lockimpl.Locker
-	run *agentRun
-}
-
-func (a *announcer) announce(ctx context.Context, f history.Func, key, token string, ttl time.Duration) error {
-	a.run.send(agent.Op{Begin: true, Op: history.Op{Process: lockimpl.ClientFrom(ctx), F: f, Type: history.Info, Key: key,
-		Token: token, TTLms: ttl.Milliseconds(), Call: a.run.now()}})
-	if err := a.run.flush(); err != nil {
-		return fmt.Errorf("%w: %w: %w", lockimpl.ErrNotSent, agent.ErrLost, err)
-	}
-	return nil
-}
-
-func (a *announcer) Acquire(ctx context.Context, key string, ttl time.Duration) (lockimpl.Lease, error) {
-	if err := a.announce(ctx, history.Acquire, key, "", ttl); err != nil {
-		return lockimpl.Lease{}, err
-	}
-	return a.Locker.Acquire(ctx, key, ttl)
-}
-
-func (a *announcer) Release(ctx context.Context, l lockimpl.Lease) error {
-	if err := a.announce(ctx, history.Release, l.Key, l.Token, 0); err != nil {
-		return err
-	}
-	return a.Locker.Release(ctx, l)
-}
-
-func (a *announcer) Extend(ctx context.Context, l lockimpl.Lease, ttl time.Duration) (lockimpl.Lease, error) {
-	if err := a.announce(ctx, history.Extend, l.Key, l.Token, ttl); err != nil {
-		return lockimpl.Lease{}, err
-	}
-	return a.Locker.Extend(ctx, l, ttl)
-}
-
-// Close closes the lock.
-func (a *announcer) Close() error {
-	closeLocker(a.Locker)
-	return nil
-}
-
-// ExtendAdds passes the lock's extend mode through.
-func (a *announcer) ExtendAdds() bool { return lockimpl.ExtendAdds(a.Locker) }
-
-// remoteResource is the protected resource of an agent's clients: the
-// coordinator's, for fenced leases, so that a stale token is rejected
-// whichever machine wrote the higher one. Unfenced writes need no
-// admission: their overlaps are judged from the history.
-type remoteResource struct {
-	conn    *agent.Conn
-	now     func() int64
-	send    func(agent.Op)
-	timeout time.Duration
-}
-
-// Enter asks the coordinator to let a fenced section in. Its entry time
-// is the coordinator's (a section marked so carries it); a section the
-// coordinator could not be asked about is rejected on the agent's clock.
-func (r *remoteResource) Enter(l lockimpl.Lease) (int64, *workload.Section, bool) {
-	if l.Fence == 0 {
-		return r.now(), nil, true
-	}
-	m, err := r.conn.Call(agent.Msg{T: agent.TEnter, Key: l.Key, Fence: l.Fence}, r.timeout)
-	if err != nil {
-		return r.now(), nil, false
-	}
-	return m.At, &workload.Section{ID: m.Section}, m.OK
-}
-
-// Exit sends the write op; a fenced section's entry (and its cut, if a
-// higher token overtook it) are on the coordinator's clock.
-func (r *remoteResource) Exit(op history.Op, l lockimpl.Lease, s *workload.Section, accepted bool) {
-	op = workload.WriteOp(op, l, accepted)
-	w := agent.Op{Op: op, CallRef: s != nil, ReturnRef: s != nil && !accepted}
-	if s != nil && accepted {
-		m, err := r.conn.Call(agent.Msg{T: agent.TLeave, Key: l.Key, Section: s.ID, Call: op.Call, Exit: op.Return}, r.timeout)
-		if err == nil && m.OK {
-			w.Return, w.ReturnRef, w.CutShort = m.At, true, true
-		}
-	}
-	r.send(w)
 }

@@ -1,4 +1,4 @@
-package harness
+package agent
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockcheck/lockcheck/agent"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/workload"
@@ -28,12 +27,12 @@ func (releaseOnly) Release(context.Context, lockimpl.Lease) error { return nil }
 func TestAnnouncer_FlushesFirst(t *testing.T) {
 	here, there := net.Pipe()
 	defer there.Close()
-	a := &agentRun{conn: agent.NewConn(here), plan: &agentPlan{Workload: workload.Config{Clients: 2}, Total: 4, Base: 2},
+	a := &agentRun{conn: NewConn(here), plan: &agentPlan{Workload: workload.Config{Clients: 2}, Total: 4, Base: 2},
 		now: func() int64 { return time.Now().UnixNano() }}
-	got := make(chan []agent.Op, 8)
+	got := make(chan []Op, 8)
 	go func() {
 		defer close(got)
-		c := agent.NewConn(there)
+		c := NewConn(there)
 		for {
 			m, err := c.Recv()
 			if err != nil {
@@ -48,7 +47,7 @@ func TestAnnouncer_FlushesFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	here.Close()
-	var seq []agent.Op
+	var seq []Op
 	for ops := range got {
 		seq = append(seq, ops...)
 	}

@@ -1,8 +1,6 @@
-package harness
+package agent
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -24,13 +22,6 @@ type spawned struct {
 	logs []*os.File
 	done []chan struct{}
 	idx  []int
-}
-
-// randomToken is a token for agents the coordinator spawns itself.
-func randomToken() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 // spawnAgents starts n agents of bin joining addr, each logging to

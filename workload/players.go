@@ -1,0 +1,97 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/lockimpl"
+	"github.com/lockcheck/lockcheck/nemesis"
+)
+
+// ErrConfig marks a user mistake (bad option, missing program, a lock
+// that cannot be built): exit 2. harness.ErrConfig is the same value.
+var ErrConfig = errors.New("configuration error")
+
+// ConfigErr marks err as a user mistake.
+func ConfigErr(err error) error { return fmt.Errorf("%w: %w", ErrConfig, err) }
+
+// Players are how a run's clients are played: in this process (Local),
+// or on agents on other machines (agent.Coordinator). The run drives
+// them and the nemesis alike through this seam.
+type Players interface {
+	// Play runs the clients until the run ends.
+	Play(ctx context.Context) error
+	// Clients is the clients' side of the faults.
+	Clients() nemesis.Clients
+	// Agents is the agents' side of the faults (nil: no agents).
+	Agents() nemesis.Agents
+	// Finish ends the clients once Play returned and the faults are
+	// healed.
+	Finish()
+	// Unrecorded is what the clients counted that the history lacks.
+	Unrecorded() history.Unrecorded
+}
+
+// Local are clients in this process: runner's, through locker.
+type Local struct {
+	Runner *Runner
+	Locker lockimpl.Locker
+}
+
+// Play runs the clients.
+func (p *Local) Play(ctx context.Context) error { return p.Runner.Run(ctx, p.Locker) }
+
+// Clients is the runner.
+func (p *Local) Clients() nemesis.Clients { return p.Runner }
+
+// Agents is nil: no agents.
+func (p *Local) Agents() nemesis.Agents { return nil }
+
+// Finish closes the lock.
+func (p *Local) Finish() { lockimpl.Close(p.Locker) }
+
+// Unrecorded is the runner's counters.
+func (p *Local) Unrecorded() history.Unrecorded { return p.Runner.Counters().Snapshot() }
+
+// BuildLock builds the lock named name with factory for runner's clients
+// (in this process or an agent's): their side of the faults in env, its
+// processes started, wrap (if set) around it and the watchdog
+// (--extend-every) around that.
+func BuildLock(factory lockimpl.Factory, name string, env lockimpl.Env, runner *Runner, w Config, crashes bool, wrap func(lockimpl.Locker) lockimpl.Locker) (lockimpl.Locker, error) {
+	runner.Instrument(&env, crashes)
+	locker, err := factory(env)
+	if err != nil {
+		err = fmt.Errorf("lock %s: %w", name, err)
+		if errors.Is(err, lockimpl.ErrBadLock) {
+			err = ConfigErr(err)
+		}
+		return nil, err
+	}
+	if err := startProcesses(locker, w.Clients); err != nil {
+		lockimpl.Close(locker)
+		return nil, ConfigErr(fmt.Errorf("lock %s: %w", name, err))
+	}
+	if wrap != nil {
+		locker = wrap(locker)
+	}
+	if w.ExtendEvery > 0 {
+		locker = lockimpl.NewWatchdog(locker, w.ExtendEvery, env)
+	}
+	return locker, nil
+}
+
+// startProcesses starts a lock's process per client, if it runs them,
+// before the run's ops: a process's start-up is charged to no op.
+func startProcesses(locker lockimpl.Locker, clients int) error {
+	procs, ok := locker.(lockimpl.ClientProcesses)
+	if !ok {
+		return nil
+	}
+	ids := make([]int, clients)
+	for i := range ids {
+		ids[i] = i
+	}
+	return procs.Start(ids...)
+}
