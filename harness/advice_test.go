@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockcheck/lockcheck/battery"
+
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/history"
@@ -102,7 +104,7 @@ func TestFault_FailOpen(t *testing.T) {
 // a cell each, named by its policy, with the figures that tell them apart.
 func TestBench_RetrySweep(t *testing.T) {
 	testutil.RequireRedis(t)
-	cells, _, err := harness.Bench(context.Background(), harness.BenchConfig{
+	cells, _, err := battery.Bench(context.Background(), battery.BenchConfig{
 		Locks: []string{"setnx"}, Clients: []int{50}, Keys: []int{2}, Retries: []string{"none", "fixed:5ms", "backoff:5ms,100ms,4"},
 		Workload: workload.Config{Duration: 2 * time.Second, TTL: time.Second, Hold: 5 * time.Millisecond, HoldDist: workload.HoldFixed},
 		Warmup:   300 * time.Millisecond, OutDir: t.TempDir()})

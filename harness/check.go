@@ -144,7 +144,7 @@ func Check(ctx context.Context, path, out string, opt checker.Options) (checker.
 			out = filepath.Join(dir, "check-"+time.Now().Format("20060102T150405"))
 		} else {
 			var err error
-			if out, err = newRunDir("results", "check"); err != nil {
+			if out, err = NewRunDir("results", "check"); err != nil {
 				return checker.Findings{}, "", err
 			}
 			latest = filepath.Join("results", "check")
@@ -167,7 +167,7 @@ func Check(ctx context.Context, path, out string, opt checker.Options) (checker.
 		return rep, out, writeErr(err)
 	}
 	if latest != "" {
-		_ = updateLatest(latest, out)
+		_ = UpdateLatest(latest, out)
 	}
 	return rep, out, nil
 }

@@ -24,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockcheck/lockcheck/battery"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockcheck/lockcheck/checker"
@@ -418,7 +420,7 @@ func admin(t *testing.T, c *cluster.Cluster, addr string) *redis.Client {
 // the client-side scenarios and marks the server ones n/a.
 func TestExternal_VerifyClientScenarios(t *testing.T) {
 	x := tlsRedis(t)
-	v, _, err := harness.Verify(context.Background(), harness.VerifyConfig{
+	v, _, err := battery.Verify(context.Background(), battery.VerifyConfig{
 		Lock:      harness.Config{Lock: "setnx", Cluster: cluster.Config{Backend: cluster.External, External: x.cfg}},
 		Scenarios: []string{"contention", "kill-none"}, OutDir: t.TempDir(), Seed: 1, Budget: time.Minute})
 	if err != nil {

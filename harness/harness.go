@@ -173,7 +173,7 @@ func prepare(cfg Config) (plan, error) {
 	if p.workload, err = cfg.Workload.WithDefaults(); err != nil {
 		return p, err
 	}
-	e, err := cfg.entry()
+	e, err := cfg.Entry()
 	if err != nil {
 		return p, err
 	}
@@ -324,7 +324,7 @@ type run struct {
 
 // start makes the run dir and starts Redis (unless the caller runs it).
 func (r *run) start(ctx context.Context) error {
-	dir, err := newRunDir(r.cfg.OutDir, cmp.Or(r.cfg.Name, r.lockName))
+	dir, err := NewRunDir(r.cfg.OutDir, cmp.Or(r.cfg.Name, r.lockName))
 	if err != nil {
 		return err
 	}
@@ -335,7 +335,7 @@ func (r *run) start(ctx context.Context) error {
 	if r.autoPrefix && r.cfg.Running == nil {
 		// Unless the user chose one, every key of the run is under
 		// lockcheck:<run id>-<random>:.
-		ccfg.External.KeyPrefix = runPrefix("lockcheck:", dir)
+		ccfg.External.KeyPrefix = RunPrefix("lockcheck:", dir)
 	}
 	if ccfg.MaxClients == 0 {
 		ccfg.MaxClients = r.workload.Clients*2 + 128
@@ -544,7 +544,7 @@ func (r *run) drive(ctx context.Context, p workload.Players) error {
 			return writeErr(err)
 		}
 	}
-	_ = updateLatest(r.cfg.OutDir, r.res.Dir)
+	_ = UpdateLatest(r.cfg.OutDir, r.res.Dir)
 	return runErr
 }
 
@@ -607,8 +607,8 @@ func infoHorizon(w workload.Config, n nemesis.Config, restartDelay time.Duration
 	return h
 }
 
-// entry returns the lock under test: Factory, or the lock Lock names.
-func (cfg *Config) entry() (lockimpl.Entry, error) {
+// Entry returns the lock under test: Factory, or the lock Lock names.
+func (cfg *Config) Entry() (lockimpl.Entry, error) {
 	if cfg.Factory != nil {
 		return lockimpl.Entry{Name: cmp.Or(cfg.Lock, "custom"), Factory: cfg.Factory, Version: cfg.LockVersion}, nil
 	}
@@ -681,7 +681,8 @@ func toJSON(c workload.Config) report.RunWorkload {
 	return w
 }
 
-func newRunDir(root, name string) (string, error) {
+// NewRunDir makes a new run dir under root/name, named for the time.
+func NewRunDir(root, name string) (string, error) {
 	if root == "" {
 		root = "results"
 	}
@@ -703,8 +704,8 @@ func newRunDir(root, name string) (string, error) {
 	}
 }
 
-// updateLatest points <root>/latest at dir.
-func updateLatest(root, dir string) error {
+// UpdateLatest points <root>/latest at dir.
+func UpdateLatest(root, dir string) error {
 	if root == "" {
 		root = "results"
 	}
@@ -721,10 +722,10 @@ func updateLatest(root, dir string) error {
 	return os.Rename(tmp, link)
 }
 
-// runPrefix is the key prefix of a run on an external Redis, in dir:
+// RunPrefix is the key prefix of a run on an external Redis, in dir:
 // the run's id and a random part, since two runs started in the same
 // second (two CI jobs sharing a staging Redis) get the same id.
-func runPrefix(base, dir string) string {
+func RunPrefix(base, dir string) string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return base + filepath.Base(dir) + "-" + hex.EncodeToString(b[:]) + ":"

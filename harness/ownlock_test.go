@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockcheck/lockcheck/battery"
+
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/harness"
@@ -441,12 +443,12 @@ func TestVerify_LockProcesses(t *testing.T) {
 // clients.
 func verifyProcess(t *testing.T, name, cmdline string, watchdog bool, scenarios []string) *report.Verify {
 	t.Helper()
-	cfg := harness.VerifyConfig{Scenarios: scenarios, Budget: 3 * time.Minute, Seed: 1, OutDir: t.TempDir(), Watchdog: watchdog}
+	cfg := battery.VerifyConfig{Scenarios: scenarios, Budget: 3 * time.Minute, Seed: 1, OutDir: t.TempDir(), Watchdog: watchdog}
 	processLock(&cfg.Lock, name, cmdline, false)
 	per := cfg.Lock
 	processLock(&per, name, cmdline, true)
 	cfg.ClientFaultLock = &per
-	v, _, err := harness.Verify(context.Background(), cfg)
+	v, _, err := battery.Verify(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

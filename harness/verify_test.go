@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockcheck/lockcheck/battery"
+
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/history"
@@ -23,10 +25,10 @@ import (
 // "spec:NAME"), with w adjusting every scenario's workload.
 func verify(t *testing.T, lock string, scenarios []string, budget time.Duration, w func(*workload.Config), require ...string) (*report.Verify, string) {
 	t.Helper()
-	cfg := harness.VerifyConfig{Lock: harness.Config{Lock: lock}, Scenarios: scenarios, Budget: budget, Seed: 1,
+	cfg := battery.VerifyConfig{Lock: harness.Config{Lock: lock}, Scenarios: scenarios, Budget: budget, Seed: 1,
 		Workload: w, OutDir: t.TempDir(), Require: require}
 	ownLock(t, &cfg.Lock)
-	v, dir, err := harness.Verify(context.Background(), cfg)
+	v, dir, err := battery.Verify(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

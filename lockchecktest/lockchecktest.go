@@ -25,6 +25,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockcheck/lockcheck/battery"
+
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/harness"
@@ -127,7 +129,7 @@ type VerifyOptions struct {
 	// Scenarios picks scenarios by name (default: the whole battery;
 	// harness.VerifyScenarios lists them).
 	Scenarios []string
-	// Budget bounds the battery's time (default harness.DefaultVerifyBudget).
+	// Budget bounds the battery's time (default battery.DefaultVerifyBudget).
 	Budget time.Duration
 	// Require turns findings into gates: "fencing", "server" or scenario
 	// names.
@@ -152,7 +154,7 @@ func Verify(tb testing.TB, name string, factory lockimpl.Factory, opts VerifyOpt
 	ctx, cancel := testContext(tb)
 	defer cancel()
 	want := cmp.Or(opts.Want, checker.Valid)
-	v, dir, err := harness.Verify(ctx, harness.VerifyConfig{
+	v, dir, err := battery.Verify(ctx, battery.VerifyConfig{
 		Lock:     harness.Config{Lock: name, Factory: factory, LockVersion: opts.Version, Cluster: opts.Cluster},
 		Watchdog: opts.Watchdog, Scenarios: opts.Scenarios, Budget: opts.Budget, Require: opts.Require, Seed: opts.Seed,
 		OutDir: outDir(tb, opts.OutDir), Args: []string{"lockchecktest.Verify", tb.Name()}})

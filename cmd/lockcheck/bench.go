@@ -10,18 +10,20 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/lockcheck/lockcheck/battery"
+	"github.com/lockcheck/lockcheck/report"
+
 	flag "github.com/spf13/pflag"
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/cluster"
-	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/workload"
 )
 
 // benchOpts are lockcheck bench's flags.
 type benchOpts struct {
-	cfg        harness.BenchConfig
+	cfg        battery.BenchConfig
 	faults     []string
 	own        userLockFlags
 	backend    string
@@ -118,12 +120,12 @@ func benchCmd(ctx context.Context, args []string) (int, error) {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	cells, dir, err := harness.Bench(ctx, o.cfg)
+	cells, dir, err := battery.Bench(ctx, o.cfg)
 	if len(cells) > 0 {
 		printBench(cells)
 	}
 	if dir != "" {
-		fmt.Printf("\nbench: %s/bench.html (and bench.csv, bench.json)\npeak RSS: %.0f MB\n", dir, float64(harness.PeakRSS())/(1<<20))
+		fmt.Printf("\nbench: %s/bench.html (and bench.csv, bench.json)\npeak RSS: %.0f MB\n", dir, float64(battery.PeakRSS())/(1<<20))
 	}
 	if err != nil {
 		if !errors.Is(err, context.Canceled) || len(cells) == 0 {
@@ -138,7 +140,7 @@ func benchCmd(ctx context.Context, args []string) (int, error) {
 
 // benchExit is the sweep's exit code: its cells' verdicts composed, or
 // 99 if they are valid and a threshold failed.
-func benchExit(cells []harness.BenchCell) int {
+func benchExit(cells []report.BenchRow) int {
 	verdicts := make([]checker.Verdict, len(cells))
 	failed := 0
 	for i, c := range cells {
@@ -152,7 +154,7 @@ func benchExit(cells []harness.BenchCell) int {
 	return exitThreshold
 }
 
-func printBench(cells []harness.BenchCell) {
+func printBench(cells []report.BenchRow) {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "lock\tclients\tkeys\tagents\tretry\tacq/s\tcs/s\tp50 ms\tp90 ms\tp99 ms\tp99.9 ms\tmax ms\twait p99 ms\tattempts/acq\tgive-ups\tsuccess\tJain\tbaseline pairs/s\tratio\tprocs\tverdict\t")
 	for _, c := range cells {

@@ -14,8 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockcheck/lockcheck/scenario"
+
 	"github.com/lockcheck/lockcheck/checker"
-	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/testutil"
 	"github.com/lockcheck/lockcheck/lockimpl"
@@ -203,7 +204,7 @@ func TestCLI_SpecTTLUnit(t *testing.T) {
 		{"run", "--lock-spec", path, "--ttl", "1500ms"},
 		{"verify", "--lock-spec", path, "--scenario", "overrun"},
 		{"verify", "--lock-spec", path},
-		{"matrix", "--lock-spec", path, "--faults", "pause-client", "--ttl", "1500ms"},
+		{"matrix", "--lock-spec", path, "--faults", "pause", "--ttl", "1500ms"},
 		{"bench", "--lock-spec", path, "--ttl", "300ms", "--clients", "5", "--keys", "5"},
 	} {
 		out := t.TempDir()
@@ -236,9 +237,9 @@ func TestCLI_Extensions(t *testing.T) {
 		New: func(nemesis.Env) (nemesis.Fault, error) { return countedFault{&started}, nil }})()
 	defer report.RegisterSection(report.Section{Name: "throwaway-section", Template: `<p>{{.}} ops seen by the throwaway section</p>`,
 		Data: func(v *report.View) any { return len(v.Ops) }})()
-	defer harness.RegisterScenario(harness.VerifyScenario{Scenario: harness.Scenario{Name: "throwaway-scenario", Description: "the throwaway fault on a short run",
+	defer scenario.Register(scenario.Scenario{Name: "throwaway-scenario", Description: "the throwaway fault on a short run",
 		Workload: func(w *workload.Config) { w.Clients, w.Keys, w.Duration = 10, 2, 2*time.Second },
-		Nemesis:  nemesis.Config{Faults: []string{"throwaway-fault"}, Interval: 300 * time.Millisecond, Duration: 100 * time.Millisecond}},
+		Nemesis:  nemesis.Config{Faults: []string{"throwaway-fault"}, Interval: 300 * time.Millisecond, Duration: 100 * time.Millisecond},
 		Requires: checker.Coverage{checker.Contended: 1, "windows:throwaway-fault": 1}})()
 
 	out := t.TempDir()

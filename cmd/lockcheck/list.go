@@ -1,12 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/scenario"
 )
 
 func listCmd(args []string) (int, error) {
@@ -25,6 +29,18 @@ func listCmd(args []string) (int, error) {
 	fmt.Fprintln(tw, "\nFAULT\t\tWHAT")
 	for _, k := range nemesis.Builtin() {
 		fmt.Fprintf(tw, "%s\t\t%s\n", k.Name, k.Description)
+	}
+	fmt.Fprintln(tw, "\nSCENARIO\tRUN BY\tWHAT")
+	battery := scenario.Names(scenario.Battery())
+	for _, s := range scenario.All() {
+		var by []string
+		if slices.Contains(battery, s.Name) {
+			by = append(by, "verify")
+		}
+		if slices.Contains(scenario.MatrixColumns, s.Name) {
+			by = append(by, "matrix")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, cmp.Or(strings.Join(by, ","), "-"), s.Description)
 	}
 	fmt.Fprintln(tw, "\nTOPOLOGY\tBACKEND\t")
 	fmt.Fprintln(tw, "single\tlocal\tone redis-server on 127.0.0.1")

@@ -7,24 +7,26 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/lockcheck/lockcheck/battery"
+	"github.com/lockcheck/lockcheck/scenario"
+
 	flag "github.com/spf13/pflag"
 
 	"github.com/lockcheck/lockcheck/cluster"
-	"github.com/lockcheck/lockcheck/harness"
 )
 
 func matrixCmd(ctx context.Context, args []string) (int, error) {
-	var cfg harness.MatrixConfig
+	var cfg battery.MatrixConfig
 	var expect string
 	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
-	fs.StringSliceVar(&cfg.Locks, "locks", harness.MatrixLocks, "the rows: locks (see lockcheck list)")
+	fs.StringSliceVar(&cfg.Locks, "locks", battery.MatrixLocks, "the rows: locks (see lockcheck list)")
 	var own userLockFlags
 	own.add(fs)
 	var backend string
 	var ext externalOpts
 	fs.StringVar(&backend, "backend", cluster.Local, "where Redis runs: local (redis-server processes) or external (a Redis you run: --redis, --sentinel or --cluster)")
 	externalFlags(fs, &ext)
-	fs.StringSliceVar(&cfg.Scenarios, "faults", nil, "the columns: scenarios (default all; see below)")
+	fs.StringSliceVar(&cfg.Scenarios, "faults", nil, "the columns: scenarios (default "+strings.Join(scenario.MatrixColumns, ",")+"; any of those below)")
 	fs.DurationVar(&cfg.Duration, "duration", 0, "run length of each cell (default: the scenario's, 10s or 12s)")
 	fs.DurationVar(&cfg.TTL, "ttl", 0, "lock TTL of each cell (default: the scenario's, 1s to 10s)")
 	fs.Int64Var(&cfg.Seed, "seed", 1, "seed of the first run of every cell")
@@ -39,7 +41,7 @@ func matrixCmd(ctx context.Context, args []string) (int, error) {
 		fmt.Fprintln(os.Stderr, "usage: lockcheck matrix [flags]\n\nruns every lock under every scenario and writes matrix.md and matrix.html\n\nflags:")
 		fs.PrintDefaults()
 		fmt.Fprintln(os.Stderr, "\nscenarios:")
-		for _, s := range harness.Scenarios() {
+		for _, s := range scenario.All() {
 			fmt.Fprintf(os.Stderr, "  %-15s %s\n", s.Name, s.Description)
 		}
 	}
@@ -59,7 +61,7 @@ func matrixCmd(ctx context.Context, args []string) (int, error) {
 	}
 	cfg.Registry, cfg.Locks = reg, append(cfg.Locks, names...)
 	if expect != "" {
-		if cfg.Expect, err = harness.ReadExpect(expect); err != nil {
+		if cfg.Expect, err = battery.ReadExpect(expect); err != nil {
 			return exitUsage, err
 		}
 	}
@@ -74,8 +76,8 @@ func matrixCmd(ctx context.Context, args []string) (int, error) {
 }
 
 // matrixOnce runs one matrix and says whether it met the expectations.
-func matrixOnce(ctx context.Context, cfg harness.MatrixConfig, expect string) (int, error) {
-	res, err := harness.Matrix(ctx, cfg)
+func matrixOnce(ctx context.Context, cfg battery.MatrixConfig, expect string) (int, error) {
+	res, err := battery.Matrix(ctx, cfg)
 	if err != nil {
 		return failed(err)
 	}

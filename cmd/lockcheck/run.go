@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockcheck/lockcheck/battery"
+
 	flag "github.com/spf13/pflag"
 
 	"github.com/lockcheck/lockcheck/agent"
@@ -393,7 +395,7 @@ func printSummary(w io.Writer, res *harness.Result) {
 		fmt.Fprintf(w, "  critical sections ended without a release (--skip-release) %d\n", s.SkippedReleases)
 	}
 	printTTLAdvice(w, res.TTLAdvice)
-	fmt.Fprintf(w, "  peak RSS of lockcheck: %.0f MB\n\n", float64(harness.PeakRSS())/(1<<20))
+	fmt.Fprintf(w, "  peak RSS of lockcheck: %.0f MB\n\n", float64(battery.PeakRSS())/(1<<20))
 	if len(res.Faults) > 0 {
 		fmt.Fprintln(w, "  fault windows:")
 		for _, f := range res.Faults {

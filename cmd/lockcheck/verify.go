@@ -10,6 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockcheck/lockcheck/battery"
+	"github.com/lockcheck/lockcheck/scenario"
+
 	flag "github.com/spf13/pflag"
 
 	"github.com/lockcheck/lockcheck/checker"
@@ -22,7 +25,7 @@ import (
 // verifyOpts is what the verify flags fill.
 type verifyOpts struct {
 	runOpts
-	cfg harness.VerifyConfig
+	cfg battery.VerifyConfig
 	// overrides of every scenario's workload
 	clients, keys   int
 	ttl, hold, dur  time.Duration
@@ -41,7 +44,7 @@ func verifyFlags(o *verifyOpts) *flag.FlagSet {
 	fs.BoolVar(&o.perClient, "lock-cmd-per-client", false, "--lock-cmd: one process per client in every scenario (default: in the scenarios that pause or crash clients)")
 	fs.BoolVar(&o.cfg.Watchdog, "lock-watchdog", false, "the lock keeps its leases alive by itself (a --lock-cmd or --lock-spec with a watchdog): the extend scenario adds no client-side extends")
 	fs.StringSliceVar(&o.cfg.Scenarios, "scenario", nil, "run only these scenarios (default all; see below)")
-	fs.DurationVar(&o.cfg.Budget, "budget", harness.DefaultVerifyBudget, "time for the whole battery: a scenario short of its coverage runs again with the next seed while its share lasts")
+	fs.DurationVar(&o.cfg.Budget, "budget", battery.DefaultVerifyBudget, "time for the whole battery: a scenario short of its coverage runs again with the next seed while its share lasts")
 	fs.Int64Var(&o.cfg.Seed, "seed", 0, "seed of each scenario's first run (0: from the clock)")
 	fs.StringSliceVar(&o.cfg.Require, "require", nil, "turn findings into gates: fencing (mutual exclusion under pauses), server (every server scenario), or scenario names")
 	fs.StringVar(&o.expect, "expect", "", `file of "SCENARIO lease|mutex valid|invalid" lines: a guarantee that differs fails verify (exit 1), gated or not`)
@@ -65,7 +68,7 @@ func verifyFlags(o *verifyOpts) *flag.FlagSet {
 			"runs a battery of scenarios, each until its coverage is met, and gates on the lock's guarantees\n\nflags:")
 		fs.PrintDefaults()
 		fmt.Fprintln(os.Stderr, "\nscenarios:")
-		for _, s := range harness.VerifyScenarios() {
+		for _, s := range scenario.Battery() {
 			fmt.Fprintf(os.Stderr, "  %-14s %s\n", s.Name, s.Description)
 		}
 	}
@@ -90,7 +93,7 @@ func verifyCmd(ctx context.Context, args []string) (int, error) {
 	return eachSeed(ctx, o.seeds, cfg.KeepGoing, func(i int) (int, error) {
 		cfg.Seed = seed + int64(i)*1000
 		fmt.Fprintf(os.Stderr, "lockcheck verify: %s, budget %v, seed %d\n", cfg.Lock.Lock, cfg.Budget, cfg.Seed)
-		v, dir, err := harness.Verify(ctx, *cfg)
+		v, dir, err := battery.Verify(ctx, *cfg)
 		if err != nil {
 			if dir != "" {
 				fmt.Fprintf(os.Stderr, "lockcheck: what ran is in %s\n", dir)
@@ -136,7 +139,7 @@ func (o *verifyOpts) config(fs *flag.FlagSet, args []string) error {
 		cfg.ClientFaultLock = &per
 	}
 	if o.expect != "" {
-		if cfg.Expect, err = harness.ReadVerifyExpect(o.expect); err != nil {
+		if cfg.Expect, err = battery.ReadVerifyExpect(o.expect); err != nil {
 			return err
 		}
 	}
@@ -145,7 +148,7 @@ func (o *verifyOpts) config(fs *flag.FlagSet, args []string) error {
 	if !o.quiet {
 		cfg.Progress = os.Stderr
 	}
-	return harness.ValidateVerify(*cfg)
+	return battery.ValidateVerify(*cfg)
 }
 
 // override applies the workload flags to every scenario.
@@ -160,7 +163,7 @@ func (o *verifyOpts) override(w *workload.Config) {
 func printVerify(w io.Writer, v *report.Verify, dir string) {
 	fmt.Fprintln(w)
 	for _, r := range v.Rows {
-		harness.PrintVerifyRow(w, r)
+		battery.PrintVerifyRow(w, r)
 	}
 	fmt.Fprintf(w, "\nverdict: %s (%s)\n", strings.ToUpper(string(v.Verdict)), v.Elapsed)
 	switch v.Verdict {

@@ -1,4 +1,4 @@
-package harness
+package battery
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/report"
@@ -58,9 +59,6 @@ type BenchConfig struct {
 	Progress   io.Writer
 }
 
-// BenchCell is one cell's figures (report.BenchRow: report writes them).
-type BenchCell = report.BenchRow
-
 // PeakRSS returns this process's peak resident set size, in bytes.
 func PeakRSS() int64 {
 	var ru syscall.Rusage
@@ -72,9 +70,9 @@ func PeakRSS() int64 {
 
 // Bench runs the sweep and writes bench.json, bench.csv and bench.html in
 // a new dir under OutDir/bench, which it returns.
-func Bench(ctx context.Context, cfg BenchConfig) ([]BenchCell, string, error) {
+func Bench(ctx context.Context, cfg BenchConfig) ([]report.BenchRow, string, error) {
 	if len(cfg.Locks) == 0 || len(cfg.Clients) == 0 || len(cfg.Keys) == 0 {
-		return nil, "", configErr(fmt.Errorf("bench needs at least one --lock, --clients and --keys"))
+		return nil, "", workload.ConfigErr(fmt.Errorf("bench needs at least one --lock, --clients and --keys"))
 	}
 	if cfg.Registry == nil {
 		cfg.Registry = lockimpl.Builtin()
@@ -83,12 +81,12 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]BenchCell, string, error) {
 		return nil, "", err
 	}
 	if cfg.Warmup < 0 {
-		return nil, "", configErr(fmt.Errorf("--warmup must not be negative"))
+		return nil, "", workload.ConfigErr(fmt.Errorf("--warmup must not be negative"))
 	}
 	if cfg.Cluster.Backend == cluster.External && cfg.Baseline {
-		return nil, "", configErr(fmt.Errorf("--baseline runs redis-benchmark, whose keys are not under a prefix: not on an external Redis"))
+		return nil, "", workload.ConfigErr(fmt.Errorf("--baseline runs redis-benchmark, whose keys are not under a prefix: not on an external Redis"))
 	}
-	dir, err := newRunDir(cfg.OutDir, "bench")
+	dir, err := harness.NewRunDir(cfg.OutDir, "bench")
 	if err != nil {
 		return nil, "", err
 	}
@@ -98,14 +96,14 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]BenchCell, string, error) {
 	}
 	for _, r := range retries {
 		if _, err := workload.ParseRetry(r, cfg.Workload.RetryJitter); err != nil {
-			return nil, "", configErr(err)
+			return nil, "", workload.ConfigErr(err)
 		}
 	}
 	agents := cfg.Agents
 	if len(agents) == 0 {
 		agents = []int{0}
 	}
-	var cells []BenchCell
+	var cells []report.BenchRow
 	for _, clients := range cfg.Clients {
 		for _, keys := range cfg.Keys {
 			for _, retry := range retries {
@@ -133,7 +131,7 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]BenchCell, string, error) {
 
 // benchProgress prints a cell's line, its retry policy too when the
 // sweep has several.
-func benchProgress(w io.Writer, cell BenchCell, retries bool) {
+func benchProgress(w io.Writer, cell report.BenchRow, retries bool) {
 	if w == nil {
 		return
 	}
@@ -156,9 +154,9 @@ type benchAxes struct {
 	agents        int
 }
 
-func benchCell(ctx context.Context, cfg BenchConfig, dir string, a benchAxes) (BenchCell, error) {
+func benchCell(ctx context.Context, cfg BenchConfig, dir string, a benchAxes) (report.BenchRow, error) {
 	lock, clients, keys, retry := a.lock, a.clients, a.keys, a.retry
-	cell := BenchCell{Lock: lock, Clients: clients, Keys: keys, Agents: a.agents}
+	cell := report.BenchRow{Lock: lock, Clients: clients, Keys: keys, Agents: a.agents}
 	name := fmt.Sprintf("%s-c%d-k%d", lock, clients, keys)
 	if len(cfg.Retries) > 1 {
 		name += "-" + retryName(retry)
@@ -173,12 +171,12 @@ func benchCell(ctx context.Context, cfg BenchConfig, dir string, a benchAxes) (B
 	ccfg := cfg.Cluster
 	ccfg.LogDir, ccfg.MaxClients = logDir, 2*clients+128
 	if ccfg.Backend == cluster.External && ccfg.External.KeyPrefix == "" {
-		ccfg.External.KeyPrefix = runPrefix("lockcheck:bench-", dir)
+		ccfg.External.KeyPrefix = harness.RunPrefix("lockcheck:bench-", dir)
 	}
 	cl, err := cluster.Up(ctx, ccfg)
 	if err != nil {
 		if errors.Is(err, cluster.ErrExternal) {
-			err = configErr(err)
+			err = workload.ConfigErr(err)
 		}
 		return cell, err
 	}
@@ -190,7 +188,7 @@ func benchCell(ctx context.Context, cfg BenchConfig, dir string, a benchAxes) (B
 	}
 	w := cfg.Workload
 	w.Clients, w.Keys, w.Retry = clients, keys, retry
-	res, err := Run(ctx, Config{Name: name, OutDir: filepath.Join(dir, "runs"),
+	res, err := harness.Run(ctx, harness.Config{Name: name, OutDir: filepath.Join(dir, "runs"),
 		Lock: lock, Registry: cfg.Registry, Workload: w, Nemesis: cfg.Nemesis, Running: cl, Cluster: ccfg, Thresholds: cfg.Thresholds,
 		TuneProcs: cfg.Warmup, Agents: a.agents, SpawnAgents: cfg.AgentBinary})
 	if err != nil {
@@ -214,7 +212,7 @@ func retryName(r string) string {
 // release at this concurrency on the cell's node, then empties it. An
 // acquire+release pair costs one of each, so the pair rate is
 // 1 / (1/SET + 1/EVALSHA).
-func baseline(ctx context.Context, cfg BenchConfig, cl *cluster.Cluster, clients int, cell *BenchCell) error {
+func baseline(ctx context.Context, cfg BenchConfig, cl *cluster.Cluster, clients int, cell *report.BenchRow) error {
 	n := cfg.BaselineRequests
 	if n == 0 {
 		n = max(200*clients, 200_000)

@@ -1,8 +1,11 @@
-package harness
+package battery
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/scenario"
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/nemesis"
@@ -12,23 +15,23 @@ import (
 // TestVerify_Gates: which break fails verify, for each kind of scenario
 // and --require, and the row status and battery verdict that follow.
 func TestVerify_Gates(t *testing.T) {
-	client := VerifyScenario{Scenario: Scenario{Name: "overrun"}}
-	pause := VerifyScenario{Scenario: Scenario{Name: "pause"}, Pauses: true}
-	server := VerifyScenario{Scenario: Scenario{Name: "kill-none"}, Server: true}
+	client := scenario.Scenario{Name: "overrun"}
+	pause := scenario.Scenario{Name: "pause", Pauses: true}
+	server := scenario.Scenario{Name: "kill-none", Server: true}
 	// downFault: only kill-redis on a single node takes down every node.
 	for _, tc := range []struct {
-		s    Scenario
+		s    scenario.Scenario
 		topo string
 		want bool
-	}{{Scenario{Nemesis: nemesis.Config{Faults: []string{"kill-redis"}}}, "single", true},
-		{Scenario{Nemesis: nemesis.Config{Faults: []string{"kill-redis"}}}, "redlock", false},
-		{Scenario{Nemesis: nemesis.Config{Faults: []string{"clock-jump"}}}, "single", false}} {
-		if _, got := downFault(tc.s, tc.topo); got != tc.want {
+	}{{scenario.Scenario{Nemesis: nemesis.Config{Faults: []string{"kill-redis"}}}, "single", true},
+		{scenario.Scenario{Nemesis: nemesis.Config{Faults: []string{"kill-redis"}}}, "redlock", false},
+		{scenario.Scenario{Nemesis: nemesis.Config{Faults: []string{"clock-jump"}}}, "single", false}} {
+		if _, got := tc.s.DownFault(tc.topo); got != tc.want {
 			t.Errorf("downFault(%v, %s) = %v, want %v", tc.s.Nemesis.Faults, tc.topo, got, tc.want)
 		}
 	}
 	for _, tc := range []struct {
-		s                   VerifyScenario
+		s                   scenario.Scenario
 		require             []string
 		wantLease, wantMutx bool
 	}{
@@ -47,15 +50,15 @@ func TestVerify_Gates(t *testing.T) {
 		}
 	}
 
-	findings := func(lin, mutex checker.Verdict) *Result {
-		return &Result{Findings: checker.Findings{Checkers: []checker.Result{
+	findings := func(lin, mutex checker.Verdict) *harness.Result {
+		return &harness.Result{Findings: checker.Findings{Checkers: []checker.Result{
 			{Name: "linearizable", Verdict: lin}, {Name: "liveness", Verdict: checker.Valid},
 			{Name: "mutex", Verdict: mutex, Violations: []checker.Violation{{Message: "double holder"}}}, {Name: "fencing", Verdict: checker.Valid}},
 			Coverage: checker.Coverage{checker.StaleHolder: 1}}}
 	}
 	for _, tc := range []struct {
 		name       string
-		s          VerifyScenario
+		s          scenario.Scenario
 		lin, mutex checker.Verdict
 		requires   checker.Coverage
 		want       string

@@ -1,4 +1,4 @@
-package harness_test
+package battery_test
 
 import (
 	"context"
@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockcheck/lockcheck/battery"
+	"github.com/lockcheck/lockcheck/report"
+
 	"github.com/lockcheck/lockcheck/checker"
-	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/internal/testutil"
 	"github.com/lockcheck/lockcheck/workload"
 )
@@ -25,7 +27,7 @@ import (
 func TestBench_Sweep(t *testing.T) {
 	testutil.RequireRedis(t)
 	procs := runtime.GOMAXPROCS(0)
-	cells, dir, err := harness.Bench(context.Background(), harness.BenchConfig{
+	cells, dir, err := battery.Bench(context.Background(), battery.BenchConfig{
 		Locks: []string{"setnx", "watchdog"}, Clients: []int{5, 10, 20}, Keys: []int{1000},
 		Workload: workload.Config{Duration: 1500 * time.Millisecond, TTL: time.Second, HoldDist: workload.HoldFixed, Retry: workload.RetryNone},
 		Warmup:   500 * time.Millisecond, Baseline: true, BaselineRequests: 20000, OutDir: t.TempDir()})
@@ -50,7 +52,7 @@ func TestBench_Sweep(t *testing.T) {
 	if got := runtime.GOMAXPROCS(0); got != procs {
 		t.Errorf("GOMAXPROCS %d after the sweep, want %d back", got, procs)
 	}
-	var fromJSON []harness.BenchCell
+	var fromJSON []report.BenchRow
 	b, err := os.ReadFile(filepath.Join(dir, "bench.json"))
 	if err != nil || json.Unmarshal(b, &fromJSON) != nil || len(fromJSON) != 6 {
 		t.Errorf("bench.json: %v, %d cells", err, len(fromJSON))

@@ -1,0 +1,60 @@
+// Package battery runs batteries of runs, each through harness.Run:
+// verify (every scenario of the battery against one lock, until each
+// meets its coverage), matrix (locks × scenarios, a verdict a cell) and
+// bench (a contention sweep).
+package battery
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/scenario"
+	"github.com/lockcheck/lockcheck/workload"
+)
+
+// workloadOf is scenario s's workload for a lock on topo: the base, s's
+// adjustments, then adjust's (the user's --clients, --ttl, ...), if set.
+// A lock that keeps its leases alive itself (ownWatchdog) gets no
+// client-side extends.
+func workloadOf(s scenario.Scenario, topo string, ownWatchdog bool, adjust func(*workload.Config)) workload.Config {
+	w := scenario.Base
+	if s.Workload != nil {
+		s.Workload(&w)
+	}
+	if s.RedlockClients > 0 && topo == cluster.Redlock {
+		w.Clients = s.RedlockClients
+	}
+	if s.Extends && !ownWatchdog {
+		w.ExtendEvery = w.TTL / 3
+	}
+	if adjust != nil {
+		adjust(&w)
+	}
+	return w
+}
+
+// scenarioRun is the run of s for the lock of base (its lock, registry,
+// check and cluster settings) on topo with workload w and seed: a verify
+// scenario's attempt and a matrix cell alike, named name, under outDir.
+func scenarioRun(s scenario.Scenario, base harness.Config, topo string, w workload.Config, seed int64, name, outDir string, args []string) harness.Config {
+	w.Seed = seed
+	n := s.Nemesis
+	n.Seed = seed
+	base.Name, base.OutDir, base.Workload, base.Nemesis, base.RestartDelay = name, outDir, w, n, s.RestartDelay
+	base.Cluster = s.ClusterFor(base.Cluster, topo)
+	base.Check = scenario.Check(base.Check, base.Cluster.Backend)
+	base.Args = append(append([]string{}, args...), fmt.Sprintf("seed=%d", seed))
+	return base
+}
+
+// verifyRun is the run config of verify's attempt of s with seed.
+func verifyRun(cfg VerifyConfig, s scenario.Scenario, topo string, ownWatchdog bool, seed int64, dir string) harness.Config {
+	rc := cfg.Lock
+	if cfg.ClientFaultLock != nil && s.Nemesis.ActsOnClients() {
+		rc = *cfg.ClientFaultLock
+	}
+	w := workloadOf(s, topo, ownWatchdog, cfg.Workload)
+	return scenarioRun(s, rc, topo, w, seed, s.Name, filepath.Join(dir, "runs"), append(append([]string{}, cfg.Args...), "scenario="+s.Name))
+}

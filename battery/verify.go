@@ -1,0 +1,357 @@
+package battery
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lockcheck/lockcheck/scenario"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/lockimpl"
+	"github.com/lockcheck/lockcheck/report"
+	"github.com/lockcheck/lockcheck/workload"
+)
+
+// DefaultVerifyBudget bounds a whole battery's time: a scenario short of
+// its coverage runs again while its share of the budget lasts.
+const DefaultVerifyBudget = 5 * time.Minute
+
+// VerifyConfig is one lockcheck verify.
+type VerifyConfig struct {
+	// Lock is the lock under test, as in a run: Lock (in Registry) or
+	// Factory, LockVersion, and Cluster's backend and programs. Its
+	// Workload, Nemesis, Name and OutDir are the battery's.
+	Lock harness.Config
+	// ClientFaultLock, if set, is the lock of the scenarios whose faults
+	// pause or crash clients (a --lock-cmd with one process per client,
+	// so that a pause stops the process).
+	ClientFaultLock *harness.Config
+	// Watchdog: the lock keeps its leases alive on its own (set for a
+	// Factory; a registered lock says so in its Entry).
+	Watchdog bool
+	// Scenarios picks scenarios by name (default: all).
+	Scenarios []string
+	// Workload, if set, adjusts every scenario's workload last (the CLI's
+	// --clients, --keys, ...).
+	Workload func(*workload.Config)
+	// Budget bounds the battery's time (0: DefaultVerifyBudget).
+	Budget time.Duration
+	Seed   int64
+	// Require turns findings into gates: a scenario's name, "server"
+	// (every server scenario), "fencing" (mutual exclusion under pauses).
+	Require []string
+	// Expect maps "scenario lease" and "scenario mutex" to the verdict
+	// the guarantee must reach (ReadVerifyExpect): a scenario that differs
+	// fails verify, whatever its gate.
+	Expect map[string]checker.Verdict
+	// KeepGoing runs every scenario even after one broke.
+	KeepGoing bool
+	OutDir    string
+	Progress  io.Writer
+	Args      []string
+}
+
+// Verify runs the battery and writes verify.json, verify.md, verify.html
+// and junit.xml into results/verify/<timestamp>/, each scenario's runs
+// under runs/. It returns an ErrConfig error for a bad config.
+func Verify(ctx context.Context, cfg VerifyConfig) (*report.Verify, string, error) {
+	scen, e, err := verifyPlan(cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	cfg.Budget = cmp.Or(cfg.Budget, DefaultVerifyBudget)
+	if cfg.Seed == 0 {
+		cfg.Seed = time.Now().UnixNano()
+	}
+	dir, err := harness.NewRunDir(cmp.Or(cfg.OutDir, "results"), "verify")
+	if err != nil {
+		return nil, "", err
+	}
+	v := &report.Verify{Lock: e.Name, Budget: cfg.Budget.String(), Seed: cfg.Seed, Require: cfg.Require, Args: cfg.Args}
+	start := time.Now()
+	broke, ownWatchdog := false, e.Watchdog || cfg.Watchdog
+	for i, s := range scen {
+		row := report.VerifyRow{Scenario: s.Name, Description: s.Description, Server: s.Server, Requires: s.Requires}
+		row.LeaseGated, row.MutexGated = gates(s, cfg.Require)
+		var topo string
+		topo, row.NA = s.TopologyFor(e, e.PerClient || cfg.ClientFaultLock != nil, cfg.Lock.Cluster)
+		if s.Overrun && ownWatchdog && row.NA == "" {
+			row.NA = "the lock extends its leases itself: its releases are never late"
+		}
+		switch {
+		case row.NA != "":
+			row.Status = report.StatusNA
+		case (broke && !cfg.KeepGoing) || ctx.Err() != nil:
+			row.Status = report.StatusNotRun
+		default:
+			share := start.Add(cfg.Budget * time.Duration(i+1) / time.Duration(len(scen)))
+			if err := verifyScenario(ctx, cfg, s, topo, ownWatchdog, share, dir, &row); err != nil {
+				// What ran is kept and written; the battery stops.
+				row.Status, row.Meaning = report.StatusUnknown, err.Error()
+				v.Rows = append(v.Rows, row)
+				return v, dir, errors.Join(err, finishVerify(v, start, dir))
+			}
+			expectRow(&row, cfg.Expect)
+			broke = broke || row.Status == report.StatusBroken
+		}
+		if cfg.Progress != nil {
+			// One line as each scenario ends; the summary has the rest.
+			fmt.Fprintf(cfg.Progress, "  %-14s %s\n", row.Scenario, row.Lines()[0])
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	return v, dir, finishVerify(v, start, dir)
+}
+
+// PrintVerifyRow prints a scenario's row (report.VerifyRow.Lines), its
+// name first.
+func PrintVerifyRow(w io.Writer, r report.VerifyRow) {
+	for i, line := range r.Lines() {
+		name := ""
+		if i == 0 {
+			name = r.Scenario
+		}
+		fmt.Fprintf(w, "  %-14s %s\n", name, line)
+	}
+}
+
+// finishVerify sets the battery's verdict and writes its files.
+func finishVerify(v *report.Verify, start time.Time, dir string) error {
+	v.Elapsed = time.Since(start).Round(time.Millisecond).String()
+	v.Verdict, v.Broken, v.Short = verifyVerdict(v.Rows)
+	_ = harness.UpdateLatest(filepath.Dir(dir), dir)
+	return report.WriteVerify(dir, *v)
+}
+
+// ValidateVerify says what is wrong with cfg, if anything, before
+// anything starts.
+func ValidateVerify(cfg VerifyConfig) error {
+	_, _, err := verifyPlan(cfg)
+	return err
+}
+
+// verifyPlan checks cfg and returns its scenarios and lock.
+func verifyPlan(cfg VerifyConfig) ([]scenario.Scenario, lockimpl.Entry, error) {
+	scen, err := scenario.Pick(scenario.Battery(), cfg.Scenarios)
+	if err != nil {
+		return nil, lockimpl.Entry{}, workload.ConfigErr(err)
+	}
+	e, err := cfg.Lock.Entry()
+	if err != nil {
+		return nil, e, workload.ConfigErr(err)
+	}
+	if err := checkRequire(cfg.Require); err != nil {
+		return nil, e, workload.ConfigErr(err)
+	}
+	// Every TTL a scenario will use must suit the lock.
+	for _, s := range scen {
+		topo, na := s.TopologyFor(e, true, cfg.Lock.Cluster)
+		if na != "" {
+			continue
+		}
+		if err := e.FitsTTL(verifyRun(cfg, s, topo, e.Watchdog || cfg.Watchdog, 0, "").Workload.TTL); err != nil {
+			return nil, e, workload.ConfigErr(fmt.Errorf("scenario %s: %w", s.Name, err))
+		}
+	}
+	if cfg.Lock.Cluster.Backend == cluster.External {
+		// The lock must fit the Redis given before any scenario runs.
+		if err := harness.Validate(cfg.Lock); err != nil {
+			return nil, e, err
+		}
+	}
+	for k := range cfg.Expect {
+		name, g, _ := strings.Cut(k, " ")
+		if _, err := scenario.Pick(scenario.Battery(), []string{name}); err != nil || (g != "lease" && g != "mutex") {
+			return nil, e, workload.ConfigErr(fmt.Errorf("--expect %q: want a scenario (%s) and lease or mutex", k, strings.Join(scenario.Names(scenario.Battery()), ", ")))
+		}
+	}
+	if cfg.Budget < 0 {
+		return nil, e, workload.ConfigErr(fmt.Errorf("--budget %v: want more than 0", cfg.Budget))
+	}
+	return scen, e, nil
+}
+
+// checkRequire refuses a --require that names nothing.
+func checkRequire(req []string) error {
+	names := scenario.Names(scenario.Battery())
+	for _, r := range req {
+		if r != "fencing" && r != "server" && !slices.Contains(names, r) {
+			return fmt.Errorf("--require %q: want fencing, server or a scenario (%s)", r, strings.Join(names, ", "))
+		}
+	}
+	return nil
+}
+
+// gates says whether a break of the lease contract, and of mutual
+// exclusion, fails verify in s: the lease contract in any client-side
+// scenario, mutual exclusion in one without pauses; findings otherwise,
+// unless required.
+func gates(s scenario.Scenario, require []string) (lease, mutex bool) {
+	named := slices.Contains(require, s.Name) || (s.Server && slices.Contains(require, "server"))
+	lease = !s.Server || named
+	mutex = (!s.Server && !s.Pauses) || named || (s.Pauses && slices.Contains(require, "fencing"))
+	return lease, mutex
+}
+
+// verifyScenario runs s until its coverage is met, a guarantee breaks, or
+// its share of the budget is spent, summing the coverage of its runs.
+func verifyScenario(ctx context.Context, cfg VerifyConfig, s scenario.Scenario, topo string, ownWatchdog bool, share time.Time, dir string, row *report.VerifyRow) error {
+	began := time.Now()
+	defer func() { row.Elapsed = time.Since(began).Round(time.Millisecond).String() }()
+	row.Coverage = checker.Coverage{}
+	for attempt := int64(0); ; attempt++ {
+		rc := verifyRun(cfg, s, topo, ownWatchdog, cfg.Seed+attempt, dir)
+		res, err := harness.Run(ctx, rc)
+		row.Runs++
+		row.Seeds = append(row.Seeds, rc.Workload.Seed)
+		if err != nil {
+			if res != nil && res.Dir != "" {
+				err = fmt.Errorf("%s: %w (recorded in %s)", s.Name, err, res.Dir)
+			}
+			return err
+		}
+		row.Dir, _ = filepath.Rel(dir, res.Dir)
+		if fault, ok := s.DownFault(topo); ok {
+			ops, err := history.ReadFile(filepath.Join(res.Dir, "history.jsonl"))
+			if err != nil {
+				return err
+			}
+			row.GrantedWhileDown += len(checker.GrantedWhileDown(ops, fault))
+		}
+		judgeRun(row, s, res)
+		if row.Status != report.StatusNotExercised || time.Now().After(share) || ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// judgeRun folds one run of s into row: its guarantees, its coverage
+// added to the runs' before, and the row's status.
+func judgeRun(row *report.VerifyRow, s scenario.Scenario, res *harness.Result) {
+	f := res.Findings
+	verdict := func(names ...string) checker.Verdict {
+		var vs []checker.Verdict
+		for _, n := range names {
+			c, _ := f.Checker(n)
+			vs = append(vs, c.Verdict)
+		}
+		return checker.Compose(vs...)
+	}
+	row.Lease = worst(row.Lease, verdict(checker.Of(checker.LeaseContract)...))
+	row.Mutex = worst(row.Mutex, verdict(checker.Of(checker.MutualExclusion)...))
+	if row.Checkers == nil {
+		row.Checkers = map[string]checker.Verdict{}
+	}
+	for _, c := range f.Checkers {
+		row.Checkers[c.Name] = worst(row.Checkers[c.Name], c.Verdict)
+	}
+	for name, n := range f.Coverage {
+		row.Coverage[name] += n
+	}
+	row.Short = report.ShortOf(row.Coverage, row.Requires)
+	for _, t := range res.ThresholdsFailed() {
+		if !slices.Contains(row.ThresholdsFailed, t.Threshold) {
+			row.ThresholdsFailed = append(row.ThresholdsFailed, t.Threshold)
+		}
+	}
+	row.Meaning = ""
+	switch {
+	case row.GrantedWhileDown > 0:
+		row.Status = report.StatusBroken
+		row.Meaning = fmt.Sprintf("the lock fails open: %d acquire(s) granted while its only Redis node was down (an error read as acquired)", row.GrantedWhileDown)
+		return
+	case (row.Lease == checker.Invalid && row.LeaseGated) || (row.Mutex == checker.Invalid && row.MutexGated):
+		row.Status = report.StatusBroken
+	case row.Lease == checker.Invalid || row.Mutex == checker.Invalid:
+		row.Status = report.StatusFinding
+	case row.Lease == checker.Unknown || row.Mutex == checker.Unknown:
+		row.Status = report.StatusUnknown
+	case len(row.Short) > 0:
+		row.Status = report.StatusNotExercised
+	default:
+		row.Status = report.StatusPassed
+	}
+	switch row.Status {
+	case report.StatusBroken:
+		what := "the lease contract broke"
+		if !(row.Lease == checker.Invalid && row.LeaseGated) {
+			what = "mutual exclusion broke"
+		}
+		row.Meaning = what + ": " + firstViolation(f, row)
+	case report.StatusFinding:
+		row.Meaning = s.Breaks + ": " + firstViolation(f, row)
+	}
+}
+
+// expectRow fails a scenario whose guarantees, where they count (not
+// short of coverage, not unknown), differ from what expect says.
+func expectRow(row *report.VerifyRow, expect map[string]checker.Verdict) {
+	if row.Status != report.StatusPassed && row.Status != report.StatusFinding && row.Status != report.StatusBroken {
+		return
+	}
+	for _, g := range []struct {
+		name string
+		got  checker.Verdict
+	}{{"lease", row.Lease}, {"mutex", row.Mutex}} {
+		if want, ok := expect[row.Scenario+" "+g.name]; ok && want != g.got {
+			row.Status = report.StatusBroken
+			row.Meaning = strings.TrimSuffix(fmt.Sprintf("--expect: %s %s, got %s; %s", g.name, want, g.got, row.Meaning), "; ")
+		}
+	}
+}
+
+// worst composes the verdicts of a scenario's runs ("" before the first).
+func worst(a, b checker.Verdict) checker.Verdict {
+	if a == "" {
+		return b
+	}
+	return checker.Compose(a, b)
+}
+
+// firstViolation is the first violation of the checkers that broke,
+// those of a gated guarantee first.
+func firstViolation(f checker.Findings, row *report.VerifyRow) string {
+	lease, mutex := checker.Of(checker.LeaseContract), checker.Of(checker.MutualExclusion)
+	order := append(lease, mutex...)
+	if !row.LeaseGated {
+		order = append(mutex, lease...)
+	}
+	for _, n := range order {
+		if c, _ := f.Checker(n); c.Verdict == checker.Invalid && len(c.Violations) > 0 {
+			return n + ": " + c.Violations[0].Message
+		}
+	}
+	return "see the run's report"
+}
+
+// verifyVerdict is the battery's verdict: invalid if a gated guarantee
+// broke, unknown if a scenario was not exercised or not decided, valid
+// otherwise.
+func verifyVerdict(rows []report.VerifyRow) (checker.Verdict, []string, []string) {
+	var broken, short []string
+	for _, r := range rows {
+		switch r.Status {
+		case report.StatusBroken:
+			broken = append(broken, r.Scenario)
+		case report.StatusNotExercised, report.StatusUnknown:
+			short = append(short, r.Scenario)
+		}
+	}
+	switch {
+	case len(broken) > 0:
+		return checker.Invalid, broken, short
+	case len(short) > 0:
+		return checker.Unknown, broken, short
+	}
+	return checker.Valid, broken, short
+}

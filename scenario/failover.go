@@ -1,0 +1,22 @@
+package scenario
+
+import (
+	"time"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/workload"
+)
+
+// failover is failover: Sentinel promotes a replica that lags.
+var failover = Scenario{Name: "failover", Description: "sentinel: kill the master with replication 500 ms behind; a replica is promoted",
+	Nemesis:  nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
+	Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond, Workload: failoverWorkload,
+	Server: true, Requires: checker.Coverage{checker.Hit("failover"): 1}, Breaks: "the promoted replica had not received held locks"}
+
+// failoverWorkload is the sentinel scenarios' workload: leases of 10 s
+// held 3 s on 40 keys, so that a promotion finds leases live.
+func failoverWorkload(w *workload.Config) {
+	w.TTL, w.Hold, w.Keys, w.Duration = 10*time.Second, 3*time.Second, 40, 12*time.Second
+}

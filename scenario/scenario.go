@@ -1,0 +1,93 @@
+// Package scenario holds lockcheck's scenarios, one a file with a
+// registry line, as nemesis holds its faults: a workload, a fault
+// schedule, the Redis set-up they need, and what a run of them must be
+// seen to do for its verdict to count. verify runs a battery of them
+// (Battery), matrix a column each (MatrixColumns); each has one name and
+// one definition.
+package scenario
+
+import (
+	"time"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/workload"
+)
+
+// Scenario is one scenario.
+type Scenario struct {
+	Name        string
+	Description string
+	Nemesis     nemesis.Config
+	Persistence string
+	// RestartDelay is how long kill-redis keeps a node down.
+	RestartDelay time.Duration
+	// Topology is the topology the scenario needs ("": the lock's own);
+	// Only lists the topologies it applies to ("": any).
+	Topology string
+	Only     []string
+	// Workload adjusts Base.
+	Workload func(*workload.Config)
+	// ReplicationLag for the sentinel scenarios.
+	ReplicationLag time.Duration
+
+	// Requires are the coverage figures the scenario must reach for its
+	// verdict to count: the failure it exists for got its chance.
+	Requires checker.Coverage
+	// Server marks a server-fault scenario (the deployment table): its
+	// breaks are findings unless required.
+	Server bool
+	// Pauses: clients are paused past their TTL, so mutual exclusion
+	// at the resource needs fencing: a break is a finding unless
+	// --require fencing.
+	Pauses bool
+	// Extends: clients keep their leases alive by extends every TTL/3,
+	// unless the lock has a watchdog of its own.
+	Extends bool
+	// Overrun: holds outlive the TTL on purpose, so releases come after
+	// expiry; n/a for a lock that keeps its leases alive by itself, whose
+	// releases are never late.
+	Overrun bool
+	// RedlockClients, if set, is the client count for a Redlock lock: an
+	// op is a round trip to each of five nodes, and two cores serve fewer
+	// clients within redsync's per-node timeout (5% of the TTL).
+	RedlockClients int
+	// Breaks says what a break in this scenario means where it is a
+	// finding (the fault's known effect on a lock without the defence).
+	Breaks string
+}
+
+// Base is the workload every scenario adjusts: short leases, so that a
+// run of a few seconds holds hundreds of them.
+var Base = workload.Config{Clients: 20, Keys: 5, TTL: 200 * time.Millisecond, Hold: 100 * time.Millisecond,
+	HoldDist: workload.HoldExp, Retry: workload.RetryBackoff, OpTimeout: 500 * time.Millisecond,
+	Margin: 30 * time.Millisecond, Duration: 6 * time.Second}
+
+// serverWorkload is the server scenarios' workload: leases of a second,
+// held most of it, so that a fault every second or two lands on one.
+func serverWorkload(w *workload.Config) {
+	w.TTL, w.Hold, w.Margin, w.OpTimeout, w.Duration = time.Second, 700*time.Millisecond, 100*time.Millisecond, time.Second, 8*time.Second
+}
+
+// stallWorkload is the pause-redis and lost-reply scenarios' workload:
+// few keys, so that the acquires a stall leaves indeterminate contend.
+func stallWorkload(w *workload.Config) { w.Keys, w.Duration = 3, 8*time.Second }
+
+// then is a workload adjustment: first, then next.
+func then(first, next func(*workload.Config)) func(*workload.Config) {
+	return func(w *workload.Config) { first(w); next(w) }
+}
+
+// onServer is s on the server workload (serverWorkload, then s's own
+// adjustments).
+func onServer(s Scenario) Scenario {
+	if s.Workload == nil {
+		s.Workload = serverWorkload
+	} else {
+		s.Workload = then(serverWorkload, s.Workload)
+	}
+	return s
+}
+
+// killEvery is the kill scenarios' schedule.
+var killEvery = nemesis.Config{Faults: []string{"kill-redis"}, Interval: 1500 * time.Millisecond}
