@@ -22,13 +22,13 @@ import (
 func TestMatrix_Redlock(t *testing.T) {
 	testutil.RequireRedis(t)
 	expect := map[string]checker.Verdict{
-		"redlock kill-delayed":   checker.Valid,
-		"redlock kill-quorum":    checker.Invalid,
-		"redlock clock-quorum":   checker.Invalid,
-		"redlock pause":          checker.Invalid,
-		"redsync kill-delayed":   checker.Valid,
-		"redsync kill-quorum":    checker.Invalid,
-		"redsync clock-quorum":   checker.Invalid,
+		"redlock kill-delayed": checker.Valid,
+		"redlock kill-quorum":  checker.Invalid,
+		"redlock clock-quorum": checker.Invalid,
+		"redlock pause":        checker.Invalid,
+		"redsync kill-delayed": checker.Valid,
+		"redsync kill-quorum":  checker.Invalid,
+		"redsync clock-quorum": checker.Invalid,
 	}
 	res, err := battery.Matrix(context.Background(), battery.MatrixConfig{Locks: []string{"redlock", "redsync"},
 		Scenarios: []string{"kill-delayed", "kill-quorum", "clock-quorum", "pause"}, OutDir: t.TempDir(),
