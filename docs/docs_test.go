@@ -1,0 +1,135 @@
+// Package docs_test checks the README and the pages under docs/: every
+// relative link resolves (file and heading), and every test a page names
+// exists, so that a sentence saying "a test covers this" names one.
+package docs_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var (
+	link     = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	heading  = regexp.MustCompile("(?m)^#{1,6} (.*)$")
+	testName = regexp.MustCompile(`\b(Test|Benchmark|Fuzz)[A-Z][A-Za-z0-9_]*`)
+	fence    = regexp.MustCompile("(?ms)^```.*?^```")
+)
+
+// pages are the README and every page under docs/.
+func pages(t *testing.T) []string {
+	t.Helper()
+	ps, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]string{"../README.md"}, ps...)
+}
+
+// anchors are the GitHub anchors of a page's headings.
+func anchors(t *testing.T, path string, cache map[string]map[string]bool) map[string]bool {
+	if a, ok := cache[path]; ok {
+		return a
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := map[string]bool{}
+	for _, m := range heading.FindAllStringSubmatch(fence.ReplaceAllString(string(b), ""), -1) {
+		a[slug(m[1])] = true
+	}
+	cache[path] = a
+	return a
+}
+
+// slug is GitHub's anchor for a heading: lower case, punctuation but
+// hyphens dropped, spaces as hyphens.
+func slug(h string) string {
+	var sb strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(h)) {
+		switch {
+		case r == ' ':
+			sb.WriteRune('-')
+		case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127:
+			sb.WriteRune(r)
+		}
+	}
+	return sb.String()
+}
+
+func TestDocs_LinksResolve(t *testing.T) {
+	cache := map[string]map[string]bool{}
+	for _, page := range pages(t) {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(fence.ReplaceAllString(string(b), ""), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			path, anchor, _ := strings.Cut(target, "#")
+			file := page
+			if path != "" {
+				file = filepath.Join(filepath.Dir(page), path)
+				if _, err := os.Stat(file); err != nil {
+					t.Errorf("%s: link %s: %v", page, target, err)
+					continue
+				}
+			}
+			if anchor != "" && strings.HasSuffix(file, ".md") && !anchors(t, file, cache)[anchor] {
+				t.Errorf("%s: link %s: no heading #%s in %s", page, target, anchor, file)
+			}
+		}
+	}
+}
+
+// testFuncs are the names of every test, benchmark and fuzz target in
+// the module.
+func testFuncs(t *testing.T) map[string]bool {
+	t.Helper()
+	decl := regexp.MustCompile(`(?m)^func ((?:Test|Benchmark|Fuzz)\w+)\(`)
+	names := map[string]bool{}
+	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "results") {
+			return filepath.SkipDir
+		}
+		if !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range decl.FindAllStringSubmatch(string(b), -1) {
+			names[m[1]] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+func TestDocs_NamedTestsExist(t *testing.T) {
+	funcs := testFuncs(t)
+	for _, page := range pages(t) {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range testName.FindAllString(string(b), -1) {
+			if !funcs[name] {
+				t.Errorf("%s names %s, which no _test.go declares", page, name)
+			}
+		}
+	}
+}
