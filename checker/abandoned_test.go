@@ -33,7 +33,7 @@ func TestAbandoned(t *testing.T) {
 		t.Fatalf("Abandoned = %+v, want %+v", got, want)
 	}
 	// The liveness checker reports them as figures.
-	res := Liveness(ops, Options{})
+	res := Liveness(ops, Options{}.Resolved())
 	if res.Figures["abandoned_leases"] != 3 || res.Figures["longest_abandoned_stall_ms"] != 70 {
 		t.Errorf("liveness figures %v, want 3 abandoned leases and a 70 ms stall (f's)", res.Figures)
 	}

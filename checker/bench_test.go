@@ -28,14 +28,14 @@ func TestGenHistory_IsValid(t *testing.T) {
 	if !stolen {
 		t.Fatal("no failed acquire to turn into a theft")
 	}
-	if rep := Linearizable(context.Background(), ops, Options{}); rep.Verdict != Invalid {
+	if rep := Linearizable(context.Background(), ops, Options{}.Resolved()); rep.Verdict != Invalid {
 		t.Errorf("history with a stolen lease: got %s, want invalid", rep.Verdict)
 	}
 }
 
 // lin returns the linearizable checker with opt, for benchCheck.
 func lin(opt Options) func([]history.Op) Result {
-	return func(ops []history.Op) Result { return Linearizable(context.Background(), ops, opt) }
+	return func(ops []history.Op) Result { return Linearizable(context.Background(), ops, opt.Resolved()) }
 }
 
 func benchCheck(b *testing.B, ops []history.Op, check func([]history.Op) Result) {
@@ -181,7 +181,7 @@ func BenchmarkCoverage_1M(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if c := CoverageOf(ops, Options{}); c[Contended] == 0 {
+		if c := CoverageOf(ops, Options{}.Resolved()); c[Contended] == 0 {
 			b.Fatal("no contended acquire in a contended history")
 		}
 	}

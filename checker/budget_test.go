@@ -60,7 +60,7 @@ func TestBudget_Child(t *testing.T) {
 	}
 	h := hardStall()
 	r := Linearizable(context.Background(), h.ops, Options{ClockTolerance: Exactly(h.eps), InfoHorizon: Exactly(h.horizon),
-		Timeout: 5 * time.Minute, Memory: 200 << 20, skip: skipCover | skipSurplus})
+		Timeout: 5 * time.Minute, Memory: 200 << 20, skip: skipCover | skipSurplus}.Resolved())
 	_ = json.NewEncoder(os.Stdout).Encode(r)
 }
 

@@ -115,9 +115,11 @@ func (o Options) Validate() error {
 }
 
 // Resolved is o with defaults filled in and None read as zero: the values
-// the checkers use. Resolving resolved options changes nothing (a check
-// resolves them, and so does each checker it runs: a 0 read twice must
-// stay 0, not become the default).
+// the checkers use, as they are. A check's two entry points (CheckWith,
+// Partition.Check) resolve what they are given, and nothing below them
+// does; harness resolves a run's options once, where the run is prepared
+// or its dir read, so resolving resolved options must change nothing (a
+// 0 read twice stays 0, not the default).
 func (o Options) Resolved() Options {
 	if o.resolved {
 		return o

@@ -74,7 +74,7 @@ func TestLinearizable_Explanation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Linearizable(context.Background(), ops, corpusOpts)
+	r := Linearizable(context.Background(), ops, corpusOpts.Resolved())
 	if len(r.Violations) != 1 {
 		t.Fatalf("got %d violations, want 1", len(r.Violations))
 	}
@@ -95,7 +95,7 @@ func TestLinearizable_TimeoutIsUnknownNeverValid(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	r := Linearizable(ctx, ops, corpusOpts)
+	r := Linearizable(ctx, ops, corpusOpts.Resolved())
 	if r.Verdict != Unknown || len(r.UnknownKeys) != 1 || r.UnknownKeys[0] != "k" {
 		t.Errorf("cancelled check: got %s with unknown keys %v, want unknown [k]", r.Verdict, r.UnknownKeys)
 	}
@@ -108,7 +108,7 @@ func TestLinearizable_AnnotatesNemesisWindows(t *testing.T) {
 	}
 	opt := corpusOpts
 	opt.OutDir = t.TempDir()
-	r := Linearizable(context.Background(), ops, opt)
+	r := Linearizable(context.Background(), ops, opt.Resolved())
 	b, err := os.ReadFile(filepath.Join(opt.OutDir, r.Violations[0].File))
 	if err != nil {
 		t.Fatal(err)

@@ -170,7 +170,8 @@ func (k *keyLeases) near(t int64, f func(*leaseSpan) bool) {
 	}
 }
 
-// CoverageOf measures a history's coverage.
+// CoverageOf measures a history's coverage; o is resolved
+// (Options.Resolved).
 func CoverageOf(ops []history.Op, o Options) Coverage {
 	cov, _ := coverageOf(ops, o)
 	return cov
@@ -179,7 +180,6 @@ func CoverageOf(ops []history.Op, o Options) Coverage {
 // coverageOf is CoverageOf, and for each fault window of ops whether a
 // lease was live at its start.
 func coverageOf(ops []history.Op, o Options) (Coverage, []windowHit) {
-	o = o.Resolved()
 	byToken, keys := leaseSpans(ops, o)
 	cov := Coverage{}
 	for _, f := range CoverageFigures {

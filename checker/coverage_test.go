@@ -93,7 +93,7 @@ func TestCoverageOf(t *testing.T) {
 			for i := range c.ops {
 				c.ops[i].Index = int64(i)
 			}
-			got := CoverageOf(c.ops, Options{ClockTolerance: time.Millisecond, InfoHorizon: 10 * time.Millisecond})
+			got := CoverageOf(c.ops, Options{ClockTolerance: time.Millisecond, InfoHorizon: 10 * time.Millisecond}.Resolved())
 			for name, v := range got {
 				if v != c.want[name] {
 					t.Errorf("%s = %d, want %d (all: %v)", name, v, c.want[name], got)

@@ -21,8 +21,8 @@ var livenessSpec = Spec{Check: Func("liveness", func(_ context.Context, ops []hi
 // it flags only locks that truly never let go; the linearizable checker
 // catches the finer cases. Its figures also say how many leases were never
 // released and the longest their key then stayed unavailable (Abandoned).
+// opt is resolved (Options.Resolved).
 func Liveness(ops []history.Op, opt Options) Result {
-	opt = opt.Resolved()
 	res := Result{Name: "liveness", Verdict: Valid, Figures: map[string]int64{}}
 	keys, groups := byKey(ops, func(op *history.Op) bool { return op.F == history.Acquire || op.F == history.Extend })
 	var stuckOps int64

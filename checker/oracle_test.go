@@ -315,7 +315,7 @@ func agreeIn(t testing.TB, h oracleHistory, names []string) Verdict {
 			continue
 		}
 		r := Linearizable(context.Background(), h.ops, Options{ClockTolerance: Exactly(h.eps), InfoHorizon: Exactly(h.horizon),
-			Timeout: time.Minute, skip: mode.skip})
+			Timeout: time.Minute, skip: mode.skip}.Resolved())
 		if r.Verdict != want {
 			t.Fatalf("%s: checker says %s, oracle says %s; violations %+v %+v\n%s", mode.name, r.Verdict, want, r.Violations, r.Undecided, h)
 		}
@@ -799,7 +799,7 @@ func TestLinearizable_AgreesWithOracle_ClockBounds(t *testing.T) {
 		if looseIn(m) {
 			// A mutation that shrank a TTL under four bounds: the key is
 			// not judged, whatever the oracle would say.
-			if res := Linearizable(context.Background(), m.ops, Options{ClockTolerance: Exactly(m.eps), InfoHorizon: Exactly(m.horizon)}); res.Verdict != Unknown {
+			if res := Linearizable(context.Background(), m.ops, Options{ClockTolerance: Exactly(m.eps), InfoHorizon: Exactly(m.horizon)}.Resolved()); res.Verdict != Unknown {
 				t.Fatalf("seed %d: clocks too loose for a TTL, checker says %s, want unknown\n%s", seed, res.Verdict, m)
 			}
 			verdicts[Unknown]++
@@ -859,7 +859,7 @@ func TestClockBound_MutexAndLoose(t *testing.T) {
 	}
 	// Two holders at once: invalid with tight clocks, unknown with loose.
 	two := []history.Op{acq(1, "a", history.OK, 0, 1, 1), acq(2, "b", history.OK, 5, 6, 1)}
-	tight := Options{ClockTolerance: None}
+	tight := Options{ClockTolerance: None}.Resolved()
 	if r := Linearizable(context.Background(), two, tight); r.Verdict != Invalid {
 		t.Errorf("two holders, bounds 1ms of a 20ms TTL: %s, want invalid", r.Verdict)
 	}

@@ -151,7 +151,7 @@ func TestGenStalls(t *testing.T) {
 	if s < 0.05 {
 		t.Errorf("orphans are %.1f%% of acquires, want 5%%", 100*s)
 	}
-	opt := Options{InfoHorizon: time.Second + 500*time.Millisecond}
+	opt := Options{InfoHorizon: time.Second + 500*time.Millisecond}.Resolved()
 	if r := Linearizable(context.Background(), ops, opt); r.Verdict != Valid {
 		t.Fatalf("simulated stalls: %s %+v", r.Verdict, r.Violations)
 	}

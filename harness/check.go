@@ -38,10 +38,21 @@ type checked struct {
 }
 
 func checkDir(ctx context.Context, path string, opt checker.Options) (checked, error) {
-	var c checked
 	if err := opt.Validate(); err != nil {
-		return c, configErr(err)
+		return checked{}, configErr(err)
 	}
+	return checkWith(ctx, path, func(info report.RunInfo) checker.Options { return resolveCheck(opt, recorded(info)) })
+}
+
+// checkRun checks a run's own dir with the options the run resolved.
+func checkRun(ctx context.Context, dir string, opt checker.Options) (checked, error) {
+	return checkWith(ctx, dir, func(report.RunInfo) checker.Options { return opt })
+}
+
+// checkWith reads the run dir (or history) at path and checks it with the
+// options options gives for its run.json.
+func checkWith(ctx context.Context, path string, options func(report.RunInfo) checker.Options) (checked, error) {
+	var c checked
 	var hpath string
 	c.dir, hpath = path, filepath.Join(path, "history.jsonl")
 	if st, err := os.Stat(path); err != nil {
@@ -53,15 +64,7 @@ func checkDir(ctx context.Context, path string, opt checker.Options) (checked, e
 	if c.info, c.raw, err = report.ReadRunInfo(c.dir); err != nil {
 		return c, configErr(err)
 	}
-	// The run's settings, where the caller set none (0 in run.json means 0).
-	for _, f := range []struct {
-		opt *time.Duration
-		ran string
-	}{{&opt.InfoHorizon, c.info.InfoHorizon}, {&opt.ClockTolerance, c.info.ClockTolerance}} {
-		if d, err := time.ParseDuration(f.ran); err == nil && *f.opt == 0 {
-			*f.opt = checker.Exactly(d)
-		}
-	}
+	opt := options(c.info)
 	if opt.OutDir == "" {
 		opt.OutDir = c.dir
 	}

@@ -208,9 +208,6 @@ func prepare(cfg Config) (plan, error) {
 	if err := fitsMachine(p.workload.Clients/max(1, cfg.Agents), max(1, p.cfg.Cluster.Nodes)); err != nil {
 		return p, err
 	}
-	if cfg.Check.InfoHorizon == 0 {
-		p.cfg.Check.InfoHorizon = infoHorizon(p.workload, p.nemesis, cfg.RestartDelay)
-	}
 	if p.cfg.Cluster.Backend == cluster.Local && cfg.Running == nil {
 		if p.redisVersion, err = cluster.ServerVersion(cfg.Cluster.RedisServer); err != nil {
 			return p, err
@@ -306,6 +303,8 @@ type run struct {
 	cl     *cluster.Cluster
 	ownsCl bool // started here, so stopped here
 	clock  *history.Clock
+	// check is the run's check options, resolved once (resolveCheck).
+	check  checker.Options
 	info   report.RunInfo
 	hf     *os.File
 	hw     *history.Writer
@@ -355,13 +354,8 @@ func (r *run) start(ctx context.Context) error {
 	if r.cl.External() {
 		r.workload.KeyPrefix = r.cl.KeyPrefix()
 		r.res.Workload = r.workload
-		if r.cfg.Check.ClockTolerance == 0 {
-			// A remote server's clock and the split of a round trip
-			// between its two legs are unknown: the tolerance widens by
-			// the worst PING round trip measured.
-			r.cfg.Check.ClockTolerance = checker.DefaultClockTolerance + r.cl.RTT.Round(time.Millisecond) + time.Millisecond
-		}
 	}
+	r.check = resolveCheck(r.cfg.Check, r.runFallback())
 	return nil
 }
 
@@ -393,7 +387,7 @@ func (r *run) stop() error {
 func (r *run) open() error {
 	r.clock = history.NewClock()
 	cfg, ccfg, w, n := r.cfg, r.cfg.Cluster, r.workload, r.nemesis
-	chk := cfg.Check.Resolved()
+	chk := r.check
 	r.info = report.RunInfo{Lockcheck: version.Version, Lock: r.lockName, LockVersion: cfg.LockVersion, Redis: r.res.Redis,
 		Topology: ccfg.Topology, Backend: ccfg.Backend, RedisConf: ccfg.RedisConf, Args: cfg.Args, Seed: w.Seed, Started: r.clock.Start().UTC(),
 		Workload: toJSON(w), ClockTolerance: chk.ClockTolerance.String(), InfoHorizon: chk.InfoHorizon.String(),
@@ -538,9 +532,8 @@ func (r *run) drive(ctx context.Context, p workload.Players) error {
 	}
 	r.unrecorded = p.Unrecorded()
 	if r.res.Agents != nil {
-		// run.json gains what was measured of the agents' clocks.
-		r.info.Agents = r.res.Agents
-		if err := report.WriteRunInfo(r.res.Dir, r.info); err != nil {
+		// What was measured of the agents' clocks, beside run.json.
+		if err := report.WriteAgents(r.res.Dir, r.res.Agents); err != nil {
 			return writeErr(err)
 		}
 	}
@@ -574,7 +567,7 @@ func (r *run) judge(ctx context.Context) error {
 	if n > 1_000_000 && r.cfg.Progress != nil {
 		fmt.Fprintf(r.cfg.Progress, "checking %d ops, key bucket by key bucket\n", n)
 	}
-	c, err := checkDir(context.WithoutCancel(ctx), res.Dir, r.cfg.Check)
+	c, err := checkRun(context.WithoutCancel(ctx), res.Dir, r.check)
 	if err != nil {
 		return err
 	}

@@ -191,7 +191,7 @@ func TestOwnLock_AddExtend(t *testing.T) {
 		// The only indeterminate ops here are a crashed client's, which
 		// never left it: a short horizon keeps them from covering the
 		// time the additive extends added.
-		lin := checker.Linearizable(context.Background(), ops, checker.Options{ClockTolerance: 50 * time.Millisecond, InfoHorizon: time.Millisecond, Timeout: time.Minute})
+		lin := checker.Linearizable(context.Background(), ops, checker.Options{ClockTolerance: 50 * time.Millisecond, InfoHorizon: time.Millisecond, Timeout: time.Minute}.Resolved())
 		return adds > 0 && lin.Verdict == checker.Invalid, strconv.Itoa(adds) + " additive extends; read as replacing: " + string(lin.Verdict)
 	})
 }

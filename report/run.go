@@ -123,8 +123,16 @@ func WriteRunInfo(dir string, info RunInfo) error {
 	return writeJSON(filepath.Join(dir, "run.json"), info)
 }
 
-// ReadRunInfo reads dir's run.json, and returns it as it is on disk too
-// (the report shows it). A dir without one gives a zero RunInfo.
+// WriteAgents writes dir's agents.json: the account of a run's agents,
+// known only at its end (run.json is written once, at its start, so that
+// a run killed outright can still be checked).
+func WriteAgents(dir string, agents []RunAgent) error {
+	return writeJSON(filepath.Join(dir, "agents.json"), agents)
+}
+
+// ReadRunInfo reads dir's run.json, with its agents.json as Agents, and
+// returns run.json as it is on disk too (the report shows it). A dir
+// without one gives a zero RunInfo.
 func ReadRunInfo(dir string) (RunInfo, []byte, error) {
 	var info RunInfo
 	path := filepath.Join(dir, "run.json")
@@ -134,6 +142,12 @@ func ReadRunInfo(dir string) (RunInfo, []byte, error) {
 	}
 	if err := json.Unmarshal(b, &info); err != nil {
 		return info, nil, fmt.Errorf("%s: %v", path, err)
+	}
+	apath := filepath.Join(dir, "agents.json")
+	if ab, err := os.ReadFile(apath); err == nil {
+		if err := json.Unmarshal(ab, &info.Agents); err != nil {
+			return info, nil, fmt.Errorf("%s: %v", apath, err)
+		}
 	}
 	return info, b, nil
 }

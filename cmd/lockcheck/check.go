@@ -15,9 +15,7 @@ import (
 func checkCmd(ctx context.Context, args []string) (int, error) {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	var opt checker.Options
-	fs.DurationVar(&opt.ClockTolerance, "clock-tolerance", 0, "clock tolerance eps of the lease model (default: the run's, else 25ms)")
-	fs.DurationVar(&opt.InfoHorizon, "info-horizon", 0, "how long after it returned an indeterminate op may take effect (default: the run's, else 10s)")
-	checkBoundFlags(fs, &opt)
+	checkFlags(fs, &opt)
 	out := fs.String("out", "", "directory for results.json and the visualizations (default: check-<timestamp>/ in the run dir; for a history file outside a run dir, results/check/<timestamp>/ with results/check/latest)")
 	fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: lockcheck check [flags] PATH   (PATH: a run dir or a history.jsonl)")
@@ -29,8 +27,6 @@ func checkCmd(ctx context.Context, args []string) (int, error) {
 	if fs.NArg() != 1 {
 		return exitUsage, usageError{fmt.Errorf("check takes one PATH (a run dir or a history.jsonl), got %d", fs.NArg())}
 	}
-	exactly(fs, "clock-tolerance", &opt.ClockTolerance)
-	exactly(fs, "info-horizon", &opt.InfoHorizon)
 	hpath := fs.Arg(0)
 	if st, err := os.Stat(hpath); err == nil && st.IsDir() {
 		hpath = filepath.Join(hpath, "history.jsonl")

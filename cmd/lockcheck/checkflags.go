@@ -2,11 +2,46 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/docker/go-units"
 	"github.com/lockcheck/lockcheck/checker"
 	flag "github.com/spf13/pflag"
 )
+
+// checkFlags declares the check's options, once for every command that
+// checks a history (run, check): the lease model's clock tolerance and
+// info horizon (0 given means 0, not the default), and the bounds.
+func checkFlags(fs *flag.FlagSet, opt *checker.Options) {
+	fs.Var((*exactDuration)(&opt.ClockTolerance), "clock-tolerance", "clock tolerance eps of the lease model (default 25ms; on --backend external, plus the worst of 20 PING round trips; lockcheck check: the run's)")
+	fs.Var((*exactDuration)(&opt.InfoHorizon), "info-horizon", "how long after it returned an indeterminate op may take effect (default: the op timeout + 1s, plus how long a fault holds Redis still; lockcheck check: the run's)")
+	checkBoundFlags(fs, opt)
+}
+
+// exactDuration is a duration flag whose 0, given, means 0 to the checker
+// (whose zero Options field means its default): checker.Exactly.
+type exactDuration time.Duration
+
+func (d *exactDuration) String() string {
+	if *d == exactDuration(checker.None) {
+		return "0s"
+	}
+	if *d == 0 {
+		return ""
+	}
+	return time.Duration(*d).String()
+}
+
+func (d *exactDuration) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = exactDuration(checker.Exactly(v))
+	return nil
+}
+
+func (d *exactDuration) Type() string { return "duration" }
 
 // checkBoundFlags declares the check's bounds, the same on every command
 // that checks: --check-timeout and --check-memory.

@@ -221,7 +221,6 @@ var flagFloor = map[string]int64{
 
 // flagCeiling bounds the flags that the checker adds to history times.
 var flagCeiling = map[string]int64{
-	"clock-tolerance": int64(checker.MaxDuration), "info-horizon": int64(checker.MaxDuration),
 	"ttl": history.MaxTTLms * int64(time.Millisecond),
 }
 
@@ -264,12 +263,4 @@ func checkFloors(fs *flag.FlagSet) error {
 		}
 	})
 	return err
-}
-
-// exactly makes a duration flag that was given as 0 mean 0 to the
-// checker (whose zero means its default).
-func exactly(fs *flag.FlagSet, name string, d *time.Duration) {
-	if fs.Changed(name) {
-		*d = checker.Exactly(*d)
-	}
 }

@@ -159,9 +159,7 @@ func runFlags(o *runOpts) *flag.FlagSet {
 	fs.DurationVar(&o.restartDelay, "restart-delay", 0, "how long kill-redis keeps a node down before restarting it")
 	fs.StringVar(&o.out, "out", "results", "results root")
 	fs.StringVar(&o.name, "name", "", "run name: results go to OUT/NAME/<timestamp> (default the lock)")
-	fs.DurationVar(&o.check.ClockTolerance, "clock-tolerance", 0, "clock tolerance eps of the lease model (default 25ms; on --backend external 25ms plus the worst of 20 PING round trips)")
-	fs.DurationVar(&o.check.InfoHorizon, "info-horizon", 0, "how long after it returned an indeterminate op may take effect (default: op timeout + 1s)")
-	checkBoundFlags(fs, &o.check)
+	checkFlags(fs, &o.check)
 	fs.StringVar(&o.redisServer, "redis-server", "", "redis-server program (default: found on PATH)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line")
 	agentFlags(fs, &o.agents)
@@ -175,8 +173,6 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	if done, code, err := parseNoArgs(fs, args); done {
 		return code, err
 	}
-	exactly(fs, "clock-tolerance", &o.check.ClockTolerance)
-	exactly(fs, "info-horizon", &o.check.InfoHorizon)
 	sweepLeftovers()
 	if o.w.Seed == 0 {
 		o.w.Seed = time.Now().UnixNano()
