@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -57,15 +56,6 @@ type BenchConfig struct {
 	Thresholds []report.Threshold
 	OutDir     string
 	Progress   io.Writer
-}
-
-// PeakRSS returns this process's peak resident set size, in bytes.
-func PeakRSS() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Maxrss * 1024 // kilobytes on Linux
 }
 
 // Bench runs the sweep and writes bench.json, bench.csv and bench.html in
@@ -117,7 +107,7 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]report.BenchRow, string, err
 							return cells, dir, fmt.Errorf("cell %s clients=%d keys=%d retry=%s agents=%d: %w", lock, clients, keys, retry, n, err)
 						}
 						cells = append(cells, cell)
-						benchProgress(cfg.Progress, cell, len(retries) > 1)
+						report.TextBenchRow(cfg.Progress, cell, len(retries) > 1)
 					}
 				}
 			}
@@ -127,23 +117,6 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]report.BenchRow, string, err
 		return cells, dir, err
 	}
 	return cells, dir, ctx.Err()
-}
-
-// benchProgress prints a cell's line, its retry policy too when the
-// sweep has several.
-func benchProgress(w io.Writer, cell report.BenchRow, retries bool) {
-	if w == nil {
-		return
-	}
-	fmt.Fprintf(w, "%-12s clients %-6d keys %-8d", cell.Lock, cell.Clients, cell.Keys)
-	if cell.Agents > 0 {
-		fmt.Fprintf(w, " agents %d", cell.Agents)
-	}
-	fmt.Fprintf(w, " %10.0f acquisitions/s  p99 %.3f ms  %s", cell.Acquisitions, cell.AcquireP99, cell.Verdict)
-	if retries {
-		fmt.Fprintf(w, "  retry %s: wait p99 %.1f ms, %d give-ups, fairness %.3f", cell.Retry, cell.WaitP99, cell.GiveUps, cell.Jain)
-	}
-	fmt.Fprintln(w)
 }
 
 // benchAxes are one cell's coordinates in the sweep.
@@ -199,7 +172,7 @@ func benchCell(ctx context.Context, cfg BenchConfig, dir string, a benchAxes) (r
 	if err := cell.Measure(filepath.Join(res.Dir, "history.jsonl"), cfg.Warmup); err != nil {
 		return cell, err
 	}
-	cell.PeakRSSMB = float64(PeakRSS()) / (1 << 20)
+	cell.PeakRSSMB = float64(harness.PeakRSS()) / (1 << 20)
 	return cell, nil
 }
 

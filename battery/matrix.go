@@ -120,9 +120,7 @@ func (cfg MatrixConfig) runCells(ctx context.Context, res *MatrixResult) {
 			} else if cell.NA == "" {
 				cell.NA = "not run (interrupted)"
 			}
-			if cfg.Progress != nil {
-				fmt.Fprintf(cfg.Progress, "%-10s %-15s %s\n", lock, s.Name, cell.Line())
-			}
+			report.TextMatrixProgress(cfg.Progress, cell)
 			res.Cells = append(res.Cells, cell)
 		}
 	}

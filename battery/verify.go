@@ -104,25 +104,11 @@ func Verify(ctx context.Context, cfg VerifyConfig) (*report.Verify, string, erro
 			expectRow(&row, cfg.Expect)
 			broke = broke || row.Status == report.StatusBroken
 		}
-		if cfg.Progress != nil {
-			// One line as each scenario ends; the summary has the rest.
-			fmt.Fprintf(cfg.Progress, "  %-14s %s\n", row.Scenario, row.Lines()[0])
-		}
+		// One line as each scenario ends; the summary has the rest.
+		report.TextVerifyProgress(cfg.Progress, row)
 		v.Rows = append(v.Rows, row)
 	}
 	return v, dir, finishVerify(v, start, dir)
-}
-
-// PrintVerifyRow prints a scenario's row (report.VerifyRow.Lines), its
-// name first.
-func PrintVerifyRow(w io.Writer, r report.VerifyRow) {
-	for i, line := range r.Lines() {
-		name := ""
-		if i == 0 {
-			name = r.Scenario
-		}
-		fmt.Fprintf(w, "  %-14s %s\n", name, line)
-	}
 }
 
 // finishVerify sets the battery's verdict and writes its files.

@@ -18,6 +18,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode"
 
@@ -624,18 +625,18 @@ func runWithProgress(ctx context.Context, play func(context.Context) error, w io
 			defer wg.Done()
 			t := time.NewTicker(time.Second)
 			defer t.Stop()
+			line := report.NewProgress(w)
 			var prev int64
 			for {
 				select {
 				case <-stop:
-					fmt.Fprint(w, "\r\033[K")
+					line.End()
 					return
 				case <-t.C:
 					c := hw.Counts()
 					total := c.Total()
 					ok, fail, info := byType(c)
-					fmt.Fprintf(w, "\r\033[K%6.1fs  %8d ops/s  ok %d  fail %d  info %d",
-						float64(clock.Now())/1e9, total-prev, ok, fail, info)
+					line.Update(float64(clock.Now())/1e9, total-prev, ok, fail, info)
 					prev = total
 				}
 			}
@@ -734,4 +735,20 @@ func SafeName(name string) string {
 		}
 		return r
 	}, name)
+}
+
+// PeakRSS returns this process's peak resident set size, in bytes.
+func PeakRSS() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Maxrss * 1024 // kilobytes on Linux
+}
+
+// Text is what the run's summary prints (report.TextRun).
+func (r *Result) Text() report.RunText {
+	return report.RunText{Dir: r.Dir, Ops: r.Ops, Elapsed: r.Elapsed, Interrupted: r.Interrupted, AgentsLost: r.AgentsLost,
+		KeyPrefix: r.Cleaned.Prefix, Deleted: r.Cleaned.Deleted, Left: r.Cleaned.Left, Summary: r.Summary, Latency: r.Latency,
+		TTLAdvice: r.TTLAdvice, PeakRSS: PeakRSS(), Faults: r.Faults, Findings: r.Findings, Thresholds: r.Thresholds, Verdict: r.Verdict}
 }

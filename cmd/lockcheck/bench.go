@@ -7,10 +7,10 @@ import (
 	"os"
 	"runtime/debug"
 	"runtime/pprof"
-	"text/tabwriter"
 	"time"
 
 	"github.com/lockcheck/lockcheck/battery"
+	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/report"
 
 	flag "github.com/spf13/pflag"
@@ -122,10 +122,10 @@ func benchCmd(ctx context.Context, args []string) (int, error) {
 	}
 	cells, dir, err := battery.Bench(ctx, o.cfg)
 	if len(cells) > 0 {
-		printBench(cells)
+		report.TextBench(os.Stdout, cells)
 	}
 	if dir != "" {
-		fmt.Printf("\nbench: %s/bench.html (and bench.csv, bench.json)\npeak RSS: %.0f MB\n", dir, float64(battery.PeakRSS())/(1<<20))
+		fmt.Printf("\nbench: %s/bench.html (and bench.csv, bench.json)\npeak RSS: %.0f MB\n", dir, float64(harness.PeakRSS())/(1<<20))
 	}
 	if err != nil {
 		if !errors.Is(err, context.Canceled) || len(cells) == 0 {
@@ -152,21 +152,6 @@ func benchExit(cells []report.BenchRow) int {
 	}
 	fmt.Printf("thresholds: %d failed (each cell's results.json says which)\n", failed)
 	return exitThreshold
-}
-
-func printBench(cells []report.BenchRow) {
-	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "lock\tclients\tkeys\tagents\tretry\tacq/s\tcs/s\tp50 ms\tp90 ms\tp99 ms\tp99.9 ms\tmax ms\twait p99 ms\tattempts/acq\tgive-ups\tsuccess\tJain\tbaseline pairs/s\tratio\tprocs\tverdict\t")
-	for _, c := range cells {
-		ratio, base := "-", "-"
-		if c.BaselinePairs > 0 {
-			base, ratio = fmt.Sprintf("%.0f", c.BaselinePairs), fmt.Sprintf("%.2fx", c.Ratio)
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%.0f\t%.0f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t%d\t%.3f\t%.3f\t%s\t%s\t%d\t%s\t\n",
-			c.Lock, c.Clients, c.Keys, c.Agents, c.Retry, c.Acquisitions, c.CriticalSections, c.AcquireP50, c.AcquireP90, c.AcquireP99,
-			c.AcquireP999, c.AcquireMax, c.WaitP99, c.AttemptsPerAcquisition, c.GiveUps, c.SuccessRatio, c.Jain, base, ratio, c.Procs, c.Verdict)
-	}
-	tw.Flush()
 }
 
 // tuneGC trades memory for client throughput, for lockcheck bench only:

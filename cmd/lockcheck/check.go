@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/report"
 )
 
 func checkCmd(ctx context.Context, args []string) (int, error) {
@@ -41,7 +42,7 @@ func checkCmd(ctx context.Context, args []string) (int, error) {
 	if rep.CutOff != "" {
 		fmt.Fprintf(os.Stderr, "lockcheck: %s\n", rep.CutOff)
 	}
-	printChecks(os.Stdout, rep, dir)
+	report.TextChecks(os.Stdout, rep, dir)
 	fmt.Printf("verdict: %s\nresults: %s\n", rep.Verdict, filepath.Join(dir, "results.json"))
 	return exitFor(rep.Verdict), nil
 }

@@ -6,15 +6,9 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
-	"maps"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"time"
-
-	"github.com/lockcheck/lockcheck/battery"
 
 	flag "github.com/spf13/pflag"
 
@@ -22,7 +16,6 @@ import (
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/harness"
-	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/report"
@@ -282,7 +275,7 @@ func runOnce(ctx context.Context, cfg harness.Config) (int, error) {
 		return exitFailed, err
 	}
 	if res != nil && res.Findings.Verdict != "" {
-		printSummary(os.Stdout, res)
+		report.TextRun(os.Stdout, res.Text())
 	}
 	if err != nil {
 		return exitFailed, err
@@ -344,133 +337,4 @@ func reproduce(fs *flag.FlagSet, seed int64) []string {
 		args = append(args, "--"+f.Name+"="+v)
 	})
 	return append(args, fmt.Sprintf("--seed=%d", seed))
-}
-
-func printSummary(w io.Writer, res *harness.Result) {
-	s := res.Summary
-	secs := res.Elapsed.Seconds()
-	fmt.Fprintf(w, "\n%d ops in %v: %.0f ops/s", res.Ops, res.Elapsed.Round(time.Millisecond), float64(res.Ops)/max(secs, 1e-9))
-	if ok := s.Ops[history.Acquire][history.OK]; secs > 0 {
-		fmt.Fprintf(w, ", %.0f acquisitions/s", float64(ok)/secs)
-	}
-	if res.Interrupted {
-		fmt.Fprint(w, " (interrupted)")
-	}
-	for _, a := range res.AgentsLost {
-		fmt.Fprintf(w, "\n%s", a)
-	}
-	if c := res.Cleaned; c.Prefix != "" {
-		fmt.Fprintf(w, "\nexternal redis: every key under %q; %d deleted at the end, %d left", c.Prefix, c.Deleted, c.Left)
-	}
-	fmt.Fprintf(w, "\n\n  %-8s %10s %10s %10s\n", "op", "ok", "fail", "info")
-	for _, f := range []history.Func{history.Acquire, history.Write, history.Extend, history.Release} {
-		m := s.Ops[f]
-		if m[history.OK]+m[history.Fail]+m[history.Info] == 0 {
-			continue
-		}
-		fmt.Fprintf(w, "  %-8s %10d %10d %10d\n", f, m[history.OK], m[history.Fail], m[history.Info])
-	}
-	fmt.Fprintf(w, "\n  leases cut short %d, late exits %d, lost %d, acquisitions given up %d\n",
-		s.CutShort, s.LateExits, s.Lost, s.GiveUps)
-	fmt.Fprintf(w, "  faults: clients paused %d, crashed %d; stale writes rejected %d; ops not sent (node down) %d\n",
-		s.Paused, s.Crashed, s.StaleRejected, s.NotSent)
-	if s.Undone > 0 {
-		fmt.Fprintf(w, "  acquisitions undone (no majority either way) %d\n", s.Undone)
-	}
-	if s.CutOff > 0 {
-		fmt.Fprintf(w, "  commands timed out with their client cut off from redis %d\n", s.CutOff)
-	}
-	if s.Scheduled > 0 {
-		fmt.Fprintf(w, "  open model: %d attempts due, %d started, %d dropped (backlog full), %d never started", s.Scheduled, s.Started, s.Dropped, s.Shortfall)
-		if p, ok := res.Latency["start_lag"]; ok {
-			fmt.Fprintf(w, "; start lag p50 %.3f / p99 %.3f / max %.3f ms", p.P50, p.P99, p.Max)
-		}
-		fmt.Fprintln(w)
-	}
-	if s.SkippedReleases > 0 {
-		fmt.Fprintf(w, "  critical sections ended without a release (--skip-release) %d\n", s.SkippedReleases)
-	}
-	printTTLAdvice(w, res.TTLAdvice)
-	fmt.Fprintf(w, "  peak RSS of lockcheck: %.0f MB\n\n", float64(battery.PeakRSS())/(1<<20))
-	if len(res.Faults) > 0 {
-		fmt.Fprintln(w, "  fault windows:")
-		for _, f := range res.Faults {
-			fmt.Fprintf(w, "    %s\n", f)
-		}
-		fmt.Fprintln(w)
-	}
-	printChecks(w, res.Findings, res.Dir)
-	printCoverage(w, res.Findings.Coverage)
-	printThresholds(w, res.Thresholds)
-	fmt.Fprintf(w, "verdict: %s\nresults: %s\nreport:  %s\n", strings.ToUpper(string(res.Verdict)), res.Dir,
-		filepath.Join(res.Dir, "report.html"))
-}
-
-// printTTLAdvice prints the TTL against the holds, and the rules of thumb
-// the TTL does not fit.
-func printTTLAdvice(w io.Writer, a report.TTLAdvice) {
-	if a.Holds == 0 {
-		return
-	}
-	fmt.Fprintf(w, "  ttl %v ms; holds p50 %.0f / p99 %.0f / max %.0f ms, %d of %d over the ttl; sections cut short %.1f%%\n",
-		a.TTLms, a.HoldP50ms, a.HoldP99ms, a.HoldMaxms, a.HoldsOverTTL, a.Holds, 100*a.CutShortFraction)
-	for _, r := range a.Rules {
-		if !r.Fits {
-			fmt.Fprintf(w, "    the rule %s gives a ttl of %v ms\n", r.Rule, r.TTLms)
-		}
-	}
-}
-
-// printChecks prints each checker's verdict and its first violations.
-func printChecks(w io.Writer, rep checker.Findings, dir string) {
-	for _, c := range rep.Checkers {
-		fmt.Fprintf(w, "  %-13s %-8s %s\n", c.Name, c.Verdict, figures(c))
-		for i, v := range c.Violations {
-			if i == 3 {
-				fmt.Fprintf(w, "      ... %d more in %s/results.json\n", c.ViolationCount-3, dir)
-				break
-			}
-			fmt.Fprintf(w, "      %s\n", v.Message)
-			if v.File != "" {
-				fmt.Fprintf(w, "        see %s/%s\n", dir, v.File)
-			}
-		}
-		if len(c.UnknownKeys) > 0 {
-			fmt.Fprintf(w, "      unknown keys: %s\n", strings.Join(c.UnknownKeys, ", "))
-			for _, u := range c.Undecided[:min(len(c.Undecided), 3)] {
-				fmt.Fprintf(w, "        %s\n", u)
-			}
-			if c.Note != "" {
-				fmt.Fprintf(w, "      %s\n", c.Note)
-			}
-		}
-	}
-	fmt.Fprintln(w)
-}
-
-func figures(c checker.Result) string {
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(c.Figures)) {
-		parts = append(parts, fmt.Sprintf("%s=%d", k, c.Figures[k]))
-	}
-	if c.ViolationCount > 0 {
-		parts = append(parts, fmt.Sprintf("violations=%d", c.ViolationCount))
-	}
-	return strings.Join(parts, " ")
-}
-
-// printCoverage prints what the run exercised: the figures a verdict rests
-// on.
-func printCoverage(w io.Writer, c checker.Coverage) {
-	fmt.Fprintln(w, "  coverage (what the run gave each failure the chance to show):")
-	for _, f := range checker.CoverageFigures {
-		fmt.Fprintf(w, "    %-20s %6d  %s\n", f.Name, c[f.Name], f.Meaning)
-	}
-	for _, f := range c.FaultHits() {
-		fmt.Fprintf(w, "    %-20s %6s  %s windows that began while a lease was live\n", f.Fault, fmt.Sprintf("%d/%d", f.Hits, f.Windows), f.Fault)
-		if f.Hits == 0 {
-			fmt.Fprintf(w, "    (%s never began while a lease was live: the verdict owes nothing to it)\n", f.Fault)
-		}
-	}
-	fmt.Fprintln(w)
 }

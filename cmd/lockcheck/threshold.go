@@ -1,9 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"io"
-
 	flag "github.com/spf13/pflag"
 
 	"github.com/lockcheck/lockcheck/report"
@@ -26,18 +23,4 @@ func parseThresholds(exprs []string) ([]report.Threshold, error) {
 		ts = append(ts, t)
 	}
 	return ts, nil
-}
-
-// printThresholds prints how each threshold fared, one line each.
-func printThresholds(w io.Writer, rs []report.ThresholdResult) {
-	for _, t := range rs {
-		switch {
-		case t.Error != "":
-			fmt.Fprintf(w, "threshold FAIL  %s: %s\n", t.Threshold, t.Error)
-		case !t.Pass:
-			fmt.Fprintf(w, "threshold FAIL  %s (actual %g)\n", t.Threshold, t.Actual)
-		default:
-			fmt.Fprintf(w, "threshold pass  %s (actual %g)\n", t.Threshold, t.Actual)
-		}
-	}
 }

@@ -4,10 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/lockcheck/lockcheck/battery"
@@ -15,7 +12,6 @@ import (
 
 	flag "github.com/spf13/pflag"
 
-	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/report"
@@ -100,7 +96,7 @@ func verifyCmd(ctx context.Context, args []string) (int, error) {
 			}
 			return failed(err)
 		}
-		printVerify(os.Stdout, v, dir)
+		report.TextVerify(os.Stdout, v, dir)
 		failed := 0
 		for _, r := range v.Rows {
 			failed += len(r.ThresholdsFailed)
@@ -156,23 +152,4 @@ func (o *verifyOpts) override(w *workload.Config) {
 	w.Clients, w.Keys = cmp.Or(o.clients, w.Clients), cmp.Or(o.keys, w.Keys)
 	w.TTL, w.Hold, w.Duration = cmp.Or(o.ttl, w.TTL), cmp.Or(o.hold, w.Hold), cmp.Or(o.dur, w.Duration)
 	w.ExtendEvery = cmp.Or(o.extendEvery, w.ExtendEvery)
-}
-
-// printVerify is verify's one-screen summary: a line per scenario, the
-// verdict, and what to do.
-func printVerify(w io.Writer, v *report.Verify, dir string) {
-	fmt.Fprintln(w)
-	for _, r := range v.Rows {
-		battery.PrintVerifyRow(w, r)
-	}
-	fmt.Fprintf(w, "\nverdict: %s (%s)\n", strings.ToUpper(string(v.Verdict)), v.Elapsed)
-	switch v.Verdict {
-	case checker.Invalid:
-		fmt.Fprintf(w, "the lock broke in %s: open the scenario's report from verify.html\n", strings.Join(v.Broken, ", "))
-	case checker.Unknown:
-		fmt.Fprintf(w, "not exercised: %s: raise --budget, or change the workload so the failure gets its chance\n", strings.Join(v.Short, ", "))
-	default:
-		fmt.Fprintln(w, "every gated guarantee held, each scenario with its coverage met; findings (if any) are in verify.md")
-	}
-	fmt.Fprintf(w, "results: %s\nreport:  %s\n", filepath.Join(dir, "verify.md"), filepath.Join(dir, "verify.html"))
 }
