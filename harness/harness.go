@@ -43,7 +43,7 @@ type Config struct {
 	// OutDir is the results root; default "results".
 	OutDir string
 	// Lock names a lock in Registry (default lockimpl.Builtin()); a lock
-	// of the user's can be registered there (lockimpl.ProcessEntry for a
+	// of the user's can be registered there (process.Entry for a
 	// lock process). Lock is ignored for the lookup if Factory is set.
 	Lock     string
 	Registry *lockimpl.Registry

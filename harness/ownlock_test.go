@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockcheck/lockcheck/lockimpl/process"
+
 	"github.com/lockcheck/lockcheck/battery"
 
 	"github.com/lockcheck/lockcheck/checker"
@@ -53,9 +55,9 @@ func ownLock(t *testing.T, cfg *harness.Config) {
 // --lock-cmd-per-client) does.
 func processLock(cfg *harness.Config, name, cmdline string, perClient bool) {
 	cfg.Lock, cfg.Registry = name, &lockimpl.Registry{}
-	entry := lockimpl.ProcessEntry
+	entry := process.Entry
 	if perClient {
-		entry = lockimpl.PerClientProcessEntry
+		entry = process.PerClientEntry
 	}
 	cfg.Registry.Register(entry(name, cmdline, "single"))
 }

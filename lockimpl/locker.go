@@ -136,7 +136,7 @@ type Env struct {
 	// Topology is the run's topology (cluster.Single, ...).
 	Topology string
 	// StartTimeout bounds a lock process's start-up, until it answers its
-	// first request (0: ProcessStartTimeout).
+	// first request (0: process.StartTimeout).
 	StartTimeout time.Duration
 	// Now reads the history clock (ns since the run started).
 	Now func() int64
@@ -200,4 +200,19 @@ func Outcome(err error) history.Type {
 	default:
 		return history.Info
 	}
+}
+
+// ClientProcesses is implemented by a lock that runs one process per
+// client (--lock-cmd-per-client): a pause stops the client's process,
+// everything in it, as a real stop-the-world pause does, and a crash
+// kills it.
+type ClientProcesses interface {
+	// Stop stops the client's process until resume is called.
+	Stop(client int) (resume func())
+	// Kill kills the client's process; its leases are never released.
+	Kill(client int)
+	// Start starts the clients' processes and waits until each answers:
+	// before the run, and for a crashed client's successor, so that no
+	// op is charged with a process's start-up.
+	Start(clients ...int) error
 }

@@ -26,7 +26,7 @@ func NewRedislock(env Env) (Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Redislock{c: c, rl: redislock.New(c), now: clockOf(env)}, nil
+	return &Redislock{c: c, rl: redislock.New(c), now: ClockOf(env)}, nil
 }
 
 // redislockErr maps the library's errors to the Locker convention.

@@ -50,7 +50,7 @@ func NewRedlock(env Env) (Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Redlock{nodes: nodes, quorum: len(nodes)/2 + 1, timeout: env.OpTimeout, now: clockOf(env)}, nil
+	return &Redlock{nodes: nodes, quorum: len(nodes)/2 + 1, timeout: env.OpTimeout, now: ClockOf(env)}, nil
 }
 
 // nodeClients returns one client per node, for the locks that talk to

@@ -31,7 +31,7 @@ func NewRedsync(env Env) (Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Redsync{clients: clients, now: clockOf(env)}
+	r := &Redsync{clients: clients, now: ClockOf(env)}
 	var pools []rsredis.Pool
 	for _, c := range clients {
 		pools = append(pools, goredis.NewPool(c))

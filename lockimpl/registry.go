@@ -25,7 +25,7 @@ type Entry struct {
 	// Env, so faults that act inside those (Env.Hooks, client proxies)
 	// cannot reach it.
 	OwnClient bool
-	// PerClient: one process per client (PerClientProcessEntry), so
+	// PerClient: one process per client (process.PerClientEntry), so
 	// pauses and crashes act on the client's process.
 	PerClient bool
 	// Watchdog: the lock keeps its leases alive on its own (lockcheck

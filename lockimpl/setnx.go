@@ -63,10 +63,11 @@ func NewSetNX(env Env) (Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &SetNX{c: c, now: clockOf(env), opTimeout: env.OpTimeout}, nil
+	return &SetNX{c: c, now: ClockOf(env), opTimeout: env.OpTimeout}, nil
 }
 
-func clockOf(env Env) func() int64 {
+// ClockOf is the history clock of env (its Now, or the wall clock).
+func ClockOf(env Env) func() int64 {
 	if env.Now != nil {
 		return env.Now
 	}

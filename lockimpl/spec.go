@@ -264,7 +264,7 @@ func (s *Spec) Factory(env Env) (Locker, error) {
 		c.Close()
 		return nil, err
 	}
-	l := &specLock{spec: s, c: c, now: clockOf(env)}
+	l := &specLock{spec: s, c: c, now: ClockOf(env)}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, sec := range []struct {

@@ -64,7 +64,7 @@ func NewWatchdog(inner Locker, every time.Duration, env Env) *Watchdog {
 	if rec == nil {
 		rec = func(history.Op) {}
 	}
-	return &Watchdog{inner: inner, every: every, add: ExtendAdds(inner), now: clockOf(env), record: rec, wait: env.Wait, dogs: map[string]*dog{}}
+	return &Watchdog{inner: inner, every: every, add: ExtendAdds(inner), now: ClockOf(env), record: rec, wait: env.Wait, dogs: map[string]*dog{}}
 }
 
 // newSetNXWatchdog is the Factory of "watchdog".

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 
+	"github.com/lockcheck/lockcheck/lockimpl/process"
+
 	flag "github.com/spf13/pflag"
 
 	"github.com/lockcheck/lockcheck/lockimpl"
@@ -57,8 +59,8 @@ func specLock(path string) func() (lockimpl.Entry, error) {
 func cmdLock(name, cmdline, topology string, perClient bool) func() (lockimpl.Entry, error) {
 	return func() (lockimpl.Entry, error) {
 		if perClient {
-			return lockimpl.PerClientProcessEntry(name, cmdline, topology), nil
+			return process.PerClientEntry(name, cmdline, topology), nil
 		}
-		return lockimpl.ProcessEntry(name, cmdline, topology), nil
+		return process.Entry(name, cmdline, topology), nil
 	}
 }

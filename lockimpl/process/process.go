@@ -1,4 +1,4 @@
-package lockimpl
+package process
 
 import (
 	"bufio"
@@ -21,10 +21,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/lockimpl"
 )
 
-// ProcessRequest is one line lockcheck writes to a lock process's stdin.
-type ProcessRequest struct {
+// Request is one line lockcheck writes to a lock process's stdin.
+type Request struct {
 	ID     int64  `json:"id"`
 	Op     string `json:"op"` // acquire, release or extend
 	Key    string `json:"key"`
@@ -33,10 +34,10 @@ type ProcessRequest struct {
 	Client int    `json:"client"`
 }
 
-// ProcessReply is one line a lock process writes to its stdout. OK true is
+// Reply is one line a lock process writes to its stdout. OK true is
 // success; OK false without Error a definite failure; Error set means the
 // outcome is unknown.
-type ProcessReply struct {
+type Reply struct {
 	ID    int64  `json:"id"`
 	OK    bool   `json:"ok"`
 	Token string `json:"token,omitempty"`
@@ -44,12 +45,12 @@ type ProcessReply struct {
 	Error string `json:"error,omitempty"`
 }
 
-// ProcessLock is a lock implemented by a program in any language
+// Lock is a lock implemented by a program in any language
 // (--lock-cmd), spoken to in JSON lines: requests on its stdin, replies on
 // its stdout in any order, many in flight. A request without a reply by
 // the op timeout is indeterminate. A process that exits or writes a line
-// that is not a reply stops the run (ErrBadLock) with its stderr tail.
-type ProcessLock struct {
+// that is not a reply stops the run (lockimpl.ErrBadLock) with its stderr tail.
+type Lock struct {
 	cmdline string
 	cmd     *exec.Cmd
 	timeout time.Duration
@@ -75,7 +76,7 @@ type ProcessLock struct {
 	done   chan struct{} // closed when the reader has seen the process end
 	close  sync.Once
 
-	// What the process reports on its own (ProcessEvent): record writes
+	// What the process reports on its own (Event): record writes
 	// its extends into the history, under the process of the client
 	// whose lease they extend (holders, by token).
 	record  func(history.Op)
@@ -91,7 +92,7 @@ type ProcessLock struct {
 	owner int
 }
 
-// ProcessEvent is a line a lock process writes on its own, not a reply:
+// Event is a line a lock process writes on its own, not a reply:
 // what its background work does. To extend a lease by itself (a
 // watchdog), it writes {"event":"extend","seq":S,"key":K,"token":T,
 // "ttl_ms":N}, waits for lockcheck's {"ack":S} on its stdin, sends the
@@ -100,7 +101,7 @@ type ProcessLock struct {
 // the history's call time precede the command; the report's arrival
 // follows its reply. {"event":"lost","key":K,"token":T} says it found a
 // lease lost.
-type ProcessEvent struct {
+type Event struct {
 	Event string `json:"event"`
 	Seq   int64  `json:"seq"`
 	Key   string `json:"key,omitempty"`
@@ -138,37 +139,37 @@ func (t *tail) String() string {
 	return strings.ReplaceAll(s, "\n", " | ")
 }
 
-// ProcessEntry is the lock of --lock-cmd, named name: a process started
+// Entry is the lock of --lock-cmd, named name: a process started
 // with sh -c cmdline, with the Redis endpoints in its environment. It
 // talks to Redis through a client of its own (OwnClient).
-func ProcessEntry(name, cmdline, topology string) Entry {
-	return Entry{Name: name, Description: "command " + cmdline, Topology: topology, OwnClient: true, Version: "command " + cmdline,
-		Factory: func(env Env) (Locker, error) { return StartProcess(cmdline, topology, env) }}
+func Entry(name, cmdline, topology string) lockimpl.Entry {
+	return lockimpl.Entry{Name: name, Description: "command " + cmdline, Topology: topology, OwnClient: true, Version: "command " + cmdline,
+		Factory: func(env lockimpl.Env) (lockimpl.Locker, error) { return Start(cmdline, topology, env) }}
 }
 
-// StartProcess starts a lock process and waits until it answers a ping
-// (ProcessStartTimeout), so that its start-up is charged to no op. It
+// Start starts a lock process and waits until it answers a ping
+// (StartTimeout), so that its start-up is charged to no op. It
 // gets LOCKCHECK_REDIS_ADDRS (comma-separated host:port),
 // LOCKCHECK_REDIS_PASSWORD, LOCKCHECK_TOPOLOGY (topology, or if empty
 // the run's) and LOCKCHECK_OP_TIMEOUT_MS, and in the sentinel topology
 // LOCKCHECK_SENTINELS and LOCKCHECK_MASTER_NAME.
-func StartProcess(cmdline, topology string, env Env) (*ProcessLock, error) {
+func Start(cmdline, topology string, env lockimpl.Env) (*Lock, error) {
 	return startProcess(cmdline, topology, env, -2)
 }
 
-// ProcessStartTimeout bounds how long a lock process may take to answer
+// StartTimeout bounds how long a lock process may take to answer
 // its first request (a JVM takes seconds).
-const ProcessStartTimeout = time.Minute
+const StartTimeout = time.Minute
 
-// startProcess is StartProcess for owner's process (-2: every client's).
-func startProcess(cmdline, topology string, env Env, owner int) (*ProcessLock, error) {
+// startProcess is Start for owner's process (-2: every client's).
+func startProcess(cmdline, topology string, env lockimpl.Env, owner int) (*Lock, error) {
 	p, err := spawn(cmdline, topology, env)
 	if err != nil {
 		return nil, err
 	}
 	p.owner = owner
 	go p.read(p.out)
-	if err := p.ready(cmp.Or(env.StartTimeout, ProcessStartTimeout)); err != nil {
+	if err := p.ready(cmp.Or(env.StartTimeout, StartTimeout)); err != nil {
 		_ = p.Close()
 		return nil, err
 	}
@@ -176,19 +177,19 @@ func startProcess(cmdline, topology string, env Env, owner int) (*ProcessLock, e
 }
 
 // ready waits until the process answers a ping: any reply, ok or not.
-func (p *ProcessLock) ready(timeout time.Duration) error {
-	_, err := p.ask(WithClient(context.Background(), p.owner), ProcessRequest{Op: "ping"}, timeout)
+func (p *Lock) ready(timeout time.Duration) error {
+	_, err := p.ask(lockimpl.WithClient(context.Background(), p.owner), Request{Op: "ping"}, timeout)
 	var le *LateError
 	if errors.As(err, &le) {
 		return fmt.Errorf("%w: lock process %q did not answer {\"id\":%d,\"op\":\"ping\"} within %v (a lock process replies to every request, ping included: {\"id\":%d,\"ok\":true}); stderr: %s",
-			ErrBadLock, p.cmdline, le.id, timeout, le.id, p.stderr.String())
+			lockimpl.ErrBadLock, p.cmdline, le.id, timeout, le.id, p.stderr.String())
 	}
 	return err
 }
 
 // spawn starts the process.
-func spawn(cmdline, topology string, env Env) (*ProcessLock, error) {
-	p := &ProcessLock{cmdline: cmdline, timeout: env.OpTimeout, now: clockOf(env), pending: map[int64]waiter{}, late: map[int64]*late{}, owner: -2, done: make(chan struct{}),
+func spawn(cmdline, topology string, env lockimpl.Env) (*Lock, error) {
+	p := &Lock{cmdline: cmdline, timeout: env.OpTimeout, now: lockimpl.ClockOf(env), pending: map[int64]waiter{}, late: map[int64]*late{}, owner: -2, done: make(chan struct{}),
 		record: env.Record, holders: map[string]int{}, events: map[int64]*history.Op{}}
 	if p.record == nil {
 		p.record = func(history.Op) {}
@@ -233,7 +234,7 @@ func spawn(cmdline, topology string, env Env) (*ProcessLock, error) {
 	inR.Close()
 	if err != nil {
 		in.Close()
-		return nil, fmt.Errorf("%w: --lock-cmd %q: %v", ErrBadLock, cmdline, err)
+		return nil, fmt.Errorf("%w: --lock-cmd %q: %v", lockimpl.ErrBadLock, cmdline, err)
 	}
 	p.cmd, p.in, p.w, p.out = cmd, in, bufio.NewWriter(in), out
 	return p, nil
@@ -253,7 +254,7 @@ func supervised(cmdline string) string {
 }
 
 // read dispatches replies until stdout closes, then reaps the process.
-func (p *ProcessLock) read(out io.Reader) {
+func (p *Lock) read(out io.Reader) {
 	defer close(p.done)
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 64<<10), maxProcessLine)
@@ -294,7 +295,7 @@ func (p *ProcessLock) read(out io.Reader) {
 	if broke == nil {
 		broke = fmt.Errorf("exited (%v)", exitStatus(werr))
 	}
-	p.dead = fmt.Errorf("%w: lock process %q %v; stderr: %s", ErrBadLock, p.cmdline, broke, p.stderr.String())
+	p.dead = fmt.Errorf("%w: lock process %q %v; stderr: %s", lockimpl.ErrBadLock, p.cmdline, broke, p.stderr.String())
 	if p.killed.Load() {
 		p.dead = errKilled
 	}
@@ -308,7 +309,7 @@ func (p *ProcessLock) read(out io.Reader) {
 
 // line takes one line the process wrote: a reply or an event. An error
 // is a breach of the protocol, which ends the process.
-func (p *ProcessLock) line(line []byte) error {
+func (p *Lock) line(line []byte) error {
 	if !utf8.Valid(line) {
 		// encoding/json would replace the bad bytes with U+FFFD, and
 		// distinct tokens would read as one.
@@ -317,7 +318,7 @@ func (p *ProcessLock) line(line []byte) error {
 	if bytes.Contains(line, []byte(`"event"`)) {
 		return p.event(line)
 	}
-	var r ProcessReply
+	var r Reply
 	if err := json.Unmarshal(line, &r); err != nil || r.ID == 0 {
 		return fmt.Errorf("wrote a line that is not a reply: %.200q (want {\"id\":N,\"ok\":true|false} or {\"id\":N,\"error\":\"...\"})", line)
 	}
@@ -351,9 +352,9 @@ const maxProcessLine = 1 << 20
 // it may have been half done.
 var errKilled = errors.New("lock process killed (crash-client)")
 
-// event handles one ProcessEvent line.
-func (p *ProcessLock) event(line []byte) error {
-	var e ProcessEvent
+// event handles one Event line.
+func (p *Lock) event(line []byte) error {
+	var e Event
 	if err := json.Unmarshal(line, &e); err != nil || e.Seq == 0 && e.Event != "lost" {
 		return fmt.Errorf("wrote an event that is not one: %.200q (want {\"event\":\"extend\"|\"extended\"|\"lost\",\"seq\":N,...})", line)
 	}
@@ -405,20 +406,20 @@ func exitStatus(err error) string {
 }
 
 // do sends one request and waits for its reply, the op timeout or ctx.
-func (p *ProcessLock) do(ctx context.Context, req ProcessRequest) (ProcessReply, error) {
+func (p *Lock) do(ctx context.Context, req Request) (Reply, error) {
 	return p.ask(ctx, req, p.timeout)
 }
 
 // ask sends one request and waits for its reply, timeout or ctx.
-func (p *ProcessLock) ask(ctx context.Context, req ProcessRequest, timeout time.Duration) (ProcessReply, error) {
+func (p *Lock) ask(ctx context.Context, req Request, timeout time.Duration) (Reply, error) {
 	req.ID = p.nextID.Add(1)
-	req.Client = ClientFrom(ctx)
-	ch := make(chan ProcessReply, 1)
+	req.Client = lockimpl.ClientFrom(ctx)
+	ch := make(chan Reply, 1)
 	p.mu.Lock()
 	if p.dead != nil {
 		err := p.dead
 		p.mu.Unlock()
-		return ProcessReply{}, err
+		return Reply{}, err
 	}
 	p.pending[req.ID] = waiter{ch: ch, client: req.Client, acquire: req.Op == "acquire"}
 	p.mu.Unlock()
@@ -428,14 +429,14 @@ func (p *ProcessLock) ask(ctx context.Context, req ProcessRequest, timeout time.
 		// The process's stdin is gone: it exited, and the reader will say
 		// how. The request never reached it.
 		<-p.done
-		return ProcessReply{}, p.deadErr()
+		return Reply{}, p.deadErr()
 	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
 	case r, ok := <-ch:
 		if !ok {
-			return ProcessReply{}, p.deadErr()
+			return Reply{}, p.deadErr()
 		}
 		return r, nil
 	case <-t.C:
@@ -447,20 +448,20 @@ func (p *ProcessLock) ask(ctx context.Context, req ProcessRequest, timeout time.
 
 // giveUp stops waiting for req's reply (why). A reply the reader handed
 // over meanwhile is taken after all; else the request is late (LateError).
-func (p *ProcessLock) giveUp(req ProcessRequest, ch chan ProcessReply, why error) (ProcessReply, error) {
+func (p *Lock) giveUp(req Request, ch chan Reply, why error) (Reply, error) {
 	if !p.forget(req.ID) {
 		if r, ok := <-ch; ok {
 			return r, nil
 		}
-		return ProcessReply{}, p.deadErr()
+		return Reply{}, p.deadErr()
 	}
-	return ProcessReply{}, p.gaveUp(req, why)
+	return Reply{}, p.gaveUp(req, why)
 }
 
 // send writes one line to the process within the op timeout. A process
 // that does not take it in that time has stopped reading its stdin: it is
 // killed, and the run stops with that breach (the reader reports it).
-func (p *ProcessLock) send(line []byte) error {
+func (p *Lock) send(line []byte) error {
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
 	_ = p.in.SetWriteDeadline(time.Now().Add(p.timeout))
@@ -480,14 +481,14 @@ func (p *ProcessLock) send(line []byte) error {
 // waiter is a request awaiting its reply: where the reply goes, and who
 // asked (an acquire's token is its client's from the reply on).
 type waiter struct {
-	ch      chan ProcessReply
+	ch      chan Reply
 	client  int
 	acquire bool
 }
 
 // forget moves request id from pending to late, and reports whether it
 // was still pending (not yet answered, nor ended with the process).
-func (p *ProcessLock) forget(id int64) bool {
+func (p *Lock) forget(id int64) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	w, ok := p.pending[id]
@@ -498,14 +499,14 @@ func (p *ProcessLock) forget(id int64) bool {
 	return ok
 }
 
-func (p *ProcessLock) deadErr() error {
+func (p *Lock) deadErr() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.dead
 }
 
-// outcome maps a reply to the Locker error convention.
-func outcome(r ProcessReply, req ProcessRequest, definite error) error {
+// outcome maps a reply to the lockimpl.Locker error convention.
+func outcome(r Reply, req Request, definite error) error {
 	switch {
 	case r.Error != "":
 		return fmt.Errorf("%s %s: %s", req.Op, req.Key, r.Error)
@@ -515,27 +516,27 @@ func outcome(r ProcessReply, req ProcessRequest, definite error) error {
 	return nil
 }
 
-// Acquire implements Locker. The process chooses the token; one it leaves
+// Acquire implements lockimpl.Locker. The process chooses the token; one it leaves
 // empty is an error in the process.
-func (p *ProcessLock) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, error) {
-	req := ProcessRequest{Op: "acquire", Key: key, TTLms: ttl.Milliseconds()}
+func (p *Lock) Acquire(ctx context.Context, key string, ttl time.Duration) (lockimpl.Lease, error) {
+	req := Request{Op: "acquire", Key: key, TTLms: ttl.Milliseconds()}
 	call := time.Duration(p.now())
 	r, err := p.do(ctx, req)
 	if err == nil {
-		err = outcome(r, req, ErrNotAcquired)
+		err = outcome(r, req, lockimpl.ErrNotAcquired)
 	}
 	if err != nil {
-		return Lease{}, err
+		return lockimpl.Lease{}, err
 	}
 	if r.Token == "" {
-		return Lease{}, fmt.Errorf("%w: lock process %q replied ok to an acquire without a token", ErrBadLock, p.cmdline)
+		return lockimpl.Lease{}, fmt.Errorf("%w: lock process %q replied ok to an acquire without a token", lockimpl.ErrBadLock, p.cmdline)
 	}
-	return Lease{Key: key, Token: r.Token, Fence: r.Fence, Acquired: call, TTL: ttl}, nil
+	return lockimpl.Lease{Key: key, Token: r.Token, Fence: r.Fence, Acquired: call, TTL: ttl}, nil
 }
 
-// Release implements Locker.
-func (p *ProcessLock) Release(ctx context.Context, l Lease) error {
-	req := ProcessRequest{Op: "release", Key: l.Key, Token: l.Token}
+// Release implements lockimpl.Locker.
+func (p *Lock) Release(ctx context.Context, l lockimpl.Lease) error {
+	req := Request{Op: "release", Key: l.Key, Token: l.Token}
 	r, err := p.do(ctx, req)
 	p.emu.Lock()
 	delete(p.holders, l.Token)
@@ -543,19 +544,19 @@ func (p *ProcessLock) Release(ctx context.Context, l Lease) error {
 	if err != nil {
 		return err
 	}
-	return outcome(r, req, ErrNotHeld)
+	return outcome(r, req, lockimpl.ErrNotHeld)
 }
 
-// Extend implements Locker; the TTL replaces what the lease had left.
-func (p *ProcessLock) Extend(ctx context.Context, l Lease, ttl time.Duration) (Lease, error) {
-	req := ProcessRequest{Op: "extend", Key: l.Key, Token: l.Token, TTLms: ttl.Milliseconds()}
+// Extend implements lockimpl.Locker; the TTL replaces what the lease had left.
+func (p *Lock) Extend(ctx context.Context, l lockimpl.Lease, ttl time.Duration) (lockimpl.Lease, error) {
+	req := Request{Op: "extend", Key: l.Key, Token: l.Token, TTLms: ttl.Milliseconds()}
 	call := time.Duration(p.now())
 	r, err := p.do(ctx, req)
 	if err == nil {
-		err = outcome(r, req, ErrNotHeld)
+		err = outcome(r, req, lockimpl.ErrNotHeld)
 	}
 	if err != nil {
-		return Lease{}, err
+		return lockimpl.Lease{}, err
 	}
 	l.Acquired, l.TTL = call, ttl
 	return l, nil
@@ -563,7 +564,7 @@ func (p *ProcessLock) Extend(ctx context.Context, l Lease, ttl time.Duration) (L
 
 // Close closes the process's stdin, which asks it to exit, and ends its
 // process group if it has not within two seconds.
-func (p *ProcessLock) Close() error {
+func (p *Lock) Close() error {
 	p.close.Do(func() {
 		p.mu.Lock()
 		p.closing.Store(true)
@@ -589,7 +590,7 @@ func (p *ProcessLock) Close() error {
 
 // unreported records the extends the process announced and never
 // reported: they were sent, so they may have taken effect (info).
-func (p *ProcessLock) unreported() {
+func (p *Lock) unreported() {
 	p.emu.Lock()
 	defer p.emu.Unlock()
 	seqs := make([]int64, 0, len(p.events))
@@ -611,4 +612,4 @@ func (p *ProcessLock) unreported() {
 const maxUnreported = 10_000
 
 // PID is the process's id (for tests).
-func (p *ProcessLock) PID() int { return p.cmd.Process.Pid }
+func (p *Lock) PID() int { return p.cmd.Process.Pid }

@@ -1,4 +1,4 @@
-package lockimpl
+package process
 
 import (
 	"context"
@@ -6,38 +6,25 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/lockcheck/lockcheck/lockimpl"
 )
 
-// ClientProcesses is implemented by a lock that runs one process per
-// client (--lock-cmd-per-client): a pause stops the client's process,
-// everything in it, as a real stop-the-world pause does, and a crash
-// kills it.
-type ClientProcesses interface {
-	// Stop stops the client's process until resume is called.
-	Stop(client int) (resume func())
-	// Kill kills the client's process; its leases are never released.
-	Kill(client int)
-	// Start starts the clients' processes and waits until each answers:
-	// before the run, and for a crashed client's successor, so that no
-	// op is charged with a process's start-up.
-	Start(clients ...int) error
-}
-
-// PerClientProcessEntry is the lock of --lock-cmd-per-client: one process
-// per client, each as ProcessEntry's, started at the client's first call.
-func PerClientProcessEntry(name, cmdline, topology string) Entry {
-	e := ProcessEntry(name, cmdline, topology)
+// PerClientEntry is the lock of --lock-cmd-per-client: one process
+// per client, each as Entry's, started at the client's first call.
+func PerClientEntry(name, cmdline, topology string) lockimpl.Entry {
+	e := Entry(name, cmdline, topology)
 	e.PerClient = true
-	e.Factory = func(env Env) (Locker, error) {
-		return &ProcessPool{cmdline: cmdline, topology: topology, env: env, procs: map[int]*procSlot{}}, nil
+	e.Factory = func(env lockimpl.Env) (lockimpl.Locker, error) {
+		return &Pool{cmdline: cmdline, topology: topology, env: env, procs: map[int]*procSlot{}}, nil
 	}
 	return e
 }
 
-// ProcessPool is one lock process per client.
-type ProcessPool struct {
+// Pool is one lock process per client.
+type Pool struct {
 	cmdline, topology string
-	env               Env
+	env               lockimpl.Env
 
 	mu    sync.Mutex
 	procs map[int]*procSlot
@@ -47,12 +34,12 @@ type ProcessPool struct {
 type procSlot struct {
 	once sync.Once
 	done chan struct{} // closed once started (or failed to)
-	p    *ProcessLock
+	p    *Lock
 	err  error
 }
 
 // slot returns the client's slot, made at first ask.
-func (pp *ProcessPool) slot(client int) *procSlot {
+func (pp *Pool) slot(client int) *procSlot {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
 	s := pp.procs[client]
@@ -65,7 +52,7 @@ func (pp *ProcessPool) slot(client int) *procSlot {
 
 // start starts the client's process if it has none yet, and waits until
 // it answers.
-func (pp *ProcessPool) start(client int) (*ProcessLock, error) {
+func (pp *Pool) start(client int) (*Lock, error) {
 	s := pp.slot(client)
 	s.once.Do(func() {
 		defer close(s.done)
@@ -77,7 +64,7 @@ func (pp *ProcessPool) start(client int) (*ProcessLock, error) {
 // Start implements ClientProcesses: the clients' processes, started side
 // by side (at most startAtOnce at a time), each answering before Start
 // returns.
-func (pp *ProcessPool) Start(clients ...int) error {
+func (pp *Pool) Start(clients ...int) error {
 	sem := make(chan struct{}, startAtOnce)
 	errs := make([]error, len(clients))
 	var wg sync.WaitGroup
@@ -99,12 +86,12 @@ const startAtOnce = 32
 
 // proc returns the process of the client calling with ctx (started now
 // if Start did not start it).
-func (pp *ProcessPool) proc(ctx context.Context) (*ProcessLock, error) {
-	return pp.start(ClientFrom(ctx))
+func (pp *Pool) proc(ctx context.Context) (*Lock, error) {
+	return pp.start(lockimpl.ClientFrom(ctx))
 }
 
 // lookup returns the client's process if it has started.
-func (pp *ProcessPool) lookup(client int) *ProcessLock {
+func (pp *Pool) lookup(client int) *Lock {
 	pp.mu.Lock()
 	s := pp.procs[client]
 	pp.mu.Unlock()
@@ -119,17 +106,17 @@ func (pp *ProcessPool) lookup(client int) *ProcessLock {
 	}
 }
 
-// Acquire implements Locker.
-func (pp *ProcessPool) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, error) {
+// Acquire implements lockimpl.Locker.
+func (pp *Pool) Acquire(ctx context.Context, key string, ttl time.Duration) (lockimpl.Lease, error) {
 	p, err := pp.proc(ctx)
 	if err != nil {
-		return Lease{}, err
+		return lockimpl.Lease{}, err
 	}
 	return p.Acquire(ctx, key, ttl)
 }
 
-// Release implements Locker.
-func (pp *ProcessPool) Release(ctx context.Context, l Lease) error {
+// Release implements lockimpl.Locker.
+func (pp *Pool) Release(ctx context.Context, l lockimpl.Lease) error {
 	p, err := pp.proc(ctx)
 	if err != nil {
 		return err
@@ -137,18 +124,18 @@ func (pp *ProcessPool) Release(ctx context.Context, l Lease) error {
 	return p.Release(ctx, l)
 }
 
-// Extend implements Locker.
-func (pp *ProcessPool) Extend(ctx context.Context, l Lease, ttl time.Duration) (Lease, error) {
+// Extend implements lockimpl.Locker.
+func (pp *Pool) Extend(ctx context.Context, l lockimpl.Lease, ttl time.Duration) (lockimpl.Lease, error) {
 	p, err := pp.proc(ctx)
 	if err != nil {
-		return Lease{}, err
+		return lockimpl.Lease{}, err
 	}
 	return p.Extend(ctx, l, ttl)
 }
 
 // Stop implements ClientProcesses: SIGSTOP to the process group, SIGCONT
 // on resume.
-func (pp *ProcessPool) Stop(client int) func() {
+func (pp *Pool) Stop(client int) func() {
 	p := pp.lookup(client)
 	if p == nil {
 		return func() {}
@@ -158,7 +145,7 @@ func (pp *ProcessPool) Stop(client int) func() {
 }
 
 // Kill implements ClientProcesses: SIGKILL to the process group.
-func (pp *ProcessPool) Kill(client int) {
+func (pp *Pool) Kill(client int) {
 	if p := pp.lookup(client); p != nil {
 		p.killed.Store(true)
 		_ = syscall.Kill(-p.PID(), syscall.SIGKILL)
@@ -167,7 +154,7 @@ func (pp *ProcessPool) Kill(client int) {
 }
 
 // Close ends every process.
-func (pp *ProcessPool) Close() error {
+func (pp *Pool) Close() error {
 	pp.mu.Lock()
 	procs := pp.procs
 	pp.procs = map[int]*procSlot{}

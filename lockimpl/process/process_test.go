@@ -1,4 +1,4 @@
-package lockimpl_test
+package process_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/testutil"
 	"github.com/lockcheck/lockcheck/lockimpl"
+	"github.com/lockcheck/lockcheck/lockimpl/process"
 )
 
 // pinged is script answering lockcheck's start-up ping (request 1)
@@ -22,9 +23,9 @@ func pinged(script string) string {
 	return "read ping; echo '{\"id\":1,\"ok\":true}'\n" + script
 }
 
-func startProc(t *testing.T, script string, env lockimpl.Env) *lockimpl.ProcessLock {
+func startProc(t *testing.T, script string, env lockimpl.Env) *process.Lock {
 	t.Helper()
-	p, err := lockimpl.StartProcess(pinged(script), "single", env)
+	p, err := process.Start(pinged(script), "single", env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ while read x; do :; done`
 func TestProcess_Example(t *testing.T) {
 	c := testutil.StartRedis(t)
 	bin := filepath.Join(t.TempDir(), "lockproc")
-	if out, err := exec.Command("go", "build", "-o", bin, "../examples/lockproc").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../../examples/lockproc").CombinedOutput(); err != nil {
 		t.Fatalf("build the example: %v\n%s", err, out)
 	}
 	p := startProc(t, bin, lockimpl.Env{Addrs: c.Addrs(), Password: c.Password, OpTimeout: 2 * time.Second})
@@ -228,7 +229,7 @@ while read x; do :; done`
 	var ops []history.Op
 	env := lockimpl.Env{OpTimeout: 2 * time.Second, Now: func() int64 { return time.Now().UnixNano() },
 		Record: func(op history.Op) { mu.Lock(); ops = append(ops, op); mu.Unlock() }}
-	p, err := lockimpl.StartProcess(pinged(script), "single", env)
+	p, err := process.Start(pinged(script), "single", env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +289,7 @@ func TestProcess_DoesNotRead(t *testing.T) {
 // that never answers the start-up ping is refused with one line saying so.
 func TestProcess_SlowStart(t *testing.T) {
 	start := time.Now()
-	p, err := lockimpl.StartProcess("sleep 2\n"+pinged(`read a; echo '{"id":2,"ok":true,"token":"t1"}'; while read x; do :; done`),
+	p, err := process.Start("sleep 2\n"+pinged(`read a; echo '{"id":2,"ok":true,"token":"t1"}'; while read x; do :; done`),
 		"single", lockimpl.Env{OpTimeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -300,7 +301,7 @@ func TestProcess_SlowStart(t *testing.T) {
 	if l, err := p.Acquire(context.Background(), "k", time.Second); err != nil || l.Token != "t1" {
 		t.Errorf("first acquire after a slow start: %+v %v, want token t1 within the op timeout", l, err)
 	}
-	_, err = lockimpl.StartProcess(`while read x; do :; done`, "single", lockimpl.Env{StartTimeout: 300 * time.Millisecond})
+	_, err = process.Start(`while read x; do :; done`, "single", lockimpl.Env{StartTimeout: 300 * time.Millisecond})
 	if !errors.Is(err, lockimpl.ErrBadLock) || !strings.Contains(err.Error(), `did not answer {"id":1,"op":"ping"} within 300ms`) {
 		t.Errorf("a process that never answers: got %v, want ErrBadLock naming the ping", err)
 	}
@@ -326,7 +327,7 @@ while read x; do :; done`
 	var ops []history.Op
 	record := func(op history.Op) { mu.Lock(); ops = append(ops, op); mu.Unlock() }
 	env := lockimpl.Env{OpTimeout: 300 * time.Millisecond, Now: func() int64 { return time.Now().UnixNano() }, Record: record}
-	p, err := lockimpl.StartProcess(pinged(script), "single", env)
+	p, err := process.Start(pinged(script), "single", env)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package lockimpl
+package process
 
 import (
 	"context"
@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/lockimpl"
 )
 
 // A lock process's late reply is information: a request given up on at
 // the op timeout (or because its caller stopped waiting) whose reply
 // comes afterwards says how it ended. Its op waits for that reply
-// (Record), and is written with what the reply says: the token the
+// (lockimpl.Record), and is written with what the reply says: the token the
 // process chose, ok, fail or its error, and the reply's arrival as its
 // return. An acquire that ended ok after its client had given up is a
 // lease no one will use: lockcheck releases it, as a client that learns
@@ -21,7 +22,7 @@ import (
 // LateError is the error of a request given up on whose reply may still
 // come.
 type LateError struct {
-	p   *ProcessLock
+	p   *Lock
 	id  int64
 	err error
 }
@@ -35,30 +36,21 @@ type late struct {
 	waiter
 	op     *history.Op
 	record func(history.Op)
-	reply  *ProcessReply
+	reply  *Reply
 	at     int64 // the reply's arrival
 }
 
-// Record sets op's type and error from err, the outcome of the lock call
-// op records, and hands op to record, now or, for a request given up on
-// whose reply may still come, when it does.
-func Record(record func(history.Op), op history.Op, err error) {
-	op.Type = Outcome(err)
-	if err != nil {
-		op.Error = err.Error()
-	}
-	var le *LateError
-	if errors.As(err, &le) && le.p.await(le.id, op, record) {
-		return
-	}
-	record(op)
+// Defer hands over the op that records the call, to be recorded when
+// the reply comes (lockimpl.Deferred).
+func (e *LateError) Defer(op history.Op, record func(history.Op)) bool {
+	return e.p.await(e.id, op, record)
 }
 
 // await hands over the op of request id, given up on: it is recorded
 // when the reply comes (at once if it came already), or as it is when
 // the lock closes. It reports false if the lock has closed (the caller
 // records op).
-func (p *ProcessLock) await(id int64, op history.Op, record func(history.Op)) bool {
+func (p *Lock) await(id int64, op history.Op, record func(history.Op)) bool {
 	p.mu.Lock()
 	l := p.late[id]
 	if l == nil {
@@ -79,7 +71,7 @@ func (p *ProcessLock) await(id int64, op history.Op, record func(history.Op)) bo
 
 // lateReply takes the reply to a request given up on, at its arrival.
 // It reports false if no request was given up on with that id.
-func (p *ProcessLock) lateReply(r ProcessReply, at int64) bool {
+func (p *Lock) lateReply(r Reply, at int64) bool {
 	p.mu.Lock()
 	l := p.late[r.ID]
 	if l == nil {
@@ -104,7 +96,7 @@ func (p *ProcessLock) lateReply(r ProcessReply, at int64) bool {
 }
 
 // resolve records l's op with what its reply says.
-func (p *ProcessLock) resolve(l *late) {
+func (p *Lock) resolve(l *late) {
 	op, r := l.op, l.reply
 	op.Return = max(op.Return, l.at)
 	switch {
@@ -131,7 +123,7 @@ func (p *ProcessLock) resolve(l *late) {
 
 // giveBack releases a lease acquired after its client had given up on it
 // (a late ok reply), and records the release under that client.
-func (p *ProcessLock) giveBack(acq history.Op, record func(history.Op)) {
+func (p *Lock) giveBack(acq history.Op, record func(history.Op)) {
 	// Under mu, as Close sets closing: no Add after Close's Wait began.
 	p.mu.Lock()
 	if p.closing.Load() {
@@ -142,20 +134,20 @@ func (p *ProcessLock) giveBack(acq history.Op, record func(history.Op)) {
 	p.mu.Unlock()
 	go func() {
 		defer p.wg.Done()
-		ctx := WithClient(context.Background(), acq.Process)
+		ctx := lockimpl.WithClient(context.Background(), acq.Process)
 		call := p.now()
-		err := p.Release(ctx, Lease{Key: acq.Key, Token: acq.Token, Fence: acq.Fence})
-		if errors.Is(err, ErrBadLock) {
+		err := p.Release(ctx, lockimpl.Lease{Key: acq.Key, Token: acq.Token, Fence: acq.Fence})
+		if errors.Is(err, lockimpl.ErrBadLock) {
 			return // the process broke: the run stops with that
 		}
-		Record(record, history.Op{Process: acq.Process, F: history.Release, Key: acq.Key, Token: acq.Token,
+		lockimpl.Record(record, history.Op{Process: acq.Process, F: history.Release, Key: acq.Key, Token: acq.Token,
 			Fence: acq.Fence, Call: call, Return: p.now()}, err)
 	}()
 }
 
 // closeLate records, as they are, the ops given up on whose reply never
 // came (called once the process is gone).
-func (p *ProcessLock) closeLate() {
+func (p *Lock) closeLate() {
 	p.mu.Lock()
 	pend := p.late
 	p.late = map[int64]*late{}
@@ -168,7 +160,7 @@ func (p *ProcessLock) closeLate() {
 }
 
 // gaveUp is the error of request req, given up on (why).
-func (p *ProcessLock) gaveUp(req ProcessRequest, why error) error {
+func (p *Lock) gaveUp(req Request, why error) error {
 	return &LateError{p: p, id: req.ID, err: fmt.Errorf("%s %s: %w", req.Op, req.Key, why)}
 }
 
