@@ -78,7 +78,7 @@ type Coordinator struct {
 	agents   []*remoteAgent
 	started  bool
 	closed   bool
-	sections map[int64]*workload.Section
+	sections map[int64]*workload.Admission
 	wg       sync.WaitGroup // the accept loop and each agent's reader
 	spawned  *spawned
 	// startedAt is when the clients started; stopping is set once the
@@ -142,7 +142,7 @@ func Listen(cfg CoordinatorConfig) (*Coordinator, error) {
 	if cfg.TLS != nil {
 		ln = tls.NewListener(ln, cfg.TLS)
 	}
-	c := &Coordinator{cfg: cfg, ln: ln, n: cfg.Agents, fences: workload.NewFences(cfg.Clock.Now), sections: map[int64]*workload.Section{}}
+	c := &Coordinator{cfg: cfg, ln: ln, n: cfg.Agents, fences: workload.NewFences(cfg.Clock.Now), sections: map[int64]*workload.Admission{}}
 	c.mirrorToxics()
 	if cfg.Listening != nil {
 		cfg.Listening(ln.Addr().String())

@@ -22,7 +22,7 @@ type remoteResource struct {
 // Enter asks the coordinator to let a fenced section in. Its entry time
 // is the coordinator's (a section marked so carries it); a section the
 // coordinator could not be asked about is rejected on the agent's clock.
-func (r *remoteResource) Enter(l lockimpl.Lease) (int64, *workload.Section, bool) {
+func (r *remoteResource) Enter(l lockimpl.Lease) (int64, *workload.Admission, bool) {
 	if l.Fence == 0 {
 		return r.now(), nil, true
 	}
@@ -30,12 +30,12 @@ func (r *remoteResource) Enter(l lockimpl.Lease) (int64, *workload.Section, bool
 	if err != nil {
 		return r.now(), nil, false
 	}
-	return m.At, &workload.Section{ID: m.Section}, m.OK
+	return m.At, &workload.Admission{ID: m.Section}, m.OK
 }
 
 // Exit sends the write op; a fenced section's entry (and its cut, if a
 // higher token overtook it) are on the coordinator's clock.
-func (r *remoteResource) Exit(op history.Op, l lockimpl.Lease, s *workload.Section, accepted bool) {
+func (r *remoteResource) Exit(op history.Op, l lockimpl.Lease, s *workload.Admission, accepted bool) {
 	op = workload.WriteOp(op, l, accepted)
 	w := Op{Op: op, CallRef: s != nil, ReturnRef: s != nil && !accepted}
 	if s != nil && accepted {

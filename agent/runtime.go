@@ -200,7 +200,7 @@ const flushEvery = 20 * time.Millisecond
 
 func (a *agentRun) run(ctx context.Context) error {
 	plan := a.plan
-	entry, err := lockimpl.Builtin().Lookup(plan.Lock)
+	entry, err := lockimpl.All().Lookup(plan.Lock)
 	if err != nil {
 		return workload.ConfigErr(err)
 	}

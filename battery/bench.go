@@ -24,7 +24,7 @@ import (
 // run on a fresh node.
 type BenchConfig struct {
 	Locks []string
-	// Registry has the locks (nil: lockimpl.Builtin()); a user's specs
+	// Registry has the locks (nil: lockimpl.All()); a user's specs
 	// and lock processes are registered there.
 	Registry *lockimpl.Registry
 	Clients  []int
@@ -65,7 +65,7 @@ func Bench(ctx context.Context, cfg BenchConfig) ([]report.BenchRow, string, err
 		return nil, "", workload.ConfigErr(fmt.Errorf("bench needs at least one --lock, --clients and --keys"))
 	}
 	if cfg.Registry == nil {
-		cfg.Registry = lockimpl.Builtin()
+		cfg.Registry = lockimpl.All()
 	}
 	if err := checkLocks(cfg.Registry, cfg.Locks, []time.Duration{cfg.Workload.TTL}); err != nil {
 		return nil, "", err

@@ -23,7 +23,7 @@ var MatrixLocks = []string{"setnx", "fenced", "redlock", "redsync"}
 // MatrixConfig is one matrix run.
 type MatrixConfig struct {
 	Locks []string
-	// Registry has the locks (nil: lockimpl.Builtin()); a user's specs
+	// Registry has the locks (nil: lockimpl.All()); a user's specs
 	// and lock processes are registered there.
 	Registry  *lockimpl.Registry
 	Scenarios []string
@@ -78,7 +78,7 @@ func Matrix(ctx context.Context, cfg MatrixConfig) (*MatrixResult, error) {
 		return nil, workload.ConfigErr(err)
 	}
 	if cfg.Registry == nil {
-		cfg.Registry = lockimpl.Builtin()
+		cfg.Registry = lockimpl.All()
 	}
 	reg := cfg.Registry
 	var ttls []time.Duration

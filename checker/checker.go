@@ -238,7 +238,7 @@ func Compose(vs ...Verdict) Verdict {
 // Check runs every registered checker over ops. ctx bounds the whole
 // check.
 func Check(ctx context.Context, ops []history.Op, opt Options) Findings {
-	return CheckWith(ctx, Registered(), ops, opt)
+	return CheckWith(ctx, All(), ops, opt)
 }
 
 // CheckWith runs cs over ops, each timed, and composes their verdicts.

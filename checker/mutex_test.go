@@ -67,7 +67,7 @@ func TestStats_NoAcquireIsInvalid(t *testing.T) {
 // ones is run, named, timed and composed into the verdict.
 func TestCheckWith_AddedChecker(t *testing.T) {
 	ops := genHistory(3, 2, 3, 50, time.Second)
-	builtin := len(Registered())
+	builtin := len(All())
 	unregister := Register(Spec{Check: Func("never", func(context.Context, []history.Op, Options) Result { return Result{Verdict: Invalid} })})
 	rep := Check(context.Background(), ops, Options{})
 	unregister()

@@ -197,7 +197,7 @@ func (p *Partition) Check(ctx context.Context, opt Options, each func([]history.
 	opt = opt.Resolved()
 	opt.whole = int(min(p.Ops(), SmallHistory+1))
 	opt.shares = min(runtime.GOMAXPROCS(0), len(p.sizes))
-	all := Registered()
+	all := All()
 	var cs []Spec
 	for _, s := range all {
 		if s.Counts == nil {

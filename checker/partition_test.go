@@ -321,7 +321,7 @@ var opsPerKey = Spec{Check: Func("ops_per_key", func(_ context.Context, ops []hi
 // it merges across parts is part of the checker, not of its name).
 func TestRegistry_FiguresDeclared(t *testing.T) {
 	rep := Check(context.Background(), faultyHistory(1), Options{})
-	for _, s := range Registered() {
+	for _, s := range All() {
 		c, ok := rep.Checker(s.Name())
 		if !ok {
 			t.Errorf("%s: registered but not run", s.Name())

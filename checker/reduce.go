@@ -70,11 +70,11 @@ func (c *keyCheck) search(lops []*lockOp, verbose bool) (porcupine.CheckResult, 
 //     called after every lease that could hold the key had expired (a
 //     stuck lock), sparing porcupine an exhaustive search.
 //
-//     1b. uncoveredFail (cover.go) refutes, in O(n log n), a key with a
+//     1b. uncoveredFail (orphans.go) refutes, in O(n log n), a key with a
 //     failed acquire whose interval meets no lease's widest hold window:
 //     no timeline has a holder at its instant.
 //
-//     1c. dropSurplusOrphans (cover.go) keeps of interchangeable orphans
+//     1c. dropSurplusOrphans (orphans.go) keeps of interchangeable orphans
 //     only as many as can take effect.
 //
 //  2. Drop dominated failed acquires. If failed acquires F1 and F2 have
@@ -117,7 +117,7 @@ func (c *keyCheck) search(lops []*lockOp, verbose bool) (porcupine.CheckResult, 
 //
 //     5b. On a key with orphans, the witness is first built without them
 //     (the search of 4), and orphans are inserted where failed acquires
-//     lack a holder (cover.go): an orphan that took effect changes nothing
+//     lack a holder (orphans.go): an orphan that took effect changes nothing
 //     any other op can see but which failed acquires have a holder and
 //     when the next acquire may succeed, so the timeline, re-checked with
 //     numbers, is a timeline of the whole key. porcupine never searches

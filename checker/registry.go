@@ -82,12 +82,12 @@ func Register(s Spec) (unregister func()) {
 	return added.Add(s)
 }
 
-// Registered returns every checker a check runs, in report order.
-func Registered() []Spec { return added.With(builtin()) }
+// All returns every checker a check runs, in report order.
+func All() []Spec { return added.With(builtin()) }
 
 // specOf returns the registered checker named name.
 func specOf(name string) (Spec, bool) {
-	for _, s := range Registered() {
+	for _, s := range All() {
 		if s.Name() == name {
 			return s, true
 		}
@@ -98,7 +98,7 @@ func specOf(name string) (Spec, bool) {
 // Of returns the names of the registered checkers of guarantee g.
 func Of(g Guarantee) []string {
 	var names []string
-	for _, s := range Registered() {
+	for _, s := range All() {
 		if s.Guarantee == g {
 			names = append(names, s.Name())
 		}

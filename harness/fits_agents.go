@@ -31,7 +31,7 @@ func (p *plan) fitsAgents(e lockimpl.Entry) error {
 	case p.cfg.AgentToken == "" && p.cfg.SpawnAgents == "" && n > 0:
 		return errors.New("--agents needs a token: set LOCKCHECK_AGENT_TOKEN (the same on every agent)")
 	}
-	if _, err := lockimpl.Builtin().Lookup(e.Name); err != nil {
+	if _, err := lockimpl.All().Lookup(e.Name); err != nil {
 		return fmt.Errorf("--agents: lock %s is not built in; agents build a built-in lock by name (see lockcheck list)", e.Name)
 	}
 	if p.cfg.AgentToken == "" {

@@ -42,7 +42,7 @@ type Config struct {
 	Name string
 	// OutDir is the results root; default "results".
 	OutDir string
-	// Lock names a lock in Registry (default lockimpl.Builtin()); a lock
+	// Lock names a lock in Registry (default lockimpl.All()); a lock
 	// of the user's can be registered there (process.Entry for a
 	// lock process). Lock is ignored for the lookup if Factory is set.
 	Lock     string
@@ -608,7 +608,7 @@ func (cfg *Config) Entry() (lockimpl.Entry, error) {
 	}
 	reg := cfg.Registry
 	if reg == nil {
-		reg = lockimpl.Builtin()
+		reg = lockimpl.All()
 	}
 	return reg.Lookup(cmp.Or(cfg.Lock, "setnx"))
 }

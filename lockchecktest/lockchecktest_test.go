@@ -34,7 +34,7 @@ var lateReleases = workload.Config{Clients: 200, Keys: 5, Duration: 4 * time.Sec
 // verdict and the results path, and passes the correct one under the same
 // workload.
 func TestRun_BothWays(t *testing.T) {
-	reg := lockimpl.Builtin()
+	reg := lockimpl.All()
 	broken, _ := reg.Lookup("broken-del-release")
 	correct, _ := reg.Lookup("setnx")
 	opts := lockchecktest.Options{Workload: lateReleases, Check: checker.Options{ClockTolerance: 50 * time.Millisecond}}
@@ -64,7 +64,7 @@ func TestRun_BothWays(t *testing.T) {
 // scenario that broke it and verify.md, and passes the correct one under
 // the same scenarios.
 func TestVerify_BothWays(t *testing.T) {
-	reg := lockimpl.Builtin()
+	reg := lockimpl.All()
 	broken, _ := reg.Lookup("broken-del-release")
 	correct, _ := reg.Lookup("setnx")
 	opts := lockchecktest.VerifyOptions{Scenarios: []string{"overrun", "crash"}, Budget: time.Minute, Seed: 1}

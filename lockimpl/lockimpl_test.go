@@ -20,7 +20,7 @@ import (
 func newLock(t *testing.T, name string, rec func(history.Op)) (lockimpl.Locker, *redis.Client) {
 	t.Helper()
 	c := testutil.StartRedis(t)
-	e, err := lockimpl.Builtin().Lookup(name)
+	e, err := lockimpl.All().Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +316,7 @@ func TestSetNXWaitAll_EveryReplica(t *testing.T) {
 		return n
 	}
 	build := func(name string, opTimeout time.Duration) lockimpl.Locker {
-		e, err := lockimpl.Builtin().Lookup(name)
+		e, err := lockimpl.All().Lookup(name)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -38,7 +38,7 @@ func TestRedlock_Quorum(t *testing.T) {
 	}
 	for _, name := range []string{"redlock", "redsync"} {
 		t.Run(name, func(t *testing.T) {
-			e, _ := lockimpl.Builtin().Lookup(name)
+			e, _ := lockimpl.All().Lookup(name)
 			if e.Topology != cluster.Redlock {
 				t.Fatalf("%s registered for topology %q, want redlock", name, e.Topology)
 			}

@@ -74,8 +74,8 @@ func (r *Registry) Lookup(name string) (Entry, error) {
 	return e, nil
 }
 
-// Entries returns every lock, correct ones first, each group by name.
-func (r *Registry) Entries() []Entry {
+// All returns every lock, correct ones first, each group by name.
+func (r *Registry) All() []Entry {
 	es := make([]Entry, 0, len(r.m))
 	for _, e := range r.m {
 		es = append(es, e)
@@ -89,10 +89,10 @@ func (r *Registry) Entries() []Entry {
 	return es
 }
 
-// Names returns the lock names in Entries order.
+// Names returns the lock names in All order.
 func (r *Registry) Names() []string {
 	var ns []string
-	for _, e := range r.Entries() {
+	for _, e := range r.All() {
 		ns = append(ns, e.Name)
 	}
 	return ns
@@ -100,15 +100,15 @@ func (r *Registry) Names() []string {
 
 var added ext.Added[Entry]
 
-// Register adds a lock to every registry Builtin returns from here on,
+// Register adds a lock to every registry All returns from here on,
 // until the func it returns unregisters it (a test's throwaway lock, a
 // program's own that embeds lockcheck).
 func Register(e Entry) (unregister func()) { return added.Add(e) }
 
-// Builtin returns a new registry with every lock of this package, and
+// All returns a new registry with every lock of this package, and
 // those Register added. To add one: a file with its Locker and its Entry,
 // and its name in the list here.
-func Builtin() *Registry {
+func All() *Registry {
 	r := &Registry{}
 	for _, e := range added.With([]Entry{setnxEntry, watchdogEntry, fencedEntry, setnxWaitEntry, setnxWaitAllEntry, redislockEntry, redlockEntry, redsyncEntry,
 		brokenSetNXExpireEntry, brokenFixedValueEntry, brokenDelReleaseEntry, brokenGetDelReleaseEntry, brokenNoTTLEntry, brokenCheckThenSetEntry,

@@ -21,7 +21,7 @@ import (
 // redis-server whose CLIENT KILL closes the lock's connections.
 func TestSteady_SkipsHealthCheck(t *testing.T) {
 	c := testutil.StartRedis(t)
-	e, err := lockimpl.Builtin().Lookup("setnx")
+	e, err := lockimpl.All().Lookup("setnx")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestSteady_SkipsHealthCheck(t *testing.T) {
 // and without it (Steady), side by side: what Steady saves per pair.
 func BenchmarkSetNX_Pair(b *testing.B) {
 	c := testutil.StartRedis(b)
-	e, err := lockimpl.Builtin().Lookup("setnx")
+	e, err := lockimpl.All().Lookup("setnx")
 	if err != nil {
 		b.Fatal(err)
 	}

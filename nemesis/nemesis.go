@@ -135,14 +135,14 @@ func (n Needs) Merge(o Needs) Needs {
 
 var added ext.Added[Kind]
 
-// Register adds a fault to Builtin from here on, until the func it
+// Register adds a fault to All from here on, until the func it
 // returns unregisters it (a test's throwaway fault, a program's own that
 // embeds lockcheck).
 func Register(k Kind) (unregister func()) { return added.Add(k) }
 
-// Builtin returns every fault, by name, those Register added included.
+// All returns every fault, by name, those Register added included.
 // To add one: a file with its Fault and its Kind, and a line here.
-func Builtin() []Kind {
+func All() []Kind {
 	ks := added.With([]Kind{
 		pauseClientKind,
 		killAgentKind,
@@ -173,7 +173,7 @@ func Lookup(name string) (Kind, error) {
 		return compose(name)
 	}
 	var names []string
-	for _, k := range Builtin() {
+	for _, k := range All() {
 		if k.Name == name {
 			return k, nil
 		}
@@ -215,7 +215,7 @@ func (c Config) FitsBackend(backend string) error {
 // ClientSide names the faults that need no control of the servers.
 func ClientSide() []string {
 	var names []string
-	for _, k := range Builtin() {
+	for _, k := range All() {
 		if !k.Servers {
 			names = append(names, k.Name)
 		}

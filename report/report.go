@@ -93,7 +93,7 @@ func WriteStats(dir string, ops []history.Op, s *Stats, rep checker.Findings, me
 	if s.Duration > 0 {
 		d.OpsPerSec = float64(s.Ops) / s.Duration.Seconds()
 	}
-	if d.Sections, err = render(Sections(), &View{Meta: meta, Findings: rep, Ops: ops, Stats: s, HgrmFiles: hgrms}); err != nil {
+	if d.Sections, err = render(All(), &View{Meta: meta, Findings: rep, Ops: ops, Stats: s, HgrmFiles: hgrms}); err != nil {
 		return err
 	}
 	var b bytes.Buffer

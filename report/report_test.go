@@ -186,7 +186,7 @@ func TestRender_AddedSection(t *testing.T) {
 	v := &View{Ops: ops, Stats: Compute(ops)}
 	extra := Section{Name: "writes", Template: `<p>{{.}} writes</p>`,
 		Data: func(v *View) any { return v.Stats.Latency["write"].TotalCount() }}
-	out, err := render(append(Sections()[:1], extra), v)
+	out, err := render(append(All()[:1], extra), v)
 	if err != nil {
 		t.Fatal(err)
 	}

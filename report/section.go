@@ -34,14 +34,14 @@ type View struct {
 
 var added ext.Added[Section]
 
-// RegisterSection adds a section at the end of every report.html from
+// Register adds a section at the end of every report.html from
 // here on, until the func it returns unregisters it.
-func RegisterSection(s Section) (unregister func()) { return added.Add(s) }
+func Register(s Section) (unregister func()) { return added.Add(s) }
 
-// Sections returns report.html's sections, in page order, those
-// RegisterSection added last. To add one: a file with its Section, and a
+// All returns report.html's sections, in page order, those
+// Register added last. To add one: a file with its Section, and a
 // line here.
-func Sections() []Section {
+func All() []Section {
 	return added.With([]Section{reproduceSection, checkersSection, coverageSection, violationsSection, latencySection, throughputSection,
 		contentionSection, leasesSection, nodesSection, serversSection, agentsSection})
 }

@@ -14,8 +14,8 @@ import (
 // coordinator serves (Runner.UseResource), so that a fence is judged
 // across machines exactly as on one.
 type Resource interface {
-	Enter(l lockimpl.Lease) (call int64, s *Section, accepted bool)
-	Exit(op history.Op, l lockimpl.Lease, s *Section, accepted bool)
+	Enter(l lockimpl.Lease) (call int64, s *Admission, accepted bool)
+	Exit(op history.Op, l lockimpl.Lease, s *Admission, accepted bool)
 }
 
 // localResource is the Resource of one process. It records each critical
@@ -35,7 +35,7 @@ func newResource(record func(history.Op), now func() int64) *localResource {
 
 // Enter starts a critical section and returns its entry time and, for a
 // fenced lease, the section, or nil and false if the resource rejects it.
-func (r *localResource) Enter(l lockimpl.Lease) (int64, *Section, bool) {
+func (r *localResource) Enter(l lockimpl.Lease) (int64, *Admission, bool) {
 	if l.Fence == 0 {
 		return r.now(), nil, true
 	}
@@ -46,7 +46,7 @@ func (r *localResource) Enter(l lockimpl.Lease) (int64, *Section, bool) {
 // lease l: accepted from call to return (to the moment a higher token was
 // let in, for a fenced section: its writes after that were rejected), or
 // rejected at call.
-func (r *localResource) Exit(op history.Op, l lockimpl.Lease, s *Section, accepted bool) {
+func (r *localResource) Exit(op history.Op, l lockimpl.Lease, s *Admission, accepted bool) {
 	op = WriteOp(op, l, accepted)
 	if s != nil && accepted {
 		var cut bool
@@ -76,20 +76,20 @@ type Fences struct {
 
 	mu      sync.Mutex
 	highest map[string]int64
-	open    map[string]*Section // the fenced section last let in, by key
+	open    map[string]*Admission // the fenced section last let in, by key
 	nextID  int64
 }
 
 // NewFences returns an empty fenced resource on the clock now.
 func NewFences(now func() int64) *Fences {
-	return &Fences{now: now, highest: map[string]int64{}, open: map[string]*Section{}}
+	return &Fences{now: now, highest: map[string]int64{}, open: map[string]*Admission{}}
 }
 
-// Section is one fenced critical section the resource let in. A section
+// Admission is one fenced critical section the resource let in. A section
 // stands for many writes, each checked against the highest token: once a
 // higher token is let in (cut), the section's later writes are rejected,
 // so what it wrote ends there.
-type Section struct {
+type Admission struct {
 	// ID names the section to a client on another machine.
 	ID    int64
 	fence int64
@@ -100,7 +100,7 @@ type Section struct {
 // entry time is read under the lock, so accepted fences are in entry
 // order, and a section overtaken is cut at the instant its successor
 // entered.
-func (f *Fences) Enter(key string, fence int64) (int64, *Section, bool) {
+func (f *Fences) Enter(key string, fence int64) (int64, *Admission, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	call := f.now()
@@ -112,7 +112,7 @@ func (f *Fences) Enter(key string, fence int64) (int64, *Section, bool) {
 		prev.cut = call
 	}
 	f.nextID++
-	s := &Section{ID: f.nextID, fence: fence}
+	s := &Admission{ID: f.nextID, fence: fence}
 	f.open[key] = s
 	return call, s, true
 }
@@ -120,7 +120,7 @@ func (f *Fences) Enter(key string, fence int64) (int64, *Section, bool) {
 // Leave ends section s of key, entered at call and left at ret: it
 // returns when its accepted writes ended (the instant a higher token was
 // let in, if that came first) and whether it was cut short so.
-func (f *Fences) Leave(key string, s *Section, call, ret int64) (int64, bool) {
+func (f *Fences) Leave(key string, s *Admission, call, ret int64) (int64, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.open[key] == s {

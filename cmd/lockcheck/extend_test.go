@@ -235,7 +235,7 @@ func TestCLI_Extensions(t *testing.T) {
 		Factory: func(env lockimpl.Env) (lockimpl.Locker, error) { built.Add(1); return lockimpl.NewSetNX(env) }})()
 	defer nemesis.Register(nemesis.Kind{Name: "throwaway-fault", Description: "does nothing, counted", Needs: nemesis.Needs{Clients: true},
 		New: func(nemesis.Env) (nemesis.Fault, error) { return countedFault{&started}, nil }})()
-	defer report.RegisterSection(report.Section{Name: "throwaway-section", Template: `<p>{{.}} ops seen by the throwaway section</p>`,
+	defer report.Register(report.Section{Name: "throwaway-section", Template: `<p>{{.}} ops seen by the throwaway section</p>`,
 		Data: func(v *report.View) any { return len(v.Ops) }})()
 	defer scenario.Register(scenario.Scenario{Name: "throwaway-scenario", Description: "the throwaway fault on a short run",
 		Workload: func(w *workload.Config) { w.Clients, w.Keys, w.Duration = 10, 2, 2*time.Second },

@@ -19,7 +19,7 @@ func listCmd(args []string) (int, error) {
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "LOCK\tKIND\tWHAT")
-	for _, e := range lockimpl.Builtin().Entries() {
+	for _, e := range lockimpl.All().All() {
 		kind := "correct"
 		if e.Broken {
 			kind = "broken"
@@ -27,7 +27,7 @@ func listCmd(args []string) (int, error) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Name, kind, e.Description)
 	}
 	fmt.Fprintln(tw, "\nFAULT\t\tWHAT")
-	for _, k := range nemesis.Builtin() {
+	for _, k := range nemesis.All() {
 		fmt.Fprintf(tw, "%s\t\t%s\n", k.Name, k.Description)
 	}
 	fmt.Fprintln(tw, "\nSCENARIO\tRUN BY\tWHAT")

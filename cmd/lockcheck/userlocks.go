@@ -22,7 +22,7 @@ func (u *userLockFlags) add(fs *flag.FlagSet) {
 // registry returns the built-in locks with the user's registered beside
 // them, and the user's lock names.
 func (u *userLockFlags) registry() (*lockimpl.Registry, []string, error) {
-	reg := lockimpl.Builtin()
+	reg := lockimpl.All()
 	var names []string
 	var mks []func() (lockimpl.Entry, error)
 	for _, path := range u.specs {
