@@ -223,26 +223,7 @@ func (c *Coordinator) Play(ctx context.Context) error {
 			ra.conn.Close() // its reader sees it and loses the agent: lose runs on one goroutine
 		}
 	}
-	stopPing := make(chan struct{})
-	var pw sync.WaitGroup
-	pw.Add(1)
-	go func() {
-		defer pw.Done()
-		t := time.NewTicker(PingEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-stopPing:
-				return
-			case <-t.C:
-				c.pingAll()
-			}
-		}
-	}()
-	defer func() {
-		close(stopPing)
-		pw.Wait()
-	}()
+	defer c.pinging()()
 	w := c.cfg.Workload
 	// An agent that neither ends nor is lost by then is given up on.
 	limit := time.NewTimer(cmp.Or(w.Duration, time.Hour) + w.OpTimeout + 2*time.Minute)
@@ -252,19 +233,14 @@ func (c *Coordinator) Play(ctx context.Context) error {
 	stopped := false
 	for !c.allDone() {
 		if w.Duration > 0 && time.Duration(c.cfg.Clock.Now()-c.startedAt) >= w.Duration {
-			// The clients' time is up: no agent comes back now.
-			c.mu.Lock()
-			c.stopping = true
-			c.mu.Unlock()
+			c.setStopping() // the clients' time is up: no agent comes back now
 		}
 		select {
 		case <-time.After(20 * time.Millisecond):
 		case <-ctx.Done():
 			if !stopped {
 				stopped = true
-				c.mu.Lock()
-				c.stopping = true
-				c.mu.Unlock()
+				c.setStopping()
 				for _, a := range c.joined() {
 					_ = a.conn.Send(Msg{T: TStop})
 				}
@@ -275,9 +251,7 @@ func (c *Coordinator) Play(ctx context.Context) error {
 			}
 		}
 	}
-	c.mu.Lock()
-	c.stopping = true
-	c.mu.Unlock()
+	c.setStopping()
 	var errs []error
 	for _, ra := range c.joined() {
 		if ra.runErr != "" && ra.lost == "" {
@@ -285,6 +259,38 @@ func (c *Coordinator) Play(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// pinging measures every agent's clock each PingEvery until the func it
+// returns is called.
+func (c *Coordinator) pinging() (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(PingEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				c.pingAll()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// setStopping marks the run as ending: no agent rejoins from here on.
+func (c *Coordinator) setStopping() {
+	c.mu.Lock()
+	c.stopping = true
+	c.mu.Unlock()
 }
 
 // allDone says whether every agent said done or was lost, and no agent

@@ -207,22 +207,8 @@ func (a *agentRun) run(ctx context.Context) error {
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	a.stop = stop
-	a.runner = workload.New(plan.Workload, a.now, a.record)
-	a.runner.UseResource(&remoteResource{conn: a.conn, now: a.now, send: a.send, timeout: plan.Workload.OpTimeout + 5*time.Second})
-	env := plan.Access.Env(plan.Workload, a.now, a.record)
-	env.DialAddr = a.clientAddr
-	if err := a.reach(plan.Access); err != nil {
-		_ = a.conn.Send(Msg{T: TFail, Error: err.Error()})
-		return workload.ConfigErr(fmt.Errorf("agent %d: %w", plan.Index, err))
-	}
 	defer a.closeProxies()
-	if err := a.startProxies(plan.Access); err != nil {
-		_ = a.conn.Send(Msg{T: TFail, Error: err.Error()})
-		return fmt.Errorf("agent %d: %w", plan.Index, err)
-	}
-	locker, err := workload.BuildLock(entry.Factory, entry.Name, env, a.runner, plan.Workload, plan.Crashes, func(l lockimpl.Locker) lockimpl.Locker {
-		return &announcer{Locker: l, run: a}
-	})
+	locker, err := a.build(entry)
 	if err != nil {
 		_ = a.conn.Send(Msg{T: TFail, Error: err.Error()})
 		return err
@@ -258,6 +244,26 @@ func (a *agentRun) run(ctx context.Context) error {
 	case <-time.After(time.Minute):
 	}
 	return runErr
+}
+
+// build makes the agent's clients and their lock: Redis reached from
+// here, the agent's own client proxies started if the run's faults act
+// through them, every op announced to the coordinator before it is sent.
+func (a *agentRun) build(entry lockimpl.Entry) (lockimpl.Locker, error) {
+	plan := a.plan
+	a.runner = workload.New(plan.Workload, a.now, a.record)
+	a.runner.UseResource(&remoteResource{conn: a.conn, now: a.now, send: a.send, timeout: plan.Workload.OpTimeout + 5*time.Second})
+	env := plan.Access.Env(plan.Workload, a.now, a.record)
+	env.DialAddr = a.clientAddr
+	if err := a.reach(plan.Access); err != nil {
+		return nil, workload.ConfigErr(fmt.Errorf("agent %d: %w", plan.Index, err))
+	}
+	if err := a.startProxies(plan.Access); err != nil {
+		return nil, fmt.Errorf("agent %d: %w", plan.Index, err)
+	}
+	return workload.BuildLock(entry.Factory, entry.Name, env, a.runner, plan.Workload, plan.Crashes, func(l lockimpl.Locker) lockimpl.Locker {
+		return &announcer{Locker: l, run: a}
+	})
 }
 
 // reach checks that every Redis address answers a TCP dial from here,

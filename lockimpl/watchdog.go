@@ -142,22 +142,8 @@ func (w *Watchdog) keepAlive(ctx context.Context, l Lease) {
 		if ctx.Err() != nil {
 			return
 		}
-		// Each extension must finish before the lease could expire.
-		opCtx, cancel := context.WithTimeout(ctx, min(every, l.TTL/3))
-		call := w.now()
-		next, err := w.inner.Extend(opCtx, cur, l.TTL)
-		ret := w.now()
-		cancel()
-		if ctx.Err() != nil && err != nil {
-			// Released while the extend was in flight: its outcome is
-			// unknown, so it is recorded as such, and the dog stops.
-			err = ctx.Err()
-		}
-		op := history.Op{Process: ClientFrom(ctx), F: history.Extend, Key: l.Key,
-			Token: l.Token, TTLms: l.TTL.Milliseconds(), Call: call, Return: ret}
-		if w.add {
-			op.Mode = history.ExtendAdd
-		}
+		next, op, err := w.extend(ctx, l, cur, min(every, l.TTL/3))
+		call := op.Call
 		if l.Watch == nil {
 			// An unseen renewal, armed once the acquire's reply came
 			// (Redisson's callback): until the key is ours it renews
@@ -181,6 +167,28 @@ func (w *Watchdog) keepAlive(ctx context.Context, l Lease) {
 		cur = next
 		l.Watch.deadline.Store(int64(cur.Deadline()))
 	}
+}
+
+// extend extends cur, l's lease as last extended, within timeout (each
+// extension must finish before the lease could expire), and returns the
+// op that records it.
+func (w *Watchdog) extend(ctx context.Context, l, cur Lease, timeout time.Duration) (Lease, history.Op, error) {
+	opCtx, cancel := context.WithTimeout(ctx, timeout)
+	call := w.now()
+	next, err := w.inner.Extend(opCtx, cur, l.TTL)
+	ret := w.now()
+	cancel()
+	if ctx.Err() != nil && err != nil {
+		// Released while the extend was in flight: its outcome is
+		// unknown, so it is recorded as such, and the dog stops.
+		err = ctx.Err()
+	}
+	op := history.Op{Process: ClientFrom(ctx), F: history.Extend, Key: l.Key,
+		Token: l.Token, TTLms: l.TTL.Milliseconds(), Call: call, Return: ret}
+	if w.add {
+		op.Mode = history.ExtendAdd
+	}
+	return next, op, err
 }
 
 // stopDog stops the lease's watchdog and waits for it.

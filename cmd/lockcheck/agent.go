@@ -83,19 +83,8 @@ func agentCmd(ctx context.Context, args []string) (int, error) {
 	if cfg.Token == "" {
 		return exitUsage, usageError{fmt.Errorf("agent: no token: set %s (the coordinator's), or --token-file", agentTokenEnv)}
 	}
-	// A clock run off on purpose, to see the coordinator's correction at
-	// work (a Go program reads its clock through the vDSO, out of reach
-	// of an LD_PRELOAD shim): LOCKCHECK_AGENT_SKEW (a duration) and
-	// LOCKCHECK_AGENT_DRIFT (ppm).
-	if s := os.Getenv("LOCKCHECK_AGENT_SKEW"); s != "" {
-		if cfg.Skew, err = time.ParseDuration(s); err != nil {
-			return exitUsage, usageError{fmt.Errorf("LOCKCHECK_AGENT_SKEW %q: want a duration such as 300ms", s)}
-		}
-	}
-	if s := os.Getenv("LOCKCHECK_AGENT_DRIFT"); s != "" {
-		if cfg.Drift, err = strconv.ParseInt(s, 10, 64); err != nil {
-			return exitUsage, usageError{fmt.Errorf("LOCKCHECK_AGENT_DRIFT %q: want parts per million, such as 200", s)}
-		}
+	if err := agentClockOff(&cfg); err != nil {
+		return exitUsage, err
 	}
 	cfg.Log, cfg.Process = os.Stderr, true
 	if err := agent.Run(ctx, cfg); err != nil {
@@ -106,4 +95,23 @@ func agentCmd(ctx context.Context, args []string) (int, error) {
 	}
 	fmt.Fprintln(os.Stderr, "agent: the run is over; its verdict is the coordinator's")
 	return exitValid, nil
+}
+
+// agentClockOff reads a clock run off on purpose, to see the coordinator's
+// correction at work (a Go program reads its clock through the vDSO, out
+// of reach of an LD_PRELOAD shim): LOCKCHECK_AGENT_SKEW (a duration) and
+// LOCKCHECK_AGENT_DRIFT (ppm).
+func agentClockOff(cfg *agent.Config) error {
+	var err error
+	if s := os.Getenv("LOCKCHECK_AGENT_SKEW"); s != "" {
+		if cfg.Skew, err = time.ParseDuration(s); err != nil {
+			return usageError{fmt.Errorf("LOCKCHECK_AGENT_SKEW %q: want a duration such as 300ms", s)}
+		}
+	}
+	if s := os.Getenv("LOCKCHECK_AGENT_DRIFT"); s != "" {
+		if cfg.Drift, err = strconv.ParseInt(s, 10, 64); err != nil {
+			return usageError{fmt.Errorf("LOCKCHECK_AGENT_DRIFT %q: want parts per million, such as 200", s)}
+		}
+	}
+	return nil
 }
