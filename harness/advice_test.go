@@ -31,20 +31,20 @@ func TestRun_SkipRelease(t *testing.T) {
 	testutil.RequireRedis(t)
 	res := run(t, "setnx", skipWorkload)
 	l, _ := res.Findings.Checker("liveness")
-	t.Logf("setnx: verdict %s, skipped %d, liveness %v", res.Verdict, res.Summary.SkippedReleases, l.Figures)
+	t.Logf("setnx: verdict %s, skipped %d, liveness %v", res.Verdict, res.Summary.Skipped, l.Figures)
 	if res.Verdict != checker.Valid {
 		t.Errorf("setnx with skipped releases: %s, want valid (the TTL heals them): %+v", res.Verdict, res.Findings.Checkers)
 	}
-	if res.Summary.SkippedReleases < 10 || l.Figures["abandoned_leases"] < res.Summary.SkippedReleases {
-		t.Errorf("skipped %d, abandoned leases %d: want at least 10, each seen in the history", res.Summary.SkippedReleases, l.Figures["abandoned_leases"])
+	if res.Summary.Skipped < 10 || l.Figures["abandoned_leases"] < res.Summary.Skipped {
+		t.Errorf("skipped %d, abandoned leases %d: want at least 10, each seen in the history", res.Summary.Skipped, l.Figures["abandoned_leases"])
 	}
 	stall := time.Duration(l.Figures["longest_abandoned_stall_ms"]) * time.Millisecond
 	if stall < skipWorkload.TTL/2 || stall > skipWorkload.TTL+50*time.Millisecond {
 		t.Errorf("longest stall after a skipped release %v: want up to the %v TTL, and most of it", stall, skipWorkload.TTL)
 	}
 	rf, err := report.ReadResults(res.Dir)
-	if err != nil || rf.Summary.SkippedReleases != res.Summary.SkippedReleases {
-		t.Errorf("results.json skipped_releases %d, %v; want %d", rf.Summary.SkippedReleases, err, res.Summary.SkippedReleases)
+	if err != nil || rf.Summary.Skipped != res.Summary.Skipped {
+		t.Errorf("results.json skipped_releases %d, %v; want %d", rf.Summary.Skipped, err, res.Summary.Skipped)
 	}
 
 	res = run(t, "broken-no-ttl", skipWorkload)

@@ -94,28 +94,31 @@ func (t *Tally) Counts() Counts {
 // record: results.json keeps them beside the counts read off the history.
 type Unrecorded struct {
 	// Lost counts leases the lock reported lost (watchdog).
-	Lost int64
+	Lost int64 `json:"lost"`
 	// GiveUps counts acquisitions abandoned after the last retry.
-	GiveUps int64
+	GiveUps int64 `json:"give_ups"`
 	// NotSent counts operations that never reached Redis (connection
 	// refused): they did not happen.
-	NotSent int64
+	NotSent int64 `json:"not_sent"`
 	// Undone counts acquisitions that reached no majority either way and
 	// gave back what they took (Redlock split votes).
-	Undone int64
+	Undone int64 `json:"undone,omitempty"`
 	// Crashed counts clients that died (crash-client); Paused, clients
 	// stopped by pause-client or pause-holder.
-	Crashed, Paused int64
+	Crashed int64 `json:"crashed"`
+	Paused  int64 `json:"paused"`
 	// CutOff counts commands that timed out because their client was cut
 	// off from Redis (client-partition); they were never sent.
-	CutOff int64
+	CutOff int64 `json:"cut_off,omitempty"`
 	// Skipped counts critical sections that ended without a release
 	// (--skip-release).
-	Skipped int64
+	Skipped int64 `json:"skipped_releases,omitempty"`
 	// Scheduled, Started and Dropped are an open-model run's attempts
 	// (--rate): due on the schedule, started by a worker, and dropped
 	// because the backlog was full. Scheduled - Started is the shortfall.
-	Scheduled, Started, Dropped int64
+	Scheduled int64 `json:"scheduled,omitempty"`
+	Started   int64 `json:"started,omitempty"`
+	Dropped   int64 `json:"dropped,omitempty"`
 }
 
 // Add adds o's counts to u (clients on many machines, summed).

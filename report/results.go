@@ -46,25 +46,13 @@ type Summary struct {
 	// CutShort counts critical sections a client left before it wanted to
 	// (write ops marked cut_short).
 	CutShort int64 `json:"cut_short"`
-	Lost     int64 `json:"lost"`
 	// LateExits counts clients that left their critical section after the
 	// lease's deadline (write ops marked late).
 	LateExits int64 `json:"late_exits"`
-	GiveUps   int64 `json:"give_ups"`
-	NotSent   int64 `json:"not_sent"`
-	Undone    int64 `json:"undone,omitempty"`
-	Crashed   int64 `json:"crashed"`
-	Paused    int64 `json:"paused"`
-	CutOff    int64 `json:"cut_off,omitempty"`
-	// SkippedReleases counts sections that ended without a release
-	// (--skip-release): their leases ran out their TTL.
-	SkippedReleases int64 `json:"skipped_releases,omitempty"`
-	// Scheduled, Started and Dropped are an open-model run's attempts
-	// (--rate): due, started, dropped with the backlog full; Shortfall is
-	// the due ones never started.
-	Scheduled int64 `json:"scheduled,omitempty"`
-	Started   int64 `json:"started,omitempty"`
-	Dropped   int64 `json:"dropped,omitempty"`
+	// Unrecorded is what the clients counted that the history does not
+	// record (leases lost, give-ups, ops not sent, ...).
+	history.Unrecorded
+	// Shortfall is an open-model run's attempts due and never started.
 	Shortfall int64 `json:"shortfall,omitempty"`
 	// StaleRejected counts writes the fenced resource rejected (failed
 	// writes).
@@ -85,16 +73,8 @@ func SummaryOf(st *Stats, u history.Unrecorded) Summary {
 			c[f] = m
 		}
 	}
-	return Summary{Ops: c, Lost: u.Lost, GiveUps: u.GiveUps, NotSent: u.NotSent, Undone: u.Undone,
-		Crashed: u.Crashed, Paused: u.Paused, CutOff: u.CutOff, SkippedReleases: u.Skipped,
-		Scheduled: u.Scheduled, Started: u.Started, Dropped: u.Dropped, Shortfall: u.Scheduled - u.Started, StaleRejected: c.Get(history.Write, history.Fail),
+	return Summary{Ops: c, Unrecorded: u, Shortfall: u.Scheduled - u.Started, StaleRejected: c.Get(history.Write, history.Fail),
 		CutShort: st.CutShort, LateExits: st.LateExits}
-}
-
-// Unrecorded returns the figures of s that the history does not record.
-func (s Summary) Unrecorded() history.Unrecorded {
-	return history.Unrecorded{Lost: s.Lost, GiveUps: s.GiveUps, NotSent: s.NotSent, Undone: s.Undone, Crashed: s.Crashed, Paused: s.Paused, CutOff: s.CutOff, Skipped: s.SkippedReleases,
-		Scheduled: s.Scheduled, Started: s.Started, Dropped: s.Dropped}
 }
 
 // WriteResults writes r as results.json into dir.

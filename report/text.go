@@ -83,8 +83,8 @@ func TextRun(w io.Writer, res RunText) {
 		}
 		fmt.Fprintln(w)
 	}
-	if s.SkippedReleases > 0 {
-		fmt.Fprintf(w, "  critical sections ended without a release (--skip-release) %d\n", s.SkippedReleases)
+	if s.Skipped > 0 {
+		fmt.Fprintf(w, "  critical sections ended without a release (--skip-release) %d\n", s.Skipped)
 	}
 	textTTLAdvice(w, res.TTLAdvice)
 	fmt.Fprintf(w, "  peak RSS of lockcheck: %.0f MB\n\n", float64(res.PeakRSS)/(1<<20))
