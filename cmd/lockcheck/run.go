@@ -109,11 +109,17 @@ func (a agentOpts) apply(cfg *harness.Config) error {
 	return nil
 }
 
-func runFlags(o *runOpts) *flag.FlagSet {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+// lockFlags declares the lock under test, the same on run and verify: a
+// built-in lock, a spec of Lua scripts, or a program.
+func lockFlags(fs *flag.FlagSet, o *runOpts) {
 	fs.StringVar(&o.lock, "lock", "setnx", "lock implementation (see lockcheck list)")
 	fs.StringVar(&o.lockSpec, "lock-spec", "", "lock under test from a TOML file of Lua scripts (see examples/specs)")
-	fs.StringVar(&o.lockCmd, "lock-cmd", "", "lock under test as a program in any language, spoken to in JSON lines (see README)")
+	fs.StringVar(&o.lockCmd, "lock-cmd", "", "lock under test as a program in any language, spoken to in JSON lines (see docs/own-lock.md)")
+}
+
+func runFlags(o *runOpts) *flag.FlagSet {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	lockFlags(fs, o)
 	fs.BoolVar(&o.perClient, "lock-cmd-per-client", false, "--lock-cmd: one process per client, so pause-client stops the process (SIGSTOP) and crash-client kills it (SIGKILL)")
 	fs.DurationVar(&o.w.ExtendEvery, "extend-every", 0, "clients extend their lease by the TTL at this interval while they hold it (a client-side watchdog for any lock)")
 	fs.IntVar(&o.w.Clients, "clients", workload.DefaultClients, "concurrent clients")

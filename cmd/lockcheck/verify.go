@@ -33,9 +33,7 @@ type verifyOpts struct {
 
 func verifyFlags(o *verifyOpts) *flag.FlagSet {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
-	fs.StringVar(&o.lock, "lock", "setnx", "lock implementation (see lockcheck list)")
-	fs.StringVar(&o.lockSpec, "lock-spec", "", "lock under test from a TOML file of Lua scripts (see examples/specs)")
-	fs.StringVar(&o.lockCmd, "lock-cmd", "", "lock under test as a program in any language, spoken to in JSON lines (see README)")
+	lockFlags(fs, &o.runOpts)
 	fs.StringVar(&o.name, "name", "", "the lock's name in the results (--lock-cmd)")
 	fs.BoolVar(&o.perClient, "lock-cmd-per-client", false, "--lock-cmd: one process per client in every scenario (default: in the scenarios that pause or crash clients)")
 	fs.BoolVar(&o.cfg.Watchdog, "lock-watchdog", false, "the lock keeps its leases alive by itself (a --lock-cmd or --lock-spec with a watchdog): the extend scenario adds no client-side extends")
