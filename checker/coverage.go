@@ -62,7 +62,24 @@ const (
 	// held on past that (a renewal no caller knows of) must show as a
 	// stuck lock.
 	InfoSettled = "info_settled"
+	// GrantedByDeposed counts the keys a master cut off by a partition set
+	// after a replica was promoted in its place, read from that master
+	// (its keyspace notifications): leases granted on the losing side of
+	// a split brain, the event a lock without replication safety breaks
+	// on. LostAtPromotion counts the leases a master held just before it
+	// went down that the replica promoted in its place lacked, read from
+	// both. A fault records them on its window (FaultWindow.Events); they
+	// are the window's, not a bucket's.
+	GrantedByDeposed = "granted_by_deposed"
+	LostAtPromotion  = "lost_at_promotion"
+	// GrantedBothSides counts the keys the deposed master and the
+	// promoted one held at once, read from both: the same lease granted
+	// on both sides of a split brain.
+	GrantedBothSides = "granted_both_sides"
 )
+
+// windowFigures are the figures read from the servers in fault windows.
+var windowFigures = []string{GrantedByDeposed, GrantedBothSides, LostAtPromotion}
 
 // CoverageFigures names the figures and what each means, in the order
 // they are shown.
@@ -76,6 +93,9 @@ var CoverageFigures = []struct{ Name, Meaning string }{
 	{LateExtendTaken, "extends called after their lease expired, while another client held the key"},
 	{StaleHolder, "holders still in their critical section after their lease expired and another client acquired"},
 	{AbandonedTaken, "leases (maybe) acquired, never released (crashed holder), whose key another client acquired after expiry"},
+	{GrantedByDeposed, "keys a master cut off by a partition set after a replica was promoted in its place (read from that master)"},
+	{GrantedBothSides, "keys the deposed master and the promoted one held at once (read from both): one lease granted on both sides"},
+	{LostAtPromotion, "leases a master held just before it went down that the replica promoted in its place lacked (read from both)"},
 }
 
 // Hit is the figure of fault windows that began while a lease was
@@ -250,6 +270,9 @@ func (h windowHit) or(o windowHit) windowHit {
 func countWindows(cov Coverage, ws []FaultWindow, hits []windowHit) {
 	for i, w := range ws {
 		cov[Windows(w.Fault)]++
+		for _, name := range windowFigures {
+			cov[name] += int(w.Events[name])
+		}
 		for _, f := range []struct {
 			name string
 			met  bool

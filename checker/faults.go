@@ -14,6 +14,9 @@ type FaultWindow struct {
 	Start   int64    `json:"start_ns"`
 	Stop    int64    `json:"stop_ns"` // -1: never healed
 	Error   string   `json:"error,omitempty"`
+	// Events is what the servers were seen to do in the window, read from
+	// them (its stop op's history.NemesisValue.Events).
+	Events map[string]int64 `json:"events,omitempty"`
 }
 
 // String is "failover n1 3.002s..9.106s".
@@ -45,7 +48,7 @@ func FaultWindows(ops []history.Op) []FaultWindow {
 			ws = append(ws, FaultWindow{Fault: op.Value.Fault, Targets: op.Value.Targets, Start: op.Call, Stop: -1, Error: op.Error})
 		case "stop":
 			if k, ok := open[id]; ok {
-				ws[k].Stop = op.Return
+				ws[k].Stop, ws[k].Events = op.Return, op.Value.Events
 				if ws[k].Error == "" {
 					ws[k].Error = op.Error
 				}

@@ -267,13 +267,16 @@ func Merge(ws []FaultWindow, parts []Findings) Findings {
 	rep.hits = make([]windowHit, len(ws))
 	for _, part := range parts {
 		for k, n := range part.Coverage {
-			if !strings.HasPrefix(k, "hit:") && !strings.HasPrefix(k, "windows:") && !strings.HasPrefix(k, "outlived:") {
+			if !strings.HasPrefix(k, "hit:") && !strings.HasPrefix(k, "windows:") && !strings.HasPrefix(k, "outlived:") && !slices.Contains(windowFigures, k) {
 				rep.Coverage[k] += n
 			}
 		}
 		for i, h := range part.hits {
 			rep.hits[i] = rep.hits[i].or(h)
 		}
+	}
+	for _, name := range windowFigures {
+		rep.Coverage[name] += 0 // shown as 0 with no window, as a whole history's
 	}
 	countWindows(rep.Coverage, ws, rep.hits)
 	vs := make([]Verdict, len(parts[0].Checkers))

@@ -57,7 +57,8 @@ func faultyHistory(seed uint64) []history.Op {
 			history.Op{Process: history.NemesisProcess, F: history.Nemesis, Type: history.Info, Call: t, Return: t + ms,
 				Value: &history.NemesisValue{Fault: fault, Phase: "start", Targets: []string{"n1"}}},
 			history.Op{Process: history.NemesisProcess, F: history.Nemesis, Type: history.Info, Call: t + 40*ms, Return: t + 41*ms,
-				Value: &history.NemesisValue{Fault: fault, Phase: "stop", Targets: []string{"n1"}}})
+				Value: &history.NemesisValue{Fault: fault, Phase: "stop", Targets: []string{"n1"},
+					Events: map[string]int64{GrantedByDeposed: int64(r.IntN(3))}}})
 	}
 	slices.SortStableFunc(ops, func(a, b history.Op) int { return cmpInt(a.Return, b.Return) })
 	for i := range ops {
@@ -119,6 +120,17 @@ func TestPartition_SameAsWhole(t *testing.T) {
 		}
 		if whole.Coverage[Hit("pause-redis")]+whole.Coverage[Hit("kill-redis")] == 0 {
 			t.Fatalf("seed %d: no fault window hit a lease: %v", seed, whole.Coverage)
+		}
+		// A figure read from the servers is the window's: counted once,
+		// however many buckets hold the window.
+		var granted int
+		for _, op := range ops {
+			if op.F == history.Nemesis && op.Value.Phase == "stop" {
+				granted += int(op.Value.Events[GrantedByDeposed])
+			}
+		}
+		if granted == 0 || whole.Coverage[GrantedByDeposed] != granted {
+			t.Fatalf("seed %d: %s %d, want the stop ops' %d (not 0)", seed, GrantedByDeposed, whole.Coverage[GrantedByDeposed], granted)
 		}
 		for _, buckets := range []int{1, 2, 7, 64} {
 			got := noElapsed(partitionCheck(t, ops, buckets, Options{}))

@@ -102,6 +102,11 @@ type NemesisValue struct {
 	Fault   string   `json:"fault"`
 	Phase   string   `json:"phase"` // "start" or "stop"
 	Targets []string `json:"targets,omitempty"`
+	// Events counts, by name, what the servers were seen to do in the
+	// fault's window, read from them (a stop op's): the deposed master's
+	// grants after a promotion (granted_by_deposed), the leases a
+	// promotion lost (lost_at_promotion).
+	Events map[string]int64 `json:"events,omitempty"`
 }
 
 // TTL returns the op's TTL as a duration.

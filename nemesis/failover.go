@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"time"
 
 	"github.com/lockcheck/lockcheck/cluster"
 )
@@ -15,6 +16,39 @@ import (
 type failover struct {
 	env Env
 	target
+	events map[string]int64
+}
+
+// Events is the last window's count of leases the promotion lost.
+func (f *failover) Events() map[string]int64 {
+	e := f.events
+	f.events = nil
+	return e
+}
+
+// holdsBefore reads the leases m holds just before it goes down.
+func (f *failover) holdsBefore(ctx context.Context, m *cluster.Node) (cluster.Holdings, time.Time) {
+	h, err := m.Holds(ctx, f.env.Cluster.Password)
+	if err != nil {
+		return nil, time.Time{}
+	}
+	return h, time.Now()
+}
+
+// countLost counts the leases of before, live past the read of the
+// promoted node, that it lacks (LostAtPromotion). Without both reads the
+// window shows no loss (a run the figure does not count: conservative).
+func (f *failover) countLost(ctx context.Context, before cluster.Holdings, at time.Time, promoted *cluster.Node) {
+	if before == nil || promoted == nil {
+		return
+	}
+	after, err := promoted.Holds(ctx, f.env.Cluster.Password)
+	if err != nil {
+		return
+	}
+	// A lease that could have expired between the two reads is no loss.
+	margin := time.Since(at) + 100*time.Millisecond
+	f.events = map[string]int64{LostAtPromotion: cluster.LostFrom(before, after, margin)}
 }
 
 // sentinelMaster is the master Sentinel names, for faults that need the
@@ -35,10 +69,16 @@ func (f *failover) Start(ctx context.Context, rng *rand.Rand) ([]string, error) 
 		return nil, err
 	}
 	f.set(m)
+	before, at := f.holdsBefore(ctx, m)
 	if err := crash(m); err != nil {
 		return []string{m.Name}, err
 	}
-	return []string{m.Name}, f.env.Cluster.Failover(ctx)
+	if err := f.env.Cluster.Failover(ctx); err != nil {
+		return []string{m.Name}, err
+	}
+	promoted, _ := f.env.Cluster.Master(ctx)
+	f.countLost(ctx, before, at, promoted)
+	return []string{m.Name}, nil
 }
 
 // startCluster kills a master chosen by rng and has its replica take
@@ -51,10 +91,15 @@ func (f *failover) startCluster(ctx context.Context, rng *rand.Rand) ([]string, 
 	}
 	f.set(sh.Master)
 	names := []string{sh.Master.Name, sh.Replica.Name}
+	before, at := f.holdsBefore(ctx, sh.Master)
 	if err := crash(sh.Master); err != nil {
 		return names, err
 	}
-	return names, f.env.Cluster.TakeOver(ctx, sh.Replica, "force")
+	if err := f.env.Cluster.TakeOver(ctx, sh.Replica, "force"); err != nil {
+		return names, err
+	}
+	f.countLost(ctx, before, at, sh.Replica)
+	return names, nil
 }
 
 // crash kills a master together with the replication stream it had not

@@ -88,6 +88,27 @@ type Lasting interface {
 	Hold() time.Duration
 }
 
+// Observer is a Fault that reads from the servers what happened in its
+// window (checker's Redis-side coverage figures): Events, called after
+// Stop, goes into the stop op, and starts the next window's count anew.
+type Observer interface {
+	Events() map[string]int64
+}
+
+// The events faults observe (history.NemesisValue.Events).
+const (
+	// GrantedByDeposed counts the keys a master cut off by a partition
+	// set after a replica was promoted in its place: leases granted on
+	// the losing side of a split brain.
+	GrantedByDeposed = "granted_by_deposed"
+	// GrantedBothSides counts the keys the deposed master and the
+	// promoted one held at once: the same lease granted on both sides.
+	GrantedBothSides = "granted_both_sides"
+	// LostAtPromotion counts the leases a master held just before it went
+	// down that the replica promoted in its place did not have.
+	LostAtPromotion = "lost_at_promotion"
+)
+
 // Kind describes a fault for lockcheck list.
 type Kind struct {
 	Name        string
@@ -339,7 +360,7 @@ func Run(ctx context.Context, cfg Config, env Env, record func(history.Op), now 
 		name, f := cfg.Faults[i], faults[i]
 		call := now()
 		targets, err := f.Start(ctx, rng)
-		recordOp(record, name, "start", targets, call, now(), err)
+		recordOp(record, name, "start", targets, call, now(), err, nil)
 		hold := cfg.Duration
 		if l, ok := f.(Lasting); ok && l.Hold() >= 0 {
 			hold = l.Hold()
@@ -350,7 +371,11 @@ func Run(ctx context.Context, cfg Config, env Env, record func(history.Op), now 
 		call = now()
 		err = f.Stop(hctx)
 		cancel()
-		recordOp(record, name, "stop", targets, call, now(), err)
+		var events map[string]int64
+		if o, ok := f.(Observer); ok {
+			events = o.Events()
+		}
+		recordOp(record, name, "stop", targets, call, now(), err, events)
 		if err != nil {
 			return fmt.Errorf("heal %s: %w", name, err)
 		}
@@ -358,9 +383,9 @@ func Run(ctx context.Context, cfg Config, env Env, record func(history.Op), now 
 	return nil
 }
 
-func recordOp(record func(history.Op), fault, phase string, targets []string, call, ret int64, err error) {
+func recordOp(record func(history.Op), fault, phase string, targets []string, call, ret int64, err error, events map[string]int64) {
 	op := history.Op{Process: history.NemesisProcess, F: history.Nemesis, Type: history.Info, Call: call, Return: ret,
-		Value: &history.NemesisValue{Fault: fault, Phase: phase, Targets: targets}}
+		Value: &history.NemesisValue{Fault: fault, Phase: phase, Targets: targets, Events: events}}
 	if err != nil {
 		op.Error = err.Error()
 	}

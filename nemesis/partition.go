@@ -15,6 +15,49 @@ import (
 type partition struct {
 	env Env
 	target
+	// deposed and promoted record what the two masters do to keys after
+	// the promotion; events is the last window's count.
+	deposed, promoted *cluster.KeyWatch
+	events            map[string]int64
+}
+
+// Events is the last window's count: the keys the deposed master set
+// after the promotion (GrantedByDeposed), and those both masters held at
+// once (GrantedBothSides).
+func (p *partition) Events() map[string]int64 {
+	e := p.events
+	p.events = nil
+	return e
+}
+
+// watch starts recording what the deposed master and the promoted one
+// do from now on, the promotion done. Without both records the window
+// shows no grant (a run the figures do not count: conservative).
+func (p *partition) watch(ctx context.Context, deposed, promoted *cluster.Node) {
+	pw := p.env.Cluster.Password
+	if promoted == nil {
+		return
+	}
+	d, err := deposed.WatchKeys(ctx, pw)
+	if err != nil {
+		return
+	}
+	if p.promoted, err = promoted.WatchKeys(ctx, pw); err != nil {
+		d.Close()
+		return
+	}
+	p.deposed = d
+}
+
+// closeWatch ends the records, before the partition heals.
+func (p *partition) closeWatch() {
+	if p.deposed == nil {
+		return
+	}
+	sets := p.deposed.Sets()
+	both := cluster.HeldOnBoth(p.deposed.Close(), p.promoted.Close())
+	p.events = map[string]int64{GrantedByDeposed: sets, GrantedBothSides: both}
+	p.deposed, p.promoted = nil, nil
 }
 
 var partitionToxics = []string{"partition-down", "partition-up"}
@@ -36,7 +79,12 @@ func (p *partition) Start(ctx context.Context, rng *rand.Rand) ([]string, error)
 	}
 	// The majority side promotes a replica (see cluster.Failover); the old
 	// master, unreachable, stays a master until the partition heals.
-	return []string{m.Name}, p.env.Cluster.Failover(ctx)
+	if err := p.env.Cluster.Failover(ctx); err != nil {
+		return []string{m.Name}, err
+	}
+	promoted, _ := p.env.Cluster.Master(ctx)
+	p.watch(ctx, m, promoted)
+	return []string{m.Name}, nil
 }
 
 // startCluster cuts a master chosen by rng off its replica and the
@@ -57,7 +105,11 @@ func (p *partition) startCluster(ctx context.Context, rng *rand.Rand) ([]string,
 			return names, err
 		}
 	}
-	return names, p.env.Cluster.TakeOver(ctx, sh.Replica, "takeover")
+	if err := p.env.Cluster.TakeOver(ctx, sh.Replica, "takeover"); err != nil {
+		return names, err
+	}
+	p.watch(ctx, sh.Master, sh.Replica)
+	return names, nil
 }
 
 // cut drops everything through px, both ways, until healed.
@@ -70,6 +122,7 @@ func cut(px *cluster.Proxy) error {
 }
 
 func (p *partition) Stop(ctx context.Context) error {
+	p.closeWatch()
 	n := p.takeOne()
 	if n == nil {
 		return nil

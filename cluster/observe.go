@@ -1,0 +1,210 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// What a node did, read from the node: the coverage figures that say a
+// fault's bug had its chance (a split brain's deposed master granting
+// keys, a promotion that lost keys) are counted on the servers, not
+// guessed from the clients' side.
+
+// admin is a direct connection to n (not through its peer proxy, which a
+// partition cuts), for reading what it holds.
+func (n *Node) admin(password string) *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: n.Addr, Password: password, Protocol: 2, DisableIdentity: true,
+		MaxRetries: -1, DialTimeout: time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second})
+}
+
+// KeyWatch records what a node does to keys from its start until Close,
+// from the node's keyspace notifications: each set (a lock's grant), and
+// each delete or expiry that ends a key. It sees the node's own writes,
+// not what a master replicates to it.
+type KeyWatch struct {
+	c    *redis.Client
+	ps   *redis.PubSub
+	wg   sync.WaitGroup
+	once sync.Once
+
+	mu   sync.Mutex
+	sets int64
+	log  KeyLog
+}
+
+// KeyLog is, by key, the spans in which a node held it: from a set to
+// the delete or expiry that ended it (To 0: still held at the end).
+type KeyLog map[string][]KeySpan
+
+// KeySpan is one span of a KeyLog, in Unix ns as lockcheck received the
+// node's notifications.
+type KeySpan struct{ From, To int64 }
+
+const (
+	setEvents = "__keyevent@0__:set"
+	delEvents = "__keyevent@0__:del"
+	expEvents = "__keyevent@0__:expired"
+)
+
+// WatchKeys starts recording what n does to keys.
+func (n *Node) WatchKeys(ctx context.Context, password string) (*KeyWatch, error) {
+	c := n.admin(password)
+	// E: keyevent channels; $: string commands (SET); g: DEL; x: expiry.
+	if err := c.ConfigSet(ctx, "notify-keyspace-events", "Eg$x").Err(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("watch %s: %w", n.Name, err)
+	}
+	w := &KeyWatch{c: c, ps: c.Subscribe(ctx, setEvents, delEvents, expEvents), log: KeyLog{}}
+	// The subscription is in place once its three confirmations came:
+	// what the node does after this is recorded.
+	for range 3 {
+		if _, err := w.ps.Receive(ctx); err != nil {
+			w.ps.Close()
+			c.Close()
+			return nil, fmt.Errorf("watch %s: %w", n.Name, err)
+		}
+	}
+	ch := w.ps.Channel()
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		for m := range ch {
+			w.note(m.Channel, m.Payload, time.Now().UnixNano())
+		}
+	}()
+	return w, nil
+}
+
+func (w *KeyWatch) note(channel, key string, at int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	spans := w.log[key]
+	open := len(spans) > 0 && spans[len(spans)-1].To == 0
+	switch channel {
+	case setEvents:
+		w.sets++
+		if !open { // a set over a held key (an extend's SET XX) goes on
+			w.log[key] = append(spans, KeySpan{From: at})
+		}
+	case delEvents, expEvents:
+		if open {
+			spans[len(spans)-1].To = at
+		}
+	}
+}
+
+// Sets is how many keys the node set so far.
+func (w *KeyWatch) Sets() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.sets
+}
+
+// Close stops the record, turns the node's notifications off again, and
+// returns what it recorded.
+func (w *KeyWatch) Close() KeyLog {
+	w.once.Do(func() {
+		w.ps.Close()
+		w.wg.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = w.c.ConfigSet(ctx, "notify-keyspace-events", "").Err()
+		cancel()
+		w.c.Close()
+	})
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.log
+}
+
+// HeldOnBoth counts the keys two nodes held at once by their logs (a
+// split brain's two masters granting the same key): a span of one that
+// overlaps a span of the other, a span still open counting as open until
+// the end.
+func HeldOnBoth(a, b KeyLog) int64 {
+	var n int64
+	for k, as := range a {
+		if overlap(as, b[k]) {
+			n++
+		}
+	}
+	return n
+}
+
+func overlap(as, bs []KeySpan) bool {
+	end := func(s KeySpan) int64 {
+		if s.To == 0 {
+			return math.MaxInt64
+		}
+		return s.To
+	}
+	for _, x := range as {
+		for _, y := range bs {
+			if x.From < end(y) && y.From < end(x) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Holdings are a node's keys that hold a lease: each key's value (a
+// lock's token, for string keys) and its remaining time to live.
+type Holdings map[string]Holding
+
+// Holding is one key of Holdings.
+type Holding struct {
+	Value string
+	TTL   time.Duration
+}
+
+// Holds reads every key n holds that expires (a lease: a key without a
+// TTL is no lease), with its value if it is a string; a batch of keys
+// to a round trip, so that a fault that reads a master before it kills
+// it waits little.
+func (n *Node) Holds(ctx context.Context, password string) (Holdings, error) {
+	c := n.admin(password)
+	defer c.Close()
+	out := Holdings{}
+	var cursor uint64
+	for {
+		keys, next, err := c.Scan(ctx, cursor, "*", 1000).Result()
+		if err != nil {
+			return out, err
+		}
+		pipe := c.Pipeline()
+		ttls, vals := make([]*redis.DurationCmd, len(keys)), make([]*redis.StringCmd, len(keys))
+		for i, k := range keys {
+			ttls[i], vals[i] = pipe.PTTL(ctx, k), pipe.Get(ctx, k)
+		}
+		_, _ = pipe.Exec(ctx) // a key gone or not a string errs on its own
+		for i, k := range keys {
+			if ttl, err := ttls[i].Result(); err == nil && ttl > 0 {
+				out[k] = Holding{Value: vals[i].Val(), TTL: ttl}
+			}
+		}
+		if cursor = next; cursor == 0 {
+			return out, nil
+		}
+	}
+}
+
+// LostFrom counts the leases of before (a master's, just before it went
+// down) live for longer than margin that after (the promoted node's)
+// lacks, or holds with another value.
+func LostFrom(before, after Holdings, margin time.Duration) int64 {
+	var lost int64
+	for k, h := range before {
+		if h.TTL <= margin {
+			continue
+		}
+		if a, ok := after[k]; !ok || a.Value != h.Value {
+			lost++
+		}
+	}
+	return lost
+}

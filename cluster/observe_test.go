@@ -1,0 +1,121 @@
+package cluster_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/internal/testutil"
+)
+
+// TestKeyWatch_WhatTheNodeDid: a node's record of what it did to keys
+// is Redis's: a SET NX that took the key counts, one refused (the key
+// taken) does not, nor a GET; a DEL and an expiry end a key's span;
+// nothing after Close counts; and two nodes' logs overlap only where
+// both held a key at once.
+func TestKeyWatch_WhatTheNodeDid(t *testing.T) {
+	c := testutil.StartRedis(t)
+	ctx := context.Background()
+	n := c.Nodes[0]
+	rc := redis.NewClient(&redis.Options{Addr: n.Addr, Password: c.Password})
+	defer rc.Close()
+	w, err := n.WatchKeys(ctx, c.Password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Sets(); got != 0 {
+		t.Errorf("before any set: %d, want 0", got)
+	}
+	nx := func(k string, ttl time.Duration) {
+		if err := rc.SetArgs(ctx, k, "tok-"+k, redis.SetArgs{Mode: "NX", TTL: ttl}).Err(); err != nil && err != redis.Nil {
+			t.Fatal(err)
+		}
+	}
+	nx("lock:a", 10*time.Second)
+	nx("lock:b", 100*time.Millisecond) // expires
+	nx("lock:a", 10*time.Second)       // refused: lock:a is held
+	_ = rc.Get(ctx, "lock:a").Err()
+	if err := rc.Del(ctx, "lock:a").Err(); err != nil {
+		t.Fatal(err)
+	}
+	// lock:b's TTL runs out; an access expires it at once. Notifications
+	// arrive asynchronously: wait for the two sets, then some more.
+	time.Sleep(150 * time.Millisecond)
+	_ = rc.Get(ctx, "lock:b").Err()
+	deadline := time.Now().Add(5 * time.Second)
+	for w.Sets() < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // room for the ends, and for a wrong third set
+	log := w.Close()
+	if got := w.Sets(); got != 2 {
+		t.Errorf("two keys taken, one refused: counted %d, want 2", got)
+	}
+	for _, k := range []string{"lock:a", "lock:b"} {
+		if s := log[k]; len(s) != 1 || s[0].To == 0 || s[0].To < s[0].From {
+			t.Errorf("%s: spans %v, want one that ended (deleted, expired)", k, s)
+		}
+	}
+	nx("lock:c", time.Second)
+	if got := w.Sets(); got != 2 {
+		t.Errorf("a set after Close: counted %d, want still 2", got)
+	}
+	if ev, _ := rc.ConfigGet(ctx, "notify-keyspace-events").Result(); ev["notify-keyspace-events"] != "" {
+		t.Errorf("notify-keyspace-events left as %q, want it off again", ev["notify-keyspace-events"])
+	}
+	a := log["lock:a"][0]
+	for _, tc := range []struct {
+		other cluster.KeyLog
+		want  int64
+	}{
+		{cluster.KeyLog{"lock:a": {{From: a.From - 2, To: a.From - 1}}}, 0},      // before
+		{cluster.KeyLog{"lock:a": {{From: a.To + 1}}}, 0},                        // after, still held
+		{cluster.KeyLog{"lock:a": {{From: a.From + 1}}}, 1},                      // during, still held
+		{cluster.KeyLog{"lock:a": {{From: a.From - 1, To: a.From + 1}}}, 1},      // across its start
+		{cluster.KeyLog{"lock:z": {{From: a.From, To: a.To}}}, 0},                // another key
+		{cluster.KeyLog{"lock:a": {{From: 1, To: 2}, {From: a.From, To: 0}}}, 1}, // its second span
+	} {
+		if got := cluster.HeldOnBoth(log, tc.other); got != tc.want {
+			t.Errorf("HeldOnBoth(%v, %v) = %d, want %d", log, tc.other, got, tc.want)
+		}
+	}
+}
+
+// TestHolds_LostFrom: the leases a node holds, read from it, and the
+// ones another node lacks: a lease missing or held under another token
+// is lost; one held the same, or about to expire anyway, or a key with
+// no TTL (no lease), is not.
+func TestHolds_LostFrom(t *testing.T) {
+	c := testutil.StartRedis(t)
+	ctx := context.Background()
+	n := c.Nodes[0]
+	rc := redis.NewClient(&redis.Options{Addr: n.Addr, Password: c.Password})
+	defer rc.Close()
+	for k, ttl := range map[string]time.Duration{"lock:a": 10 * time.Second, "lock:b": 10 * time.Second, "lock:c": 10 * time.Second, "lock:soon": 50 * time.Millisecond} {
+		if err := rc.Set(ctx, k, "tok-"+k, ttl).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rc.Set(ctx, "counter", "7", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	before, err := n.Holds(ctx, c.Password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(before) != 4 || before["lock:a"].Value != "tok-lock:a" {
+		t.Fatalf("Holds = %v, want the four leases (not counter)", before)
+	}
+	if got := cluster.LostFrom(before, before, 200*time.Millisecond); got != 0 {
+		t.Errorf("nothing lost: %d, want 0", got)
+	}
+	// The promoted node has lock:a as it was, lock:b under another
+	// token, no lock:c, and no lock:soon (expired anyway).
+	after := cluster.Holdings{"lock:a": before["lock:a"], "lock:b": {Value: "tok-other", TTL: time.Second}}
+	if got := cluster.LostFrom(before, after, 200*time.Millisecond); got != 2 {
+		t.Errorf("lock:b retaken and lock:c gone: %d lost, want 2", got)
+	}
+}
