@@ -220,7 +220,7 @@ func TestFault_Failover(t *testing.T) {
 func faultFailover(t *testing.T, backend string) {
 	s := scenario{workload: sentinelLeases, cluster: cluster.Config{Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond},
 		nemesis: nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
-		needs:   checker.Coverage{checker.Outlived("failover"): 1}}
+		needs:   checker.Coverage{checker.Outlived("failover"): 1, checker.LostAtPromotion: 1}}
 	r := s.on(backend).expect(t, "setnx", invalid)
 	named := false
 	for _, f := range r.Faults {
@@ -238,7 +238,8 @@ func TestFault_Partition(t *testing.T) {
 
 func faultPartition(t *testing.T, backend string) {
 	s := scenario{workload: sentinelLeases, cluster: cluster.Config{Topology: cluster.Sentinel},
-		nemesis: nemesis.Config{Faults: []string{"partition"}, Interval: 3 * time.Second, Duration: 6 * time.Second}}
+		nemesis: nemesis.Config{Faults: []string{"partition"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
+		needs:   checker.Coverage{checker.GrantedBothSides: 1}}
 	s.on(backend).expect(t, "setnx", func(r *harness.Result) (bool, string) {
 		return doubleHolders(r) > 0, "double holders across the split brain: " + strconv.Itoa(doubleHolders(r))
 	})
@@ -309,7 +310,9 @@ func faultRedisCluster(t *testing.T, backend string) {
 	for _, f := range []string{"failover", "partition"} {
 		s := quiet
 		s.nemesis = nemesis.Config{Faults: []string{f}, Interval: 3 * time.Second, Duration: 6 * time.Second}
-		s.needs = checker.Coverage{checker.Outlived(f): 1}
+		// What the bug needs, read from the servers: a lease the promoted
+		// replica lacked, one key granted on both sides.
+		s.needs = checker.Coverage{checker.Outlived(f): 1, map[string]string{"failover": checker.LostAtPromotion, "partition": checker.GrantedBothSides}[f]: 1}
 		t.Run(f, func(t *testing.T) { s.expect(t, "setnx", invalid) })
 	}
 	s := quiet
@@ -435,7 +438,7 @@ func TestFault_TableRows(t *testing.T) {
 	}
 	failover := scenario{workload: sentinelLeases, cluster: cluster.Config{Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond},
 		nemesis: nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
-		needs:   checker.Coverage{checker.Outlived("failover"): 1}}
+		needs:   checker.Coverage{checker.Outlived("failover"): 1, checker.LostAtPromotion: 1}}
 	// WAIT 1 returns once one replica has the key, and Sentinel may
 	// promote the other: setnx-wait loses leases too, in some runs.
 	t.Run("setnx-wait/failover", func(t *testing.T) { failover.expect(t, "setnx-wait", invalid) })
