@@ -192,7 +192,7 @@ func TextVerify(w io.Writer, v *Verify, dir string) {
 	for _, r := range v.Rows {
 		TextVerifyRow(w, r)
 	}
-	fmt.Fprintf(w, "\nverdict: %s (%s)\n", strings.ToUpper(string(v.Verdict)), v.Elapsed)
+	fmt.Fprintf(w, "\nverdict: %s%s (%s)\n", strings.ToUpper(string(v.Verdict)), findingsLine(v.Rows), v.Elapsed)
 	switch v.Verdict {
 	case checker.Invalid:
 		fmt.Fprintf(w, "the lock broke in %s: open the scenario's report from verify.html\n", strings.Join(v.Broken, ", "))
@@ -202,6 +202,33 @@ func TextVerify(w io.Writer, v *Verify, dir string) {
 		fmt.Fprintln(w, "every gated guarantee held, each scenario with its coverage met; findings (if any) are in verify.md")
 	}
 	fmt.Fprintf(w, "results: %s\nreport:  %s\n", filepath.Join(dir, "verify.md"), filepath.Join(dir, "verify.html"))
+}
+
+// findingsLine names the scenarios that broke a guarantee verify does not
+// gate ("", none): ", 2 findings: pause broke mutual exclusion,
+// partition broke the lease contract and mutual exclusion".
+func findingsLine(rows []VerifyRow) string {
+	var fs []string
+	for _, r := range rows {
+		if r.Status != StatusFinding {
+			continue
+		}
+		var broke []string
+		if r.Lease == checker.Invalid {
+			broke = append(broke, "the lease contract")
+		}
+		if r.Mutex == checker.Invalid {
+			broke = append(broke, "mutual exclusion")
+		}
+		fs = append(fs, r.Scenario+" broke "+strings.Join(broke, " and "))
+	}
+	switch len(fs) {
+	case 0:
+		return ""
+	case 1:
+		return ", 1 finding: " + fs[0]
+	}
+	return fmt.Sprintf(", %d findings: %s", len(fs), strings.Join(fs, ", "))
 }
 
 // TextVerifyRow prints a scenario's row (report.VerifyRow.Lines), its

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/lockcheck/lockcheck/checker"
 )
 
 // TestProgress_PlainOffTerminal: a progress line to a writer that is not a
@@ -22,5 +24,25 @@ func TestProgress_PlainOffTerminal(t *testing.T) {
 	}
 	if n := strings.Count(out, "\n"); n != 1 {
 		t.Errorf("10 updates within %v gave %d lines, want 1: %q", PlainEvery, n, out)
+	}
+}
+
+// TestTextVerify_NamesFindings: verify's verdict line names each finding
+// (a break of a guarantee not gated), not only VALID.
+func TestTextVerify_NamesFindings(t *testing.T) {
+	v := &Verify{Verdict: checker.Valid, Elapsed: "1m0s", Rows: []VerifyRow{
+		{Scenario: "contention", Status: StatusPassed, Lease: checker.Valid, Mutex: checker.Valid},
+		{Scenario: "partition", Status: StatusFinding, Lease: checker.Valid, Mutex: checker.Invalid},
+	}}
+	var b bytes.Buffer
+	TextVerify(&b, v, "d")
+	if want := "verdict: VALID, 1 finding: partition broke mutual exclusion (1m0s)"; !strings.Contains(b.String(), want) {
+		t.Errorf("got\n%s\nwant a line %q", b.String(), want)
+	}
+	v.Rows = v.Rows[:1]
+	b.Reset()
+	TextVerify(&b, v, "d")
+	if !strings.Contains(b.String(), "verdict: VALID (1m0s)") {
+		t.Errorf("no finding: got\n%s\nwant verdict: VALID (1m0s)", b.String())
 	}
 }
