@@ -94,8 +94,9 @@ func (c *Cluster) upDocker(ctx context.Context, cfg Config, persist []string, ma
 	if d.gateway == "" {
 		return errors.New("docker network has no gateway")
 	}
-	base := []string{"--port", "6379", "--requirepass", c.Password, "--masterauth", c.Password,
-		"--maxclients", strconv.Itoa(maxClients), "--daemonize", "no", "--loglevel", "notice"}
+	// The password is in a config file the container reads (secretsConf),
+	// not in its arguments, which docker inspect and ps show.
+	base := []string{"--port", "6379", "--maxclients", strconv.Itoa(maxClients), "--daemonize", "no", "--loglevel", "notice"}
 	base = append(base, persist...)
 	switch cfg.Topology {
 	case Sentinel:
@@ -246,6 +247,16 @@ func (c *Cluster) runContainer(ctx context.Context, cfg Config, name string, arg
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
+	if password != "" && sentinelConf == "" {
+		conf, err := secretsConf(dir, password)
+		if err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, err
+		}
+		// redis-server's first argument may be its config file.
+		mounts = append(mounts, dir+":"+secretsDir+":ro")
+		args = append([]string{secretsDir + "/" + conf}, args...)
+	}
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -274,6 +285,17 @@ func (c *Cluster) runContainer(ctx context.Context, cfg Config, name string, arg
 	}
 	n.Version = nodeVersion(ctx, n.Addr, password)
 	return n, nil
+}
+
+// secretsDir is where a node's container finds its secrets file.
+const secretsDir = "/lockcheck/secrets"
+
+// secretsConf writes, in a node's host dir (only its owner may enter
+// it), the config lines that carry the run's password, and returns the
+// file's name.
+func secretsConf(dir, password string) (string, error) {
+	const name = "secrets.conf"
+	return name, os.WriteFile(filepath.Join(dir, name), []byte(fmt.Sprintf("requirepass %s\nmasterauth %s\n", password, password)), 0o600)
 }
 
 // mountsOf is what node n's container mounts from its host dir (a

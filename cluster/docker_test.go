@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,18 @@ func TestDocker_Single(t *testing.T) {
 	}
 	if v := rc.Get(ctx, "k").Val(); v != "v" {
 		t.Errorf("after kill and restart with appendfsync always, k = %q, want v", v)
+	}
+	// The password is not in the container's arguments (docker inspect
+	// shows them to anyone who may talk to the engine).
+	ids, err := exec.Command("docker", "ps", "-q", "--filter", "label="+cluster.LabelOwner+"="+strconv.Itoa(os.Getpid())).Output()
+	if err != nil || len(strings.Fields(string(ids))) == 0 {
+		t.Errorf("docker ps: %v: %q", err, ids)
+	}
+	for _, id := range strings.Fields(string(ids)) {
+		out, err := exec.Command("docker", "inspect", "--format", "{{json .Config.Cmd}} {{json .Args}}", id).CombinedOutput()
+		if err != nil || strings.Contains(string(out), c.Password) || !strings.Contains(string(out), "secrets.conf") {
+			t.Errorf("container %s arguments %s (%v): want the secrets file, not the password", id, out, err)
+		}
 	}
 	dir, logPath := n.Dir(), n.LogPath
 	if err := c.Down(); err != nil {
