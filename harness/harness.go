@@ -455,6 +455,7 @@ func (r *run) lock() (lockimpl.Locker, error) {
 		}
 	}
 	env.Steady = len(r.nemesis.Faults) == 0 && !cl.External()
+	env.Say = sayOnce(r.cfg.Cluster.Say)
 	return workload.BuildLock(r.factory, r.lockName, env, r.runner, w, r.nemesis.Needs().CrashesClients, nil)
 }
 
@@ -751,4 +752,14 @@ func (r *Result) Text() report.RunText {
 	return report.RunText{Dir: r.Dir, Ops: r.Ops, Elapsed: r.Elapsed, Interrupted: r.Interrupted, AgentsLost: r.AgentsLost,
 		KeyPrefix: r.Cleaned.Prefix, Deleted: r.Cleaned.Deleted, Left: r.Cleaned.Left, Summary: r.Summary, Latency: r.Latency,
 		TTLAdvice: r.TTLAdvice, PeakRSS: PeakRSS(), Faults: r.Faults, Findings: r.Findings, Thresholds: r.Thresholds, Verdict: r.Verdict}
+}
+
+// sayOnce passes say its first line only (a process per client, each slow
+// to start, says the same thing).
+func sayOnce(say func(string)) func(string) {
+	if say == nil {
+		return nil
+	}
+	var once sync.Once
+	return func(s string) { once.Do(func() { say(s) }) }
 }

@@ -138,6 +138,9 @@ type Env struct {
 	// StartTimeout bounds a lock process's start-up, until it answers its
 	// first request (0: process.StartTimeout).
 	StartTimeout time.Duration
+	// Say, if set, takes a line for the user while the run gets ready (a
+	// lock process slow to answer its first request).
+	Say func(string)
 	// Now reads the history clock (ns since the run started).
 	Now func() int64
 	// Record appends an op to the history. Locks call it only for

@@ -169,15 +169,28 @@ func startProcess(cmdline, topology string, env lockimpl.Env, owner int) (*Lock,
 	}
 	p.owner = owner
 	go p.read(p.out)
-	if err := p.ready(cmp.Or(env.StartTimeout, StartTimeout)); err != nil {
+	if err := p.ready(cmp.Or(env.StartTimeout, StartTimeout), env.Say); err != nil {
 		_ = p.Close()
 		return nil, err
 	}
 	return p, nil
 }
 
-// ready waits until the process answers a ping: any reply, ok or not.
-func (p *Lock) ready(timeout time.Duration) error {
+// SlowStart is how long a lock process may take to answer its first
+// ping before lockcheck says what it is waiting for.
+const SlowStart = 3 * time.Second
+
+// ready waits until the process answers a ping: any reply, ok or not. A
+// process silent past SlowStart gets one line (say) naming the request
+// and the reply lockcheck waits for: a process written before the ping
+// existed would otherwise hang the run in silence until timeout.
+func (p *Lock) ready(timeout time.Duration, say func(string)) error {
+	if say != nil && timeout > SlowStart {
+		t := time.AfterFunc(SlowStart, func() {
+			say(fmt.Sprintf("waiting for lock process %q to answer its first request, {\"id\":N,\"op\":\"ping\"}: it must reply {\"id\":N,\"ok\":true} (giving up after %v)", p.cmdline, timeout))
+		})
+		defer t.Stop()
+	}
 	_, err := p.ask(lockimpl.WithClient(context.Background(), p.owner), Request{Op: "ping"}, timeout)
 	var le *LateError
 	if errors.As(err, &le) {

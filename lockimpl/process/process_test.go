@@ -301,9 +301,18 @@ func TestProcess_SlowStart(t *testing.T) {
 	if l, err := p.Acquire(context.Background(), "k", time.Second); err != nil || l.Token != "t1" {
 		t.Errorf("first acquire after a slow start: %+v %v, want token t1 within the op timeout", l, err)
 	}
-	_, err = process.Start(`while read x; do :; done`, "single", lockimpl.Env{StartTimeout: 300 * time.Millisecond})
-	if !errors.Is(err, lockimpl.ErrBadLock) || !strings.Contains(err.Error(), `did not answer {"id":1,"op":"ping"} within 300ms`) {
+	var said []string
+	var mu sync.Mutex
+	say := func(s string) { mu.Lock(); said = append(said, s); mu.Unlock() }
+	_, err = process.Start(`while read x; do :; done`, "single", lockimpl.Env{StartTimeout: process.SlowStart + 500*time.Millisecond, Say: say})
+	if !errors.Is(err, lockimpl.ErrBadLock) || !strings.Contains(err.Error(), `did not answer {"id":1,"op":"ping"} within 3.5s`) {
 		t.Errorf("a process that never answers: got %v, want ErrBadLock naming the ping", err)
+	}
+	// While it waits, one line says for what.
+	mu.Lock()
+	defer mu.Unlock()
+	if len(said) != 1 || !strings.Contains(said[0], `waiting for lock process`) || !strings.Contains(said[0], `{"id":N,"ok":true}`) {
+		t.Errorf("said %q while waiting; want one line naming the ping and its reply", said)
 	}
 }
 
