@@ -113,6 +113,9 @@ type remoteAgent struct {
 	runErr   string
 	received atomic.Int64
 	maxBound atomic.Int64
+	// silent is how long the agent had been silent when it was taken as
+	// lost for it (closeSilent); 0 if it was not.
+	silent atomic.Int64
 
 	pmu     sync.Mutex
 	pending map[int][]history.Op // ops announced and not yet completed, by process
@@ -235,6 +238,7 @@ func (c *Coordinator) Play(ctx context.Context) error {
 		if w.Duration > 0 && time.Duration(c.cfg.Clock.Now()-c.startedAt) >= w.Duration {
 			c.setStopping() // the clients' time is up: no agent comes back now
 		}
+		c.closeSilent(Silence)
 		select {
 		case <-time.After(20 * time.Millisecond):
 		case <-ctx.Done():
@@ -283,6 +287,17 @@ func (c *Coordinator) pinging() (stop func()) {
 	return func() {
 		close(done)
 		wg.Wait()
+	}
+}
+
+// closeSilent closes the connection of every live agent silent for
+// longer than silence (it answers each ping, every PingEvery): its reader
+// then loses it, and its ops in flight are written as indeterminate.
+func (c *Coordinator) closeSilent(silence time.Duration) {
+	for _, ra := range c.live() {
+		if s := ra.conn.Silent(); s > silence && ra.silent.CompareAndSwap(0, int64(s)) {
+			ra.conn.Close()
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/lockimpl"
@@ -16,6 +17,9 @@ func (c *Coordinator) read(ra *remoteAgent) {
 		m, err := ra.conn.Recv()
 		recv := c.cfg.Clock.Now()
 		if err != nil {
+			if d := ra.silent.Load(); d > 0 {
+				err = fmt.Errorf("nothing heard from it for %v: %w", time.Duration(d).Round(time.Millisecond), err)
+			}
 			ra.conn.Failed(err)
 			c.lose(ra, err)
 			return

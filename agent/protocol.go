@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
@@ -121,12 +122,18 @@ type Conn struct {
 	nextID  int64
 	waiting map[int64]chan Msg
 	closed  error
+
+	// heard is when a message last came (Unix ns; the connection's
+	// start before the first): Silent.
+	heard atomic.Int64
 }
 
 // NewConn wraps c.
 func NewConn(c net.Conn) *Conn {
 	bw := bufio.NewWriterSize(c, 64<<10)
-	return &Conn{c: c, dec: json.NewDecoder(bufio.NewReaderSize(c, 64<<10)), bw: bw, waiting: map[int64]chan Msg{}}
+	conn := &Conn{c: c, dec: json.NewDecoder(bufio.NewReaderSize(c, 64<<10)), bw: bw, waiting: map[int64]chan Msg{}}
+	conn.heard.Store(time.Now().UnixNano())
+	return conn
 }
 
 // Send writes m as one line and flushes it. m is encoded before the
@@ -149,8 +156,14 @@ func (c *Conn) Send(m Msg) error {
 func (c *Conn) Recv() (Msg, error) {
 	var m Msg
 	err := c.dec.Decode(&m)
+	if err == nil {
+		c.heard.Store(time.Now().UnixNano())
+	}
 	return m, err
 }
+
+// Silent is how long nothing came from the other side.
+func (c *Conn) Silent() time.Duration { return time.Duration(time.Now().UnixNano() - c.heard.Load()) }
 
 // SetDeadline bounds the reads and writes of the handshake.
 func (c *Conn) SetDeadline(t time.Time) error { return c.c.SetDeadline(t) }
@@ -241,3 +254,11 @@ func TokenMatches(got, want string) bool {
 // PingEvery is how often the coordinator measures each agent's clock
 // during a run.
 const PingEvery = 250 * time.Millisecond
+
+// Silence is how long one side of a run may hear nothing from the other
+// (pings one way, pongs and ops the other, every PingEvery) before it
+// takes the connection as lost: a half-open connection (a host gone
+// without a FIN, a cut network) ends the agent's clients within it, so
+// that no agent locks unrecorded, and the coordinator writes the agent's
+// ops in flight as indeterminate.
+const Silence = 10 * time.Second

@@ -227,9 +227,15 @@ func (a *agentRun) run(ctx context.Context) error {
 		lockimpl.Close(locker)
 		return fmt.Errorf("agent %d: before the start: %w", plan.Index, context.Cause(ctx))
 	}
+	hbDone := make(chan struct{})
+	go func() {
+		defer close(hbDone)
+		a.heartbeat(ctx, Silence)
+	}()
 	runErr := a.runner.Run(ctx, locker)
 	lockimpl.Close(locker) // its last records (a watchdog's) go out below
 	stop(nil)
+	<-hbDone
 	<-flushDone
 	if err := a.flush(); err != nil {
 		return fmt.Errorf("agent %d: %w: %w", plan.Index, ErrLost, err)
@@ -264,6 +270,27 @@ func (a *agentRun) build(entry lockimpl.Entry) (lockimpl.Locker, error) {
 	return workload.BuildLock(entry.Factory, entry.Name, env, a.runner, plan.Workload, plan.Crashes, func(l lockimpl.Locker) lockimpl.Locker {
 		return &announcer{Locker: l, run: a}
 	})
+}
+
+// heartbeat stops the run once the coordinator has been silent for
+// silence (it pings every PingEvery): a half-open connection, on which
+// sends may still succeed for a while, must not leave clients locking
+// with no one recording their ops.
+func (a *agentRun) heartbeat(ctx context.Context, silence time.Duration) {
+	t := time.NewTicker(PingEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if s := a.conn.Silent(); s > silence {
+				a.stop(fmt.Errorf("%w: nothing from the coordinator for %v", ErrLost, s.Round(time.Millisecond)))
+				a.conn.Close()
+				return
+			}
+		}
+	}
 }
 
 // reach checks that every Redis address answers a TCP dial from here,
