@@ -52,6 +52,13 @@ type Config struct {
 	Persistence string
 	// ReplicationLag delays the replication stream (sentinel topology).
 	ReplicationLag time.Duration
+	// Failover is how a fault's failover comes about (sentinel and
+	// cluster topologies): FailoverForce (the default) has Sentinel or the
+	// replica promote at once (SENTINEL FAILOVER, CLUSTER FAILOVER);
+	// FailoverDetect leaves it to the failure detector (Sentinel's
+	// down-after-milliseconds, the cluster's cluster-node-timeout), with
+	// the old master serving until it notices, as in production.
+	Failover string
 	// ClientProxies puts a proxy between clients and each node, so that
 	// the latency fault can slow replies.
 	ClientProxies bool
@@ -93,6 +100,8 @@ type Cluster struct {
 	// dialMap maps the addresses nodes announce (peer proxies) to the ones
 	// clients dial (the node, or its client proxy).
 	dialMap map[string]string
+	// failover is Config.Failover, resolved.
+	failover string
 
 	// external is set for the external backend; RTT is the largest PING
 	// round trip measured to it, Facts what its servers say of
@@ -121,6 +130,12 @@ type Cleaned struct {
 // External reports whether the topology is an external Redis.
 func (c *Cluster) External() bool { return c.external != nil }
 
+// The ways a failover comes about (Config.Failover).
+const (
+	FailoverForce  = "force"
+	FailoverDetect = "detect"
+)
+
 // WithDefaults returns cfg with its defaults filled in, or what is wrong
 // with it, before anything starts.
 func (cfg Config) WithDefaults() (Config, error) {
@@ -146,6 +161,8 @@ func (cfg Config) WithDefaults() (Config, error) {
 		return cfg, fmt.Errorf("--nodes %d: want 1 to 15 masters (Redlock uses an odd number, 5 by default)", cfg.Nodes)
 	case cfg.ReplicationLag < 0:
 		return cfg, fmt.Errorf("--repl-lag %v: want 0 or more", cfg.ReplicationLag)
+	case cfg.Failover != "" && cfg.Failover != FailoverForce && cfg.Failover != FailoverDetect:
+		return cfg, fmt.Errorf("--failover %q: want force (promote at once) or detect (Sentinel's or the cluster's failure detector decides)", cfg.Failover)
 	}
 	if cfg.Backend == External {
 		return cfg, cfg.External.check(cfg)
@@ -202,7 +219,7 @@ func Up(ctx context.Context, cfg Config) (*Cluster, error) {
 			return nil, err
 		}
 	}
-	c := &Cluster{Topology: cfg.Topology, Password: randomPassword(), MasterName: MasterName, dialMap: map[string]string{}}
+	c := &Cluster{Topology: cfg.Topology, Password: randomPassword(), MasterName: MasterName, dialMap: map[string]string{}, failover: cmp.Or(cfg.Failover, FailoverForce)}
 	switch {
 	case cfg.Backend == Docker:
 		err = c.upDocker(ctx, cfg, persist, maxClients)

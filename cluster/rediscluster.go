@@ -308,8 +308,12 @@ func (c *Cluster) Shards(ctx context.Context) ([]ClusterShard, error) {
 
 // TakeOver has replica r take its master's slots now: CLUSTER FAILOVER
 // FORCE (its master is down; the other masters vote) or TAKEOVER (no
-// vote: the master is cut off and must not be asked).
+// vote: the master is cut off and must not be asked); with
+// Config.Failover detect, the cluster's failure detector decides.
 func (c *Cluster) TakeOver(ctx context.Context, r *Node, mode string) error {
+	if c.failover == FailoverDetect {
+		return nil // the replica finds its master failing and is elected on its own
+	}
 	a := c.admin(r)
 	defer a.Close()
 	if err := a.Do(ctx, "cluster", "failover", mode).Err(); err != nil {

@@ -173,6 +173,26 @@ func (c *Cluster) SentinelAddrs() []string {
 	return as
 }
 
+// Promoted waits until the sentinels name a master other than old (a
+// failover done), within the failover's bounds, and returns it.
+func (c *Cluster) Promoted(ctx context.Context, old *Node) (*Node, error) {
+	// Detection (DownAfter), the vote, the promotion: well inside this.
+	deadline := time.Now().Add(DownAfter + 15*time.Second)
+	for {
+		m, err := c.Master(ctx)
+		if err == nil && m != old {
+			return m, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, fmt.Errorf("no replica promoted in place of %s (last: %v)", old.Name, err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 // Master returns the node the sentinels currently name master.
 func (c *Cluster) Master(ctx context.Context) (*Node, error) {
 	if len(c.Sentinels) == 0 {
@@ -201,11 +221,15 @@ func (c *Cluster) Master(ctx context.Context) (*Node, error) {
 	return nil, fmt.Errorf("find master: %w", last)
 }
 
-// Failover asks the sentinels to promote a replica now (SENTINEL FAILOVER).
+// Failover asks the sentinels to promote a replica now (SENTINEL FAILOVER;
+// with Config.Failover detect, it leaves them to find the master down).
 // Sentinel's own detection can abort with "no good slave" when its last
 // INFO from the replicas is older than five seconds (it refreshes them only
 // every ten), which would make a fault's effect depend on luck.
 func (c *Cluster) Failover(ctx context.Context) error {
+	if c.failover == FailoverDetect {
+		return nil // the sentinels find the master down and elect on their own
+	}
 	var last error
 	for _, s := range c.Sentinels {
 		sc := redis.NewSentinelClient(&redis.Options{Addr: s.Addr, Protocol: 2, DisableIdentity: true})

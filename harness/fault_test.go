@@ -245,6 +245,33 @@ func faultPartition(t *testing.T, backend string) {
 	})
 }
 
+// TestFault_FailoverDetect: with --failover detect the failure detector,
+// not a forced command, promotes the replica (Sentinel's
+// down-after-milliseconds, the cluster's cluster-node-timeout), the old
+// master serving meanwhile; setnx breaks as under a forced promotion (one
+// key granted on both sides of the split brain; a lease the promotion
+// lost), and setnx-wait-all, whose every outcome waits for every replica,
+// holds through the same detected split brain.
+func TestFault_FailoverDetect(t *testing.T) {
+	testutil.RequireRedis(t)
+	t.Run("sentinel/partition", func(t *testing.T) {
+		s := scenario{workload: sentinelLeases, cluster: cluster.Config{Topology: cluster.Sentinel, Failover: cluster.FailoverDetect},
+			nemesis: nemesis.Config{Faults: []string{"partition"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
+			needs:   checker.Coverage{checker.GrantedBothSides: 1}}
+		s.expect(t, "setnx", func(r *harness.Result) (bool, string) {
+			return doubleHolders(r) > 0, "double holders across the split brain: " + strconv.Itoa(doubleHolders(r))
+		})
+		s.expect(t, "setnx-wait-all", valid)
+	})
+	t.Run("cluster/failover", func(t *testing.T) {
+		cl := cluster.Config{Topology: cluster.RedisCluster, ReplicationLag: 500 * time.Millisecond, Failover: cluster.FailoverDetect}
+		s := scenario{workload: clusterLeases, cluster: cl,
+			nemesis: nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
+			needs:   checker.Coverage{checker.Outlived("failover"): 1, checker.LostAtPromotion: 1}}
+		s.expect(t, "setnx", invalid)
+	})
+}
+
 func TestFault_UnknownFaultIsConfigError(t *testing.T) {
 	_, err := harness.Run(context.Background(), harness.Config{OutDir: t.TempDir(),
 		Nemesis: nemesis.Config{Faults: []string{"meteor"}}})

@@ -76,7 +76,7 @@ func (f *failover) Start(ctx context.Context, rng *rand.Rand) ([]string, error) 
 	if err := f.env.Cluster.Failover(ctx); err != nil {
 		return []string{m.Name}, err
 	}
-	promoted, _ := f.env.Cluster.Master(ctx)
+	promoted, _ := f.env.Cluster.Promoted(ctx, m)
 	f.countLost(ctx, before, at, promoted)
 	return []string{m.Name}, nil
 }

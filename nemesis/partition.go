@@ -22,42 +22,44 @@ type partition struct {
 }
 
 // Events is the last window's count: the keys the deposed master set
-// after the promotion (GrantedByDeposed), and those both masters held at
-// once (GrantedBothSides).
+// once cut off (GrantedByDeposed: grants no replica received), and those
+// it and the promoted master held at once (GrantedBothSides).
 func (p *partition) Events() map[string]int64 {
 	e := p.events
 	p.events = nil
 	return e
 }
 
-// watch starts recording what the deposed master and the promoted one
-// do from now on, the promotion done. Without both records the window
-// shows no grant (a run the figures do not count: conservative).
-func (p *partition) watch(ctx context.Context, deposed, promoted *cluster.Node) {
-	pw := p.env.Cluster.Password
-	if promoted == nil {
+// watchDeposed starts recording what the master m does to keys, from
+// the moment it is cut off: every grant from here on reaches no replica.
+func (p *partition) watchDeposed(ctx context.Context, m *cluster.Node) {
+	p.deposed, _ = m.WatchKeys(ctx, p.env.Cluster.Password)
+}
+
+// watchPromoted starts recording what the promoted master does, once it
+// is promoted. Without both records the window shows no grant (a run the
+// figures do not count: conservative).
+func (p *partition) watchPromoted(ctx context.Context, n *cluster.Node) {
+	if p.deposed == nil || n == nil {
 		return
 	}
-	d, err := deposed.WatchKeys(ctx, pw)
-	if err != nil {
-		return
-	}
-	if p.promoted, err = promoted.WatchKeys(ctx, pw); err != nil {
-		d.Close()
-		return
-	}
-	p.deposed = d
+	p.promoted, _ = n.WatchKeys(ctx, p.env.Cluster.Password)
 }
 
 // closeWatch ends the records, before the partition heals.
 func (p *partition) closeWatch() {
-	if p.deposed == nil {
+	d, pr := p.deposed, p.promoted
+	p.deposed, p.promoted = nil, nil
+	switch {
+	case d == nil:
+		return
+	case pr == nil:
+		d.Close()
 		return
 	}
-	sets := p.deposed.Sets()
-	both := cluster.HeldOnBoth(p.deposed.Close(), p.promoted.Close())
+	sets := d.Sets()
+	both := cluster.HeldOnBoth(d.Close(), pr.Close())
 	p.events = map[string]int64{GrantedByDeposed: sets, GrantedBothSides: both}
-	p.deposed, p.promoted = nil, nil
 }
 
 var partitionToxics = []string{"partition-down", "partition-up"}
@@ -77,13 +79,14 @@ func (p *partition) Start(ctx context.Context, rng *rand.Rand) ([]string, error)
 	if err := cut(m.Peer); err != nil {
 		return []string{m.Name}, err
 	}
+	p.watchDeposed(ctx, m)
 	// The majority side promotes a replica (see cluster.Failover); the old
 	// master, unreachable, stays a master until the partition heals.
 	if err := p.env.Cluster.Failover(ctx); err != nil {
 		return []string{m.Name}, err
 	}
-	promoted, _ := p.env.Cluster.Master(ctx)
-	p.watch(ctx, m, promoted)
+	promoted, _ := p.env.Cluster.Promoted(ctx, m)
+	p.watchPromoted(ctx, promoted)
 	return []string{m.Name}, nil
 }
 
@@ -105,10 +108,11 @@ func (p *partition) startCluster(ctx context.Context, rng *rand.Rand) ([]string,
 			return names, err
 		}
 	}
+	p.watchDeposed(ctx, sh.Master)
 	if err := p.env.Cluster.TakeOver(ctx, sh.Replica, "takeover"); err != nil {
 		return names, err
 	}
-	p.watch(ctx, sh.Master, sh.Replica)
+	p.watchPromoted(ctx, sh.Replica)
 	return names, nil
 }
 

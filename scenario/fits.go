@@ -51,7 +51,7 @@ func (s Scenario) ClusterFor(where cluster.Config, topo string) cluster.Config {
 	if where.Backend == cluster.External {
 		return where
 	}
-	where.Topology, where.Persistence, where.ReplicationLag = topo, s.Persistence, s.ReplicationLag
+	where.Topology, where.Persistence, where.ReplicationLag, where.Failover = topo, s.Persistence, s.ReplicationLag, s.Failover
 	return where
 }
 

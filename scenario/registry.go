@@ -18,7 +18,7 @@ func Register(s Scenario) (unregister func()) { return added.Add(s) }
 // Scenario, and a line here (and in Battery or MatrixColumns to run it).
 func builtin() []Scenario {
 	return []Scenario{none, contention, overrun, overrunFree, extend, pause, crash, cutOff, pauseRedis, lostReply, stallQuiet,
-		killNone, killEverysec, killAlways, killDelayed, killExtend, failover, partition, clockJump, clockQuorum, killQuorum}
+		killNone, killEverysec, killAlways, killDelayed, killExtend, failover, partition, partitionDetect, clockJump, clockQuorum, killQuorum}
 }
 
 // All returns every scenario, those Register added included, in the
@@ -29,7 +29,7 @@ func All() []Scenario { return added.With(builtin()) }
 // workload and a fault chosen so that one classic failure gets its
 // chance, and the coverage that shows it did.
 var battery = []string{"contention", "overrun", "overrun-free", "extend", "pause", "crash", "cut-off", "pause-redis", "lost-reply", "stall-quiet",
-	"kill-none", "kill-everysec", "kill-always", "kill-delayed", "kill-extend", "failover", "partition", "clock-jump", "clock-quorum", "kill-quorum"}
+	"kill-none", "kill-everysec", "kill-always", "kill-delayed", "kill-extend", "failover", "partition", "partition-detect", "clock-jump", "clock-quorum", "kill-quorum"}
 
 // MatrixColumns are lockcheck matrix's default columns: the faults that
 // separate the locks of a deployment table.

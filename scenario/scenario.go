@@ -28,8 +28,11 @@ type Scenario struct {
 	Only     []string
 	// Workload adjusts Base.
 	Workload func(*workload.Config)
-	// ReplicationLag for the sentinel scenarios.
+	// ReplicationLag for the sentinel scenarios; Failover how their
+	// failovers come about (cluster.FailoverForce, the default, or
+	// cluster.FailoverDetect).
 	ReplicationLag time.Duration
+	Failover       string
 
 	// Requires are the coverage figures the scenario must reach for its
 	// verdict to count: the failure it exists for got its chance.

@@ -36,6 +36,7 @@ type runOpts struct {
 	nodes           int
 	backend, image  string
 	replLag         time.Duration
+	failover        string
 	restartDelay    time.Duration
 	check           checker.Options
 	redisServer     string
@@ -154,6 +155,7 @@ func runFlags(o *runOpts) *flag.FlagSet {
 	fs.StringVar(&o.image, "image", cluster.DefaultImage, "docker backend: the Redis image; if not present it is built from the host's redis-server (never pulled)")
 	fs.IntVar(&o.nodes, "nodes", 0, "masters of the redlock topology (default 5) or the cluster topology (default 3)")
 	fs.DurationVar(&o.replLag, "repl-lag", 0, "sentinel and cluster topologies: delay the replication stream by this much (asynchronous replication, made visible)")
+	fs.StringVar(&o.failover, "failover", cluster.FailoverForce, "how the failover and partition faults promote a replica: force (at once) or detect (Sentinel's down-after-milliseconds or the cluster's cluster-node-timeout decides, the old master serving until it notices)")
 	fs.StringVar(&o.persistence, "persistence", "none", "Redis persistence: none, aof-everysec or aof-always")
 	fs.DurationVar(&o.restartDelay, "restart-delay", 0, "how long kill-redis keeps a node down before restarting it")
 	fs.StringVar(&o.out, "out", "results", "results root")
@@ -187,7 +189,7 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	cfg := harness.Config{Name: o.name, OutDir: o.out, Lock: o.lock, Workload: o.w, Check: o.check, Thresholds: thresholds, Metrics: o.metrics,
 		Nemesis: o.nemesis, RestartDelay: o.restartDelay,
 		Cluster: cluster.Config{RedisServer: o.redisServer, Persistence: o.persistence, Topology: o.topology,
-			ReplicationLag: o.replLag, Nodes: o.nodes, Backend: o.backend, Image: o.image, RedisConf: o.redisConf, External: ext,
+			ReplicationLag: o.replLag, Failover: o.failover, Nodes: o.nodes, Backend: o.backend, Image: o.image, RedisConf: o.redisConf, External: ext,
 			Say: func(s string) { fmt.Fprintln(os.Stderr, "lockcheck:", s) }},
 		Args: reproduce(fs, o.w.Seed)}
 	if !o.quiet {
