@@ -151,13 +151,21 @@ func (cfg MatrixConfig) adjust(w *workload.Config) {
 	w.TTL = cmp.Or(cfg.TTL, w.TTL)
 }
 
-// pickColumns returns the named scenarios as columns (the default
-// columns if names is empty).
+// pickColumns returns the named scenarios as columns, in the order
+// named (the default columns if names is empty).
 func pickColumns(names []string) ([]scenario.Scenario, error) {
 	if len(names) == 0 {
 		names = scenario.MatrixColumns
 	}
-	return scenario.Pick(scenario.All(), names)
+	var out []scenario.Scenario
+	for _, n := range names {
+		s, err := scenario.Lookup(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 func runCell(ctx context.Context, cfg MatrixConfig, s scenario.Scenario, cell *report.MatrixCell, dir string) {
