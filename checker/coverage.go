@@ -76,10 +76,14 @@ const (
 	// promoted one held at once, read from both: the same lease granted
 	// on both sides of a split brain.
 	GrantedBothSides = "granted_both_sides"
+	// ExpiredByClock counts the leases a node's clock jump expired at
+	// once, read from the node before and after the jump: expiry moved
+	// past what the clock tolerance and a client's margin absorb.
+	ExpiredByClock = "expired_by_clock"
 )
 
 // windowFigures are the figures read from the servers in fault windows.
-var windowFigures = []string{GrantedByDeposed, GrantedBothSides, LostAtPromotion}
+var windowFigures = []string{GrantedByDeposed, GrantedBothSides, LostAtPromotion, ExpiredByClock}
 
 // CoverageFigures names the figures and what each means, in the order
 // they are shown.
@@ -95,6 +99,7 @@ var CoverageFigures = []struct{ Name, Meaning string }{
 	{AbandonedTaken, "leases (maybe) acquired, never released (crashed holder), whose key another client acquired after expiry"},
 	{GrantedByDeposed, "keys a master cut off by a partition set after a replica was promoted in its place (read from that master)"},
 	{GrantedBothSides, "keys the deposed master and the promoted one held at once (read from both): one lease granted on both sides"},
+	{ExpiredByClock, "leases a node's clock jump expired at once (read from the node before and after)"},
 	{LostAtPromotion, "leases a master held just before it went down that the replica promoted in its place lacked (read from both)"},
 }
 

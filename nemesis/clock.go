@@ -3,6 +3,7 @@ package nemesis
 import (
 	"context"
 	"math/rand/v2"
+	"time"
 
 	"github.com/lockcheck/lockcheck/cluster"
 )
@@ -15,6 +16,35 @@ type clockFault struct {
 	env         Env
 	forwardOnly bool
 	target
+	// expired counts the leases a jump forward expired at once, read from
+	// the nodes before and after it (ExpiredByClock).
+	expired int64
+}
+
+// Events is the last window's count of leases its jump expired.
+func (c *clockFault) Events() map[string]int64 {
+	e := c.expired
+	c.expired = 0
+	return map[string]int64{ExpiredByClock: e}
+}
+
+// jump moves n's clock by offset, and counts the leases n held before
+// that it no longer holds after: those the jump expired.
+func (c *clockFault) jump(ctx context.Context, n *cluster.Node, offset time.Duration, drift int64) error {
+	pw := c.env.Cluster.Password
+	before, berr := n.Holds(ctx, pw)
+	at := time.Now()
+	if err := n.Clock.Set(offset, drift); err != nil {
+		return err
+	}
+	if berr != nil || offset <= 0 {
+		return nil
+	}
+	if after, err := n.Holds(ctx, pw); err == nil {
+		// A lease that could have run out between the reads is no count.
+		c.expired += cluster.LostFrom(before, after, time.Since(at)+100*time.Millisecond)
+	}
+	return nil
 }
 
 func (c *clockFault) Start(ctx context.Context, rng *rand.Rand) ([]string, error) {
@@ -30,7 +60,7 @@ func (c *clockFault) Start(ctx context.Context, rng *rand.Rand) ([]string, error
 	case 2:
 		offset, drift, how = 0, 1e9, "drift x2"
 	}
-	names, err := c.start(ctx, c.env, rng, func(n *cluster.Node) error { return n.Clock.Set(offset, drift) })
+	names, err := c.start(ctx, c.env, rng, func(n *cluster.Node) error { return c.jump(ctx, n, offset, drift) })
 	return append(names, how), err
 }
 

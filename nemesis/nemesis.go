@@ -107,6 +107,8 @@ const (
 	// LostAtPromotion counts the leases a master held just before it went
 	// down that the replica promoted in its place did not have.
 	LostAtPromotion = "lost_at_promotion"
+	// ExpiredByClock counts the leases a node's clock jump expired at once.
+	ExpiredByClock = "expired_by_clock"
 )
 
 // Kind describes a fault for lockcheck list.

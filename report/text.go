@@ -239,14 +239,14 @@ func TextVerifyRow(w io.Writer, r VerifyRow) {
 		if i == 0 {
 			name = r.Scenario
 		}
-		fmt.Fprintf(w, "  %-14s %s\n", name, line)
+		fmt.Fprintf(w, "  %-16s %s\n", name, line)
 	}
 }
 
 // TextVerifyProgress prints a scenario's first line as it ends.
 func TextVerifyProgress(w io.Writer, r VerifyRow) {
 	if w != nil {
-		fmt.Fprintf(w, "  %-14s %s\n", r.Scenario, r.Lines()[0])
+		fmt.Fprintf(w, "  %-16s %s\n", r.Scenario, r.Lines()[0])
 	}
 }
 
