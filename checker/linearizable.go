@@ -36,6 +36,7 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 	keys, groups := byKey(ops, func(op *history.Op) bool {
 		return op.F == history.Acquire || op.F == history.Release || op.F == history.Extend
 	})
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
 	m := leaseModel{eps: int64(opt.ClockTolerance)}
@@ -64,8 +65,11 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 		kr.drawErr = kc.writeErr
 		if kr.verdict == Unknown {
 			reason := OutOfTime
-			if kc.budget.spent() {
+			switch {
+			case kc.budget.spent():
 				reason = OutOfMemory
+			case parent.Err() != nil:
+				reason = Interrupted
 			}
 			kr.why = undecided(key, lops, reason, time.Since(start))
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -46,7 +47,7 @@ func (c *keyCheck) search(lops []*lockOp, verbose bool) (porcupine.CheckResult, 
 	if !ok || c.budget.spent() {
 		return porcupine.Unknown, porcupine.LinearizationInfo{}
 	}
-	pm := c.budget.model(c.pm, len(lops))
+	pm := stopOnDone(c.ctx, c.budget.model(c.pm, len(lops)))
 	var r porcupine.CheckResult
 	var info porcupine.LinearizationInfo
 	if verbose {
@@ -54,10 +55,31 @@ func (c *keyCheck) search(lops []*lockOp, verbose bool) (porcupine.CheckResult, 
 	} else {
 		r = porcupine.CheckOperationsTimeout(pm, toPorcupine(lops), timeout)
 	}
-	if c.budget.spent() {
+	if c.budget.spent() || c.ctx.Err() != nil {
 		return porcupine.Unknown, info
 	}
 	return r, info
+}
+
+// stopOnDone makes pm's every step fail once ctx is done: porcupine takes
+// a timeout, not a context, so a search already running would otherwise
+// run to its timer after an interrupt (Ctrl-C, SIGTERM). A search whose
+// steps all fail unwinds at once; search reads it as Unknown.
+func stopOnDone(ctx context.Context, pm porcupine.Model) porcupine.Model {
+	step := pm.Step
+	var n atomic.Int64
+	var done atomic.Bool
+	pm.Step = func(state, input, output any) (bool, any) {
+		if done.Load() {
+			return false, state
+		}
+		if n.Add(1)&255 == 0 && ctx.Err() != nil {
+			done.Store(true)
+			return false, state
+		}
+		return step(state, input, output)
+	}
+	return pm
 }
 
 // check decides one key. Porcupine alone blows up on hot keys: with k
@@ -339,10 +361,20 @@ func (c *keyCheck) visualizeValid(key string, lops []*lockOp) {
 	if !c.visualizeAll {
 		return
 	}
-	if r, info := c.search(lops, true); r == porcupine.Ok {
+	// The key is decided: its drawing may not cost more than drawValidFor
+	// (a verbose search of a key whose ops span many leases could take
+	// the whole check timeout); one not found by then is not drawn.
+	ctx, cancel := context.WithTimeout(c.ctx, drawValidFor)
+	defer cancel()
+	draw := *c
+	draw.ctx = ctx
+	if r, info := draw.search(lops, true); r == porcupine.Ok {
 		c.draw(info, key)
 	}
 }
+
+// drawValidFor bounds the search that draws a valid key.
+const drawValidFor = 500 * time.Millisecond
 
 // violation explains an illegal key: a second, verbose pass yields the
 // partial linearizations, from which explain finds the failure point.

@@ -72,3 +72,17 @@ func BenchmarkLinearizable_SlowOps(b *testing.B) {
 func BenchmarkLinearizable_SlowOps_Wide(b *testing.B) {
 	benchCheckWant(b, genSlowOps(2, 40, time.Second), Unknown, lin(Options{ClockTolerance: 50 * time.Millisecond, Timeout: 10 * time.Second}))
 }
+
+// BenchmarkLinearizable_SlowOps_Drawn and _NotDrawn: a small history (so
+// every valid key is drawn) whose ops reach ten TTLs, decided valid, with
+// its drawing and without (the baseline, side by side). The drawing is
+// bounded (drawValidFor): it used to run porcupine's verbose search for
+// as long as the check timeout allowed.
+func BenchmarkLinearizable_SlowOps_Drawn(b *testing.B) {
+	dir := b.TempDir()
+	benchCheckWant(b, genSlowOps(1, 40, time.Second), Valid, lin(Options{ClockTolerance: 50 * time.Millisecond, OutDir: dir}))
+}
+
+func BenchmarkLinearizable_SlowOps_NotDrawn(b *testing.B) {
+	benchCheckWant(b, genSlowOps(1, 40, time.Second), Valid, lin(Options{ClockTolerance: 50 * time.Millisecond}))
+}

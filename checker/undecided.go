@@ -17,6 +17,9 @@ const (
 	// clock_bound too wide for the key's TTL (over MaxBoundOfTTL of it):
 	// nothing sound can be said of expiry.
 	LooseClock = "clock"
+	// Interrupted: the check was stopped (Ctrl-C, SIGTERM) before the
+	// key was decided.
+	Interrupted = "interrupted"
 )
 
 // MaxBoundOfTTL is the widest clock_bound, as a fraction of the TTL,
@@ -28,7 +31,7 @@ const MaxBoundOfTTL = 0.25
 // so that unknown is never a dead end.
 type Undecided struct {
 	Key    string `json:"key"`
-	Reason string `json:"reason"` // OutOfTime, OutOfMemory or LooseClock
+	Reason string `json:"reason"` // OutOfTime, OutOfMemory, LooseClock or Interrupted
 	// Bound is the widest clock_bound of the key's ops, and TTL the
 	// shortest TTL it blurs (LooseClock), in ns.
 	Bound int64 `json:"clock_bound,omitempty"`
@@ -48,6 +51,8 @@ func (u Undecided) String() string {
 	switch u.Reason {
 	case OutOfMemory:
 		why = "ran out of its share of --check-memory"
+	case Interrupted:
+		why = "not decided when the check was interrupted"
 	case LooseClock:
 		return fmt.Sprintf("%s not judged: its ops' clocks are known only within ±%v, more than %.0f%% of its TTL %v (the clocks are too loose to judge this TTL)",
 			u.Key, time.Duration(u.Bound), MaxBoundOfTTL*100, time.Duration(u.TTL))
@@ -78,17 +83,22 @@ func undecided(key string, lops []*lockOp, reason string, elapsed time.Duration)
 
 // undecidedNote says how many keys are undecided and what to change.
 func undecidedNote(us []Undecided) string {
-	var time, mem, loose, info int
+	var time, mem, loose, stopped, info int
 	for _, u := range us {
 		switch u.Reason {
 		case OutOfMemory:
 			mem++
 		case LooseClock:
 			loose++
+		case Interrupted:
+			stopped++
 		default:
 			time++
 		}
 		info += u.InfoOps
+	}
+	if stopped == len(us) {
+		return fmt.Sprintf("%d key(s) undecided: the check was interrupted; check the run again to decide them (lockcheck check DIR)", len(us))
 	}
 	var fix []string
 	if loose > 0 {
@@ -104,7 +114,10 @@ func undecidedNote(us []Undecided) string {
 		fix = append(fix, "a shorter --info-horizon (how long after it returned an indeterminate op may take effect) or --op-timeout")
 	}
 	fix = append(fix, "fewer clients per key (more --keys, or fewer --clients)")
-	return fmt.Sprintf("%d key(s) undecided (%d out of time, %d out of memory, %d with clocks too loose); try %s", len(us), time, mem, loose, strings.Join(fix, ", "))
+	if stopped > 0 {
+		fix = append(fix, "checking again without an interrupt (lockcheck check DIR)")
+	}
+	return fmt.Sprintf("%d key(s) undecided (%d out of time, %d out of memory, %d with clocks too loose, %d interrupted); try %s", len(us), time, mem, loose, stopped, strings.Join(fix, ", "))
 }
 
 // DefaultMemory is the default Options.Memory: half the machine's RAM.

@@ -569,7 +569,15 @@ func (r *run) judge(ctx context.Context) error {
 	if n > 1_000_000 && r.cfg.Progress != nil {
 		fmt.Fprintf(r.cfg.Progress, "checking %d ops, key bucket by key bucket\n", n)
 	}
-	c, err := checkRun(context.WithoutCancel(ctx), res.Dir, r.check)
+	// A run interrupted before its check is still checked in full: what
+	// it recorded is evidence. An interrupt during the check stops it:
+	// the keys not yet decided are unknown (interrupted), and the results
+	// are written all the same.
+	cctx := ctx
+	if ctx.Err() != nil {
+		cctx = context.WithoutCancel(ctx)
+	}
+	c, err := checkRun(cctx, res.Dir, r.check)
 	if err != nil {
 		return err
 	}

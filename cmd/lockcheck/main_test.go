@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -15,7 +16,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/internal/testutil"
+	"github.com/lockcheck/lockcheck/report"
 )
 
 // lockcheck builds the binary once per test run.
@@ -768,4 +771,48 @@ func withArg(arg string) []int {
 		}
 	}
 	return pids
+}
+
+// TestCLI_CheckInterrupted: SIGTERM in the middle of a search that would
+// run to its timeout (a key of 400 ops reaching ten TTLs, which porcupine
+// does not decide: checker/testdata/slow-ops-wide.jsonl) ends lockcheck
+// check at once, exit 3, its results written with the key unknown
+// because the check was interrupted.
+func TestCLI_CheckInterrupted(t *testing.T) {
+	bin := lockcheck(t)
+	out := t.TempDir()
+	cmd := exec.Command(bin, "check", "../../checker/testdata/slow-ops-wide.jsonl", "--clock-tolerance", "50ms", "--out", out)
+	var stdout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second) // into the search (its timeout: 5 min)
+	start := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	took := time.Since(start)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitUnknown {
+		t.Fatalf("exit after SIGTERM: %v, want %d (unknown)\n%s", err, exitUnknown, stdout.String())
+	}
+	// Far from the 5 min the search would have had.
+	if took > time.Minute {
+		t.Errorf("took %v to stop after SIGTERM", took)
+	}
+	rf, err := report.ReadResults(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reasons []string
+	for _, c := range rf.Checkers {
+		for _, u := range c.Undecided {
+			reasons = append(reasons, u.Reason)
+		}
+	}
+	if rf.Verdict != checker.Unknown || !slices.Equal(reasons, []string{checker.Interrupted}) {
+		t.Errorf("results.json: verdict %s, undecided %v; want unknown, one key interrupted", rf.Verdict, reasons)
+	}
 }
