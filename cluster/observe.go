@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -45,29 +46,26 @@ type KeyLog map[string][]KeySpan
 // node's notifications.
 type KeySpan struct{ From, To int64 }
 
-const (
-	setEvents = "__keyevent@0__:set"
-	delEvents = "__keyevent@0__:del"
-	expEvents = "__keyevent@0__:expired"
-)
+// keyEvents are a node's keyevent channels: the event is the channel's
+// tail (set, hset, del, expired, ...), the key the message.
+const keyEvents = "__keyevent@0__:"
 
 // WatchKeys starts recording what n does to keys.
 func (n *Node) WatchKeys(ctx context.Context, password string) (*KeyWatch, error) {
 	c := n.admin(password)
-	// E: keyevent channels; $: string commands (SET); g: DEL; x: expiry.
-	if err := c.ConfigSet(ctx, "notify-keyspace-events", "Eg$x").Err(); err != nil {
+	// E: keyevent channels; A: every class of command (a lock's key may
+	// be a string, a hash, ...), expiry and eviction included.
+	if err := c.ConfigSet(ctx, "notify-keyspace-events", "EA").Err(); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("watch %s: %w", n.Name, err)
 	}
-	w := &KeyWatch{c: c, ps: c.Subscribe(ctx, setEvents, delEvents, expEvents), log: KeyLog{}}
-	// The subscription is in place once its three confirmations came:
-	// what the node does after this is recorded.
-	for range 3 {
-		if _, err := w.ps.Receive(ctx); err != nil {
-			w.ps.Close()
-			c.Close()
-			return nil, fmt.Errorf("watch %s: %w", n.Name, err)
-		}
+	w := &KeyWatch{c: c, ps: c.PSubscribe(ctx, keyEvents+"*"), log: KeyLog{}}
+	// The subscription is in place once its confirmation came: what the
+	// node does after this is recorded.
+	if _, err := w.ps.Receive(ctx); err != nil {
+		w.ps.Close()
+		c.Close()
+		return nil, fmt.Errorf("watch %s: %w", n.Name, err)
 	}
 	ch := w.ps.Channel()
 	w.wg.Add(1)
@@ -80,25 +78,31 @@ func (n *Node) WatchKeys(ctx context.Context, password string) (*KeyWatch, error
 	return w, nil
 }
 
+// note records one event: one that ends a key ends its span; a write
+// to a key not held starts one (a grant: SET, HSET, ... of a new key);
+// a write to a held key (an extend, a re-entry) and a change of its TTL
+// go on.
 func (w *KeyWatch) note(channel, key string, at int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	spans := w.log[key]
 	open := len(spans) > 0 && spans[len(spans)-1].To == 0
-	switch channel {
-	case setEvents:
-		w.sets++
-		if !open { // a set over a held key (an extend's SET XX) goes on
-			w.log[key] = append(spans, KeySpan{From: at})
-		}
-	case delEvents, expEvents:
+	switch ev := strings.TrimPrefix(channel, keyEvents); ev {
+	case "del", "expired", "evicted", "unlink":
 		if open {
 			spans[len(spans)-1].To = at
+		}
+	case "expire", "persist", "rename_from", "rename_to", "new":
+	default:
+		if !open {
+			w.sets++
+			w.log[key] = append(spans, KeySpan{From: at})
 		}
 	}
 }
 
-// Sets is how many keys the node set so far.
+// Sets is how many keys the node set so far (a write to a key it did
+// not hold).
 func (w *KeyWatch) Sets() int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
