@@ -208,9 +208,9 @@ func (a *agentRun) run(ctx context.Context) error {
 	defer stop(nil)
 	a.stop = stop
 	defer a.closeProxies()
-	locker, err := a.build(entry)
+	locker, told, err := a.build(entry)
 	if err != nil {
-		_ = a.conn.Send(Msg{T: TFail, Error: err.Error()})
+		_ = a.conn.Send(Msg{T: TFail, Error: told})
 		return err
 	}
 	if err := a.conn.Send(Msg{T: TReady}); err != nil {
@@ -255,21 +255,27 @@ func (a *agentRun) run(ctx context.Context) error {
 // build makes the agent's clients and their lock: Redis reached from
 // here, the agent's own client proxies started if the run's faults act
 // through them, every op announced to the coordinator before it is sent.
-func (a *agentRun) build(entry lockimpl.Entry) (lockimpl.Locker, error) {
+func (a *agentRun) build(entry lockimpl.Entry) (locker lockimpl.Locker, told string, err error) {
 	plan := a.plan
 	a.runner = workload.New(plan.Workload, a.now, a.record)
 	a.runner.UseResource(&remoteResource{conn: a.conn, now: a.now, send: a.send, timeout: plan.Workload.OpTimeout + 5*time.Second})
 	env := plan.Access.Env(plan.Workload, a.now, a.record)
 	env.DialAddr = a.clientAddr
+	// The coordinator is told what went wrong (told); this agent's own
+	// error says which agent it was, and whether it is the user's to fix.
 	if err := a.reach(plan.Access); err != nil {
-		return nil, workload.ConfigErr(fmt.Errorf("agent %d: %w", plan.Index, err))
+		return nil, err.Error(), workload.ConfigErr(fmt.Errorf("agent %d: %w", plan.Index, err))
 	}
 	if err := a.startProxies(plan.Access); err != nil {
-		return nil, fmt.Errorf("agent %d: %w", plan.Index, err)
+		return nil, err.Error(), fmt.Errorf("agent %d: %w", plan.Index, err)
 	}
-	return workload.BuildLock(entry.Factory, entry.Name, env, a.runner, plan.Workload, plan.Crashes, func(l lockimpl.Locker) lockimpl.Locker {
+	locker, err = workload.BuildLock(entry.Factory, entry.Name, env, a.runner, plan.Workload, plan.Crashes, func(l lockimpl.Locker) lockimpl.Locker {
 		return &announcer{Locker: l, run: a}
 	})
+	if err != nil {
+		return nil, err.Error(), err
+	}
+	return locker, "", nil
 }
 
 // heartbeat stops the run once the coordinator has been silent for
