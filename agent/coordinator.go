@@ -268,24 +268,15 @@ func (c *Coordinator) Play(ctx context.Context) error {
 // pinging measures every agent's clock each PingEvery until the func it
 // returns is called.
 func (c *Coordinator) pinging() (stop func()) {
-	done := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(PingEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				c.pingAll()
-			}
-		}
+		every(ctx, PingEvery, func() bool { c.pingAll(); return false })
 	}()
 	return func() {
-		close(done)
+		cancel()
 		wg.Wait()
 	}
 }

@@ -283,16 +283,27 @@ func (a *agentRun) build(entry lockimpl.Entry) (locker lockimpl.Locker, told str
 // sends may still succeed for a while, must not leave clients locking
 // with no one recording their ops.
 func (a *agentRun) heartbeat(ctx context.Context, silence time.Duration) {
-	t := time.NewTicker(PingEvery)
+	every(ctx, PingEvery, func() bool {
+		s := a.conn.Silent()
+		if s <= silence {
+			return false
+		}
+		a.stop(fmt.Errorf("%w: nothing from the coordinator for %v", ErrLost, s.Round(time.Millisecond)))
+		a.conn.Close()
+		return true
+	})
+}
+
+// every calls fn every d until ctx ends or fn says it is done.
+func every(ctx context.Context, d time.Duration, fn func() (done bool)) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if s := a.conn.Silent(); s > silence {
-				a.stop(fmt.Errorf("%w: nothing from the coordinator for %v", ErrLost, s.Round(time.Millisecond)))
-				a.conn.Close()
+			if fn() {
 				return
 			}
 		}
@@ -380,19 +391,13 @@ func errString(err error) string {
 
 func (a *agentRun) flushLoop(ctx context.Context, done chan<- struct{}) {
 	defer close(done)
-	t := time.NewTicker(flushEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := a.flush(); err != nil {
-				a.stop(fmt.Errorf("%w: %w", ErrLost, err))
-				return
-			}
+	every(ctx, flushEvery, func() bool {
+		if err := a.flush(); err != nil {
+			a.stop(fmt.Errorf("%w: %w", ErrLost, err))
+			return true
 		}
-	}
+		return false
+	})
 }
 
 // read serves the coordinator's messages until the connection ends; a

@@ -11,17 +11,22 @@ import (
 	"github.com/lockcheck/lockcheck/internal/testutil"
 )
 
+// oneNode is a redis-server of the test's, and a client of it.
+func oneNode(t *testing.T) (*cluster.Cluster, *cluster.Node, *redis.Client) {
+	c := testutil.StartRedis(t)
+	rc := redis.NewClient(&redis.Options{Addr: c.Nodes[0].Addr, Password: c.Password})
+	t.Cleanup(func() { rc.Close() })
+	return c, c.Nodes[0], rc
+}
+
 // TestKeyWatch_WhatTheNodeDid: a node's record of what it did to keys
 // is Redis's: a SET NX that took the key counts, one refused (the key
 // taken) does not, nor a GET; a DEL and an expiry end a key's span;
 // nothing after Close counts; and two nodes' logs overlap only where
 // both held a key at once.
 func TestKeyWatch_WhatTheNodeDid(t *testing.T) {
-	c := testutil.StartRedis(t)
+	c, n, rc := oneNode(t)
 	ctx := context.Background()
-	n := c.Nodes[0]
-	rc := redis.NewClient(&redis.Options{Addr: n.Addr, Password: c.Password})
-	defer rc.Close()
 	w, err := n.WatchKeys(ctx, c.Password)
 	if err != nil {
 		t.Fatal(err)
@@ -96,11 +101,8 @@ func TestKeyWatch_WhatTheNodeDid(t *testing.T) {
 // is lost; one held the same, or about to expire anyway, or a key with
 // no TTL (no lease), is not.
 func TestHolds_LostFrom(t *testing.T) {
-	c := testutil.StartRedis(t)
+	c, n, rc := oneNode(t)
 	ctx := context.Background()
-	n := c.Nodes[0]
-	rc := redis.NewClient(&redis.Options{Addr: n.Addr, Password: c.Password})
-	defer rc.Close()
 	for k, ttl := range map[string]time.Duration{"lock:a": 10 * time.Second, "lock:b": 10 * time.Second, "lock:c": 10 * time.Second, "lock:soon": 50 * time.Millisecond} {
 		if err := rc.Set(ctx, k, "tok-"+k, ttl).Err(); err != nil {
 			t.Fatal(err)
