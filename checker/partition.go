@@ -276,7 +276,7 @@ func Merge(ws []FaultWindow, parts []Findings) Findings {
 		}
 	}
 	for _, name := range windowFigures {
-		rep.Coverage[name] += 0 // shown as 0 with no window, as a whole history's
+		rep.Coverage[name] = 0 // shown as 0 with no window, as a whole history's
 	}
 	countWindows(rep.Coverage, ws, rep.hits)
 	vs := make([]Verdict, len(parts[0].Checkers))

@@ -16,13 +16,6 @@ import (
 // keys, a promotion that lost keys) are counted on the servers, not
 // guessed from the clients' side.
 
-// admin is a direct connection to n (not through its peer proxy, which a
-// partition cuts), for reading what it holds.
-func (n *Node) admin(password string) *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: n.Addr, Password: password, Protocol: 2, DisableIdentity: true,
-		MaxRetries: -1, DialTimeout: time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second})
-}
-
 // KeyWatch records what a node does to keys from its start until Close,
 // from the node's keyspace notifications: each set (a lock's grant), and
 // each delete or expiry that ends a key. It sees the node's own writes,
@@ -50,9 +43,10 @@ type KeySpan struct{ From, To int64 }
 // tail (set, hset, del, expired, ...), the key the message.
 const keyEvents = "__keyevent@0__:"
 
-// WatchKeys starts recording what n does to keys.
-func (n *Node) WatchKeys(ctx context.Context, password string) (*KeyWatch, error) {
-	c := n.admin(password)
+// WatchKeys starts recording what node n does to keys, on a direct
+// connection (not through its peer proxy, which a partition cuts).
+func (cl *Cluster) WatchKeys(ctx context.Context, n *Node) (*KeyWatch, error) {
+	c := cl.admin(n)
 	// E: keyevent channels; A: every class of command (a lock's key may
 	// be a string, a hash, ...), expiry and eviction included.
 	if err := c.ConfigSet(ctx, "notify-keyspace-events", "EA").Err(); err != nil {
@@ -166,12 +160,12 @@ type Holding struct {
 	TTL   time.Duration
 }
 
-// Holds reads every key n holds that expires (a lease: a key without a
+// Holds reads, on a direct connection, every key node n holds that expires (a lease: a key without a
 // TTL is no lease), with its value if it is a string; a batch of keys
 // to a round trip, so that a fault that reads a master before it kills
 // it waits little.
-func (n *Node) Holds(ctx context.Context, password string) (Holdings, error) {
-	c := n.admin(password)
+func (cl *Cluster) Holds(ctx context.Context, n *Node) (Holdings, error) {
+	c := cl.admin(n)
 	defer c.Close()
 	out := Holdings{}
 	var cursor uint64

@@ -27,7 +27,7 @@ func oneNode(t *testing.T) (*cluster.Cluster, *cluster.Node, *redis.Client) {
 func TestKeyWatch_WhatTheNodeDid(t *testing.T) {
 	c, n, rc := oneNode(t)
 	ctx := context.Background()
-	w, err := n.WatchKeys(ctx, c.Password)
+	w, err := c.WatchKeys(ctx, n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestHolds_LostFrom(t *testing.T) {
 	if err := rc.Set(ctx, "counter", "7", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	before, err := n.Holds(ctx, c.Password)
+	before, err := c.Holds(ctx, n)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,8 +31,7 @@ func (c *clockFault) Events() map[string]int64 {
 // jump moves n's clock by offset, and counts the leases n held before
 // that it no longer holds after: those the jump expired.
 func (c *clockFault) jump(ctx context.Context, n *cluster.Node, offset time.Duration, drift int64) error {
-	pw := c.env.Cluster.Password
-	before, berr := n.Holds(ctx, pw)
+	before, berr := c.env.Cluster.Holds(ctx, n)
 	at := time.Now()
 	if err := n.Clock.Set(offset, drift); err != nil {
 		return err
@@ -40,7 +39,7 @@ func (c *clockFault) jump(ctx context.Context, n *cluster.Node, offset time.Dura
 	if berr != nil || offset <= 0 {
 		return nil
 	}
-	if after, err := n.Holds(ctx, pw); err == nil {
+	if after, err := c.env.Cluster.Holds(ctx, n); err == nil {
 		// A lease that could have run out between the reads is no count.
 		c.expired += cluster.LostFrom(before, after, time.Since(at)+100*time.Millisecond)
 	}

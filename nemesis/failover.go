@@ -28,7 +28,7 @@ func (f *failover) Events() map[string]int64 {
 
 // holdsBefore reads the leases m holds just before it goes down.
 func (f *failover) holdsBefore(ctx context.Context, m *cluster.Node) (cluster.Holdings, time.Time) {
-	h, err := m.Holds(ctx, f.env.Cluster.Password)
+	h, err := f.env.Cluster.Holds(ctx, m)
 	if err != nil {
 		return nil, time.Time{}
 	}
@@ -42,7 +42,7 @@ func (f *failover) countLost(ctx context.Context, before cluster.Holdings, at ti
 	if before == nil || promoted == nil {
 		return
 	}
-	after, err := promoted.Holds(ctx, f.env.Cluster.Password)
+	after, err := f.env.Cluster.Holds(ctx, promoted)
 	if err != nil {
 		return
 	}

@@ -33,7 +33,7 @@ func (p *partition) Events() map[string]int64 {
 // watchDeposed starts recording what the master m does to keys, from
 // the moment it is cut off: every grant from here on reaches no replica.
 func (p *partition) watchDeposed(ctx context.Context, m *cluster.Node) {
-	p.deposed, _ = m.WatchKeys(ctx, p.env.Cluster.Password)
+	p.deposed, _ = p.env.Cluster.WatchKeys(ctx, m)
 }
 
 // watchPromoted starts recording what the promoted master does, once it
@@ -43,7 +43,7 @@ func (p *partition) watchPromoted(ctx context.Context, n *cluster.Node) {
 	if p.deposed == nil || n == nil {
 		return
 	}
-	p.promoted, _ = n.WatchKeys(ctx, p.env.Cluster.Password)
+	p.promoted, _ = p.env.Cluster.WatchKeys(ctx, n)
 }
 
 // closeWatch ends the records, before the partition heals.
