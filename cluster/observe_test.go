@@ -53,18 +53,20 @@ func TestKeyWatch_WhatTheNodeDid(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// lock:b's TTL runs out; an access expires it at once. Notifications
-	// arrive asynchronously: wait for the two sets, then some more.
+	// lock:b's TTL runs out; an access expires it at once.
 	time.Sleep(150 * time.Millisecond)
 	_ = rc.Get(ctx, "lock:b").Err()
-	deadline := time.Now().Add(5 * time.Second)
-	for w.Sets() < 3 && time.Now().Before(deadline) {
+	// A node's notifications come in the order it sent them: once a
+	// last grant (a marker) is counted, every event before it is noted,
+	// with no wait left to chance.
+	nx("lock:end", 10*time.Second)
+	deadline := time.Now().Add(30 * time.Second)
+	for w.Sets() < 4 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	time.Sleep(200 * time.Millisecond) // room for the ends, and for a wrong third set
 	log := w.Close()
-	if got := w.Sets(); got != 3 {
-		t.Errorf("three keys taken (two strings, a hash), one refused: counted %d, want 3", got)
+	if got := w.Sets(); got != 4 {
+		t.Errorf("three keys taken (two strings, a hash) and the marker, one refused: counted %d, want 4", got)
 	}
 	for _, k := range []string{"lock:a", "lock:b", "lock:h"} {
 		if s := log[k]; len(s) != 1 || s[0].To == 0 || s[0].To < s[0].From {
@@ -72,8 +74,8 @@ func TestKeyWatch_WhatTheNodeDid(t *testing.T) {
 		}
 	}
 	nx("lock:c", time.Second)
-	if got := w.Sets(); got != 3 {
-		t.Errorf("a set after Close: counted %d, want still 3", got)
+	if got := w.Sets(); got != 4 {
+		t.Errorf("a set after Close: counted %d, want still 4", got)
 	}
 	if ev, _ := rc.ConfigGet(ctx, "notify-keyspace-events").Result(); ev["notify-keyspace-events"] != "" {
 		t.Errorf("notify-keyspace-events left as %q, want it off again", ev["notify-keyspace-events"])
