@@ -304,8 +304,8 @@ func TestProcess_SlowStart(t *testing.T) {
 	var said []string
 	var mu sync.Mutex
 	say := func(s string) { mu.Lock(); said = append(said, s); mu.Unlock() }
-	_, err = process.Start(`while read x; do :; done`, "single", lockimpl.Env{StartTimeout: process.SlowStart + 500*time.Millisecond, Say: say})
-	if !errors.Is(err, lockimpl.ErrBadLock) || !strings.Contains(err.Error(), `did not answer {"id":1,"op":"ping"} within 3.5s`) {
+	_, err = process.Start(`while read x; do :; done`, "single", lockimpl.Env{StartTimeout: process.SlowStart + 1500*time.Millisecond, Say: say})
+	if !errors.Is(err, lockimpl.ErrBadLock) || !strings.Contains(err.Error(), `did not answer {"id":1,"op":"ping"} within 4.5s`) {
 		t.Errorf("a process that never answers: got %v, want ErrBadLock naming the ping", err)
 	}
 	// While it waits, one line says for what.
