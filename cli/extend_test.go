@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -191,7 +191,7 @@ func dirNames(t *testing.T, dir string) []string {
 // nothing is written under --out.
 func TestCLI_SpecTTLUnit(t *testing.T) {
 	bin := lockcheck(t)
-	spec, err := os.ReadFile("../../examples/specs/setnx.toml")
+	spec, err := os.ReadFile("../examples/specs/setnx.toml")
 	if err != nil {
 		t.Fatal(err)
 	}

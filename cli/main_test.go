@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ import (
 func lockcheck(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "lockcheck")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/lockcheck").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	return bin
@@ -61,7 +61,7 @@ func TestCLI_UsageErrors(t *testing.T) {
 		return p
 	}
 	bad := func(name, old, new string) string { return history(name, strings.Replace(good, old, new, 1)+"\n") }
-	spec, err := os.ReadFile("../../examples/specs/setnx.toml")
+	spec, err := os.ReadFile("../examples/specs/setnx.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,7 +450,7 @@ func TestCLI_UserLockRows(t *testing.T) {
 	testutil.RequireRedis(t)
 	bin := lockcheck(t)
 	out := t.TempDir()
-	spec := "../../examples/specs/setnx.toml"
+	spec := "../examples/specs/setnx.toml"
 	stdout, code := runBin(t, bin, "matrix", "--lock-spec", spec, "--faults", "none", "--duration", "2s", "--out", out)
 	md, err := os.ReadFile(filepath.Join(out, "latest", "matrix.md"))
 	if code != exitValid || err != nil || !strings.Contains(string(md), "| `spec-setnx` | valid |") || strings.Contains(string(md), "`redlock`") {
@@ -684,7 +684,7 @@ func TestCLI_OutAndNames(t *testing.T) {
 		t.Errorf("--out a file: exit %d, want 2 with one line naming --out\n%s", code, s)
 	}
 
-	src, err := os.ReadFile("../../examples/specs/setnx.toml")
+	src, err := os.ReadFile("../examples/specs/setnx.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -720,7 +720,7 @@ func TestCLI_LockProcessGroupGone(t *testing.T) {
 	testutil.RequireRedis(t)
 	bin := lockcheck(t)
 	lockproc := filepath.Join(t.TempDir(), "lockproc")
-	if out, err := exec.Command("go", "build", "-o", lockproc, "../../examples/lockproc").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", lockproc, "../examples/lockproc").CombinedOutput(); err != nil {
 		t.Fatalf("build lockproc: %v\n%s", err, out)
 	}
 	for _, stop := range []string{"SIGKILL", "two SIGINTs"} {
@@ -781,7 +781,7 @@ func withArg(arg string) []int {
 func TestCLI_CheckInterrupted(t *testing.T) {
 	bin := lockcheck(t)
 	out := t.TempDir()
-	cmd := exec.Command(bin, "check", "../../checker/testdata/slow-ops-wide.jsonl", "--clock-tolerance", "50ms", "--out", out)
+	cmd := exec.Command(bin, "check", "../checker/testdata/slow-ops-wide.jsonl", "--clock-tolerance", "50ms", "--out", out)
 	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stdout
 	if err := cmd.Start(); err != nil {
