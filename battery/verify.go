@@ -233,8 +233,16 @@ func judgeRun(row *report.VerifyRow, s scenario.Scenario, res *harness.Result) {
 		}
 		return checker.Compose(vs...)
 	}
-	row.Lease = worst(row.Lease, verdict(checker.Of(checker.LeaseContract)...))
-	row.Mutex = worst(row.Mutex, verdict(checker.Of(checker.MutualExclusion)...))
+	for g, judged := range map[checker.Guarantee]*checker.Verdict{checker.LeaseContract: &row.Lease, checker.MutualExclusion: &row.Mutex} {
+		if why, left := f.NotJudged[g]; left {
+			if row.NotJudged == nil {
+				row.NotJudged = map[checker.Guarantee]string{}
+			}
+			row.NotJudged[g] = why
+			continue
+		}
+		*judged = worst(*judged, verdict(checker.Of(g)...))
+	}
 	if row.Checkers == nil {
 		row.Checkers = map[string]checker.Verdict{}
 	}

@@ -62,6 +62,10 @@ type Options struct {
 	Memory int64
 	// OutDir, if set, receives linear-<key>.html visualizations.
 	OutDir string
+	// NotJudged are guarantees the check leaves out, each with why: the
+	// lease contract of a lock that hands out scopes, not a token and a
+	// deadline (lockimpl.Scoped). Their checkers are not run.
+	NotJudged map[Guarantee]string
 
 	// resolved marks options Resolved filled in.
 	resolved bool
@@ -143,6 +147,20 @@ func (o Options) Resolved() Options {
 	return o
 }
 
+// judged is cs without the checkers of the guarantees o leaves out.
+func (o Options) judged(cs []Spec) []Spec {
+	if len(o.NotJudged) == 0 {
+		return cs
+	}
+	var out []Spec
+	for _, s := range cs {
+		if _, left := o.NotJudged[s.Guarantee]; !left || s.Guarantee == NoGuarantee {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // Violation is one reason a checker found a history invalid.
 type Violation struct {
 	Key     string  `json:"key,omitempty"`
@@ -190,6 +208,9 @@ type Findings struct {
 	// Coverage is what the history exercised (CoverageOf): what the
 	// verdict rests on.
 	Coverage Coverage `json:"coverage"`
+	// NotJudged are the guarantees left out of the check, with why
+	// (Options.NotJudged).
+	NotJudged map[Guarantee]string `json:"not_judged,omitempty"`
 	// CutOff, if set, says the history's last line was cut off (a run
 	// killed mid-write) and the findings rest on the whole ops before it.
 	CutOff string `json:"cut_off,omitempty"`
@@ -244,7 +265,8 @@ func Check(ctx context.Context, ops []history.Op, opt Options) Findings {
 // CheckWith runs cs over ops, each timed, and composes their verdicts.
 func CheckWith(ctx context.Context, cs []Spec, ops []history.Op, opt Options) Findings {
 	opt = opt.Resolved()
-	rep := Findings{Checkers: make([]Result, len(cs))}
+	cs = opt.judged(cs)
+	rep := Findings{Checkers: make([]Result, len(cs)), NotJudged: opt.NotJudged}
 	vs := make([]Verdict, len(cs))
 	for i, c := range cs {
 		start := time.Now()

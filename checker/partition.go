@@ -197,7 +197,7 @@ func (p *Partition) Check(ctx context.Context, opt Options, each func([]history.
 	opt = opt.Resolved()
 	opt.whole = int(min(p.Ops(), SmallHistory+1))
 	opt.shares = min(runtime.GOMAXPROCS(0), len(p.sizes))
-	all := All()
+	all := opt.judged(All())
 	var cs []Spec
 	for _, s := range all {
 		if s.Counts == nil {
@@ -236,6 +236,7 @@ func (p *Partition) Check(ctx context.Context, opt Options, each func([]history.
 		}
 	}
 	rep := Merge(FaultWindows(p.nemesis), done)
+	rep.NotJudged = opt.NotJudged
 	merged := rep.Checkers
 	rep.Checkers = make([]Result, 0, len(all))
 	vs := make([]Verdict, 0, len(all))

@@ -121,7 +121,7 @@ func (c *checked) check(ctx context.Context, hpath string, opt checker.Options) 
 	if cut != nil {
 		c.findings.CutOff = cut.Error()
 	}
-	c.results = report.Results{Verdict: c.findings.Verdict, Lock: c.info.Lock, Ops: part.Ops(), Checkers: c.findings.Checkers,
+	c.results = report.Results{Verdict: c.findings.Verdict, Lock: c.info.Lock, Ops: part.Ops(), Checkers: c.findings.Checkers, NotJudged: c.findings.NotJudged,
 		Faults: c.stats.Faults, Coverage: c.findings.Coverage, CutOff: c.findings.CutOff}
 	drawn := report.Drawn(c.findings)
 	keys := make([]string, len(drawn))

@@ -285,9 +285,14 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		return r.res, err
 	}
 	players, err := r.players(ctx)
-	if err != nil {
+	// run.json once the lock is built: it says what the check judges
+	// (a lock whose leases are scopes leaves the lease contract out).
+	if werr := r.writeInfo(players); werr != nil || err != nil {
 		r.closeHistory()
-		return r.res, err
+		if players != nil {
+			players.Finish()
+		}
+		return r.res, errors.Join(err, werr)
 	}
 	runErr := r.drive(ctx, players)
 	if errors.Is(runErr, ErrWrite) {
@@ -407,15 +412,24 @@ func (r *run) open() error {
 			r.info.External.Servers = append(r.info.External.Servers, f)
 		}
 	}
-	if err := report.WriteRunInfo(r.res.Dir, r.info); err != nil {
-		return err
-	}
 	hf, err := os.Create(filepath.Join(r.res.Dir, "history.jsonl"))
 	if err != nil {
 		return err
 	}
 	r.hf, r.hw = hf, history.NewWriter(hf, 0)
 	return nil
+}
+
+// writeInfo writes run.json, with what the lock that players play
+// leaves unjudged (nil players: the lock was never built).
+func (r *run) writeInfo(players workload.Players) error {
+	if local, ok := players.(*workload.Local); ok {
+		if why := lockimpl.ScopeOf(local.Locker); why != "" {
+			r.check.NotJudged = map[checker.Guarantee]string{checker.LeaseContract: why}
+			r.info.NotJudged = map[string]string{string(checker.LeaseContract): why}
+		}
+	}
+	return report.WriteRunInfo(r.res.Dir, r.info)
 }
 
 func (r *run) record(op history.Op) {

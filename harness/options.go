@@ -26,6 +26,9 @@ func resolveCheck(given, fallback checker.Options) checker.Options {
 	if given.Memory == 0 {
 		given.Memory = fallback.Memory
 	}
+	if given.NotJudged == nil {
+		given.NotJudged = fallback.NotJudged
+	}
 	return given.Resolved()
 }
 
@@ -45,6 +48,12 @@ func (r *run) runFallback() checker.Options {
 // check's fallback (a 0 recorded means 0).
 func recorded(info report.RunInfo) checker.Options {
 	var o checker.Options
+	for g, why := range info.NotJudged {
+		if o.NotJudged == nil {
+			o.NotJudged = map[checker.Guarantee]string{}
+		}
+		o.NotJudged[checker.Guarantee(g)] = why
+	}
 	for _, f := range []struct {
 		opt *time.Duration
 		ran string

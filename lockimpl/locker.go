@@ -111,6 +111,32 @@ func (w *Watch) Err() error {
 	}
 }
 
+// NewScope is the Watch of a lease that the lock keeps for as long as it
+// can and takes back when it cannot (a context the library cancels):
+// no deadline the holder could read, so the holder stays in its section
+// until it is done or Lose is called.
+func NewScope() *Watch { return newWatch(time.Duration(history.MaxTime)) }
+
+// Lose says the lock let the lease go (err says why): the holder must
+// leave its critical section. Only the first call counts.
+func (w *Watch) Lose(err error) { w.markLost(err) }
+
+// Scoped is implemented by a lock whose leases are scopes (NewScope),
+// not a token and a deadline: the lease contract cannot be judged, only
+// mutual exclusion at the resource. Scope says why, in a line for the
+// report; "" means the lock's leases are leases after all.
+type Scoped interface {
+	Scope() string
+}
+
+// ScopeOf is why l's lease contract cannot be judged, or "".
+func ScopeOf(l Locker) string {
+	if s, ok := l.(Scoped); ok {
+		return s.Scope()
+	}
+	return ""
+}
+
 func (w *Watch) markLost(err error) {
 	w.lostOnce.Do(func() {
 		w.err = err

@@ -56,6 +56,22 @@ func ExtendAdds(l Locker) bool {
 	return ok && a.ExtendAdds()
 }
 
+// KeyTTLer is implemented by a lock that sets in Redis a TTL other than
+// the one it is asked for (go-zero adds 500 ms): the history records
+// what Redis was told, so that the lease model expires the key when
+// Redis does.
+type KeyTTLer interface {
+	KeyTTL(ttl time.Duration) time.Duration
+}
+
+// KeyTTL is the TTL l sets in Redis for a lease asked for ttl.
+func KeyTTL(l Locker, ttl time.Duration) time.Duration {
+	if k, ok := l.(KeyTTLer); ok {
+		return k.KeyTTL(ttl)
+	}
+	return ttl
+}
+
 // NewWatchdog wraps inner: every lease it grants is extended by its TTL
 // every interval (0: a third of the TTL) until released. Extensions are
 // recorded through env.Record under the holder's process.
@@ -184,7 +200,7 @@ func (w *Watchdog) extend(ctx context.Context, l, cur Lease, timeout time.Durati
 		err = ctx.Err()
 	}
 	op := history.Op{Process: ClientFrom(ctx), F: history.Extend, Key: l.Key,
-		Token: l.Token, TTLms: l.TTL.Milliseconds(), Call: call, Return: ret}
+		Token: l.Token, TTLms: KeyTTL(w.inner, l.TTL).Milliseconds(), Call: call, Return: ret}
 	if w.add {
 		op.Mode = history.ExtendAdd
 	}
@@ -208,6 +224,12 @@ func (w *Watchdog) Release(ctx context.Context, l Lease) error {
 	w.stopDog(l.Token)
 	return w.inner.Release(ctx, l)
 }
+
+// Scope implements Scoped: the inner lock's.
+func (w *Watchdog) Scope() string { return ScopeOf(w.inner) }
+
+// KeyTTL implements KeyTTLer: the inner lock's.
+func (w *Watchdog) KeyTTL(ttl time.Duration) time.Duration { return KeyTTL(w.inner, ttl) }
 
 // Extend implements Locker by the inner lock's extend.
 func (w *Watchdog) Extend(ctx context.Context, l Lease, ttl time.Duration) (Lease, error) {

@@ -24,6 +24,9 @@ type Results struct {
 	// Coverage is what the run exercised (checker.CoverageFigures).
 	Coverage checker.Coverage `json:"coverage"`
 	Checkers []checker.Result `json:"checkers"`
+	// NotJudged are the guarantees the check left out, with why
+	// (checker.Findings.NotJudged): their checkers did not run.
+	NotJudged map[checker.Guarantee]string `json:"not_judged,omitempty"`
 	// CutOff says the history's last line was cut off, and the findings
 	// rest on the whole ops before it (checker.Findings.CutOff).
 	CutOff string `json:"cut_off,omitempty"`

@@ -11,26 +11,29 @@ import (
 
 // RunInfo is run.json: everything needed to reproduce and re-check a run.
 type RunInfo struct {
-	Lockcheck      string          `json:"lockcheck"`
-	Lock           string          `json:"lock"`
-	LockVersion    string          `json:"lock_version,omitempty"`
-	Redis          string          `json:"redis"`
-	Topology       string          `json:"topology"`
-	Backend        string          `json:"backend"`
-	RedisConf      []string        `json:"redis_conf,omitempty"`
-	Args           []string        `json:"args,omitempty"`
-	Seed           int64           `json:"seed"`
-	Started        time.Time       `json:"started"`
-	Workload       RunWorkload     `json:"workload"`
-	Nemesis        RunNemesis      `json:"nemesis"`
-	ClockTolerance string          `json:"clock_tolerance"`
-	InfoHorizon    string          `json:"info_horizon"`
-	CheckTimeout   string          `json:"check_timeout"`
-	CheckMemory    int64           `json:"check_memory_bytes"`
-	Nodes          []RunNode       `json:"nodes"`
-	External       *RunExternal    `json:"external,omitempty"`
-	Agents         []RunAgent      `json:"agents,omitempty"`
-	Extra          json.RawMessage `json:"extra,omitempty"`
+	Lockcheck      string       `json:"lockcheck"`
+	Lock           string       `json:"lock"`
+	LockVersion    string       `json:"lock_version,omitempty"`
+	Redis          string       `json:"redis"`
+	Topology       string       `json:"topology"`
+	Backend        string       `json:"backend"`
+	RedisConf      []string     `json:"redis_conf,omitempty"`
+	Args           []string     `json:"args,omitempty"`
+	Seed           int64        `json:"seed"`
+	Started        time.Time    `json:"started"`
+	Workload       RunWorkload  `json:"workload"`
+	Nemesis        RunNemesis   `json:"nemesis"`
+	ClockTolerance string       `json:"clock_tolerance"`
+	InfoHorizon    string       `json:"info_horizon"`
+	CheckTimeout   string       `json:"check_timeout"`
+	CheckMemory    int64        `json:"check_memory_bytes"`
+	Nodes          []RunNode    `json:"nodes"`
+	External       *RunExternal `json:"external,omitempty"`
+	Agents         []RunAgent   `json:"agents,omitempty"`
+	// NotJudged are the guarantees the run's check leaves out, with why
+	// (a lock whose leases are scopes: "lease").
+	NotJudged map[string]string `json:"not_judged,omitempty"`
+	Extra     json.RawMessage   `json:"extra,omitempty"`
 }
 
 // RunExternal is run.json's account of an external Redis: where the

@@ -50,7 +50,7 @@ func All() []Section {
 func render(sections []Section, v *View) ([]renderedSection, error) {
 	out := make([]renderedSection, 0, len(sections))
 	for _, s := range sections {
-		t, err := template.New(s.Name).Funcs(template.FuncMap{"seconds": history.Seconds}).Parse(s.Template)
+		t, err := template.New(s.Name).Funcs(template.FuncMap{"seconds": history.Seconds, "notJudged": NotJudgedLine}).Parse(s.Template)
 		if err != nil {
 			return nil, fmt.Errorf("section %s: %w", s.Name, err)
 		}

@@ -141,7 +141,16 @@ func TextChecks(w io.Writer, rep checker.Findings, dir string) {
 			}
 		}
 	}
+	for _, g := range slices.Sorted(maps.Keys(rep.NotJudged)) {
+		fmt.Fprintf(w, "  %-13s %-8s %s\n", g, "n/a", NotJudgedLine(g, rep.NotJudged[g]))
+	}
 	fmt.Fprintln(w)
+}
+
+// NotJudgedLine says which checkers a guarantee left out did not run,
+// and why.
+func NotJudgedLine(g checker.Guarantee, why string) string {
+	return fmt.Sprintf("not judged (%s not run): %s", strings.Join(checker.Of(g), ", "), why)
 }
 
 func figures(c checker.Result) string {

@@ -53,6 +53,10 @@ type VerifyRow struct {
 	// exclusion at the resource (mutex, fencing).
 	Lease checker.Verdict `json:"lease,omitempty"`
 	Mutex checker.Verdict `json:"mutex,omitempty"`
+	// NotJudged are the guarantees the scenario's runs left out, with
+	// why (a lock whose leases are scopes: the lease contract); their
+	// verdict is empty.
+	NotJudged map[checker.Guarantee]string `json:"not_judged,omitempty"`
 	// Checkers is each registered checker's verdict over the scenario's
 	// runs.
 	Checkers map[string]checker.Verdict `json:"checkers,omitempty"`
@@ -115,7 +119,7 @@ func WriteVerify(dir string, v Verify) error {
 	fmt.Fprintf(&md, "# lockcheck verify: %s: %s\n\n", v.Lock, strings.ToUpper(string(v.Verdict)))
 	md.WriteString("| scenario | lease contract | mutual exclusion | status | coverage (got/needed) | runs |\n|---|---|---|---|---|---|\n")
 	for _, r := range v.Rows {
-		fmt.Fprintf(&md, "| `%s` | %s | %s | %s | %s | %d |\n", r.Scenario, cellText(r.Lease, r.LeaseGated), cellText(r.Mutex, r.MutexGated),
+		fmt.Fprintf(&md, "| `%s` | %s | %s | %s | %s | %d |\n", r.Scenario, r.cell(checker.LeaseContract), r.cell(checker.MutualExclusion),
 			r.statusText(), r.CoverageText(), r.Runs)
 	}
 	md.WriteString("\n")
@@ -143,6 +147,18 @@ func WriteVerify(dir string, v Verify) error {
 }
 
 // cellText is a guarantee's verdict, marked when it does not gate.
+// cell is the verdict text of guarantee g: "n/a" where it was not
+// judged.
+func (r VerifyRow) cell(g checker.Guarantee) string {
+	if _, left := r.NotJudged[g]; left {
+		return "n/a"
+	}
+	if g == checker.LeaseContract {
+		return cellText(r.Lease, r.LeaseGated)
+	}
+	return cellText(r.Mutex, r.MutexGated)
+}
+
 func cellText(v checker.Verdict, gated bool) string {
 	switch {
 	case v == "":
@@ -159,7 +175,7 @@ func (r VerifyRow) Lines() []string {
 	if r.NA != "" || r.Status == StatusNotRun {
 		return []string{r.statusText()}
 	}
-	lines := []string{fmt.Sprintf("lease %-17s mutex %-17s %-14s runs %-3d %s", cellText(r.Lease, r.LeaseGated), cellText(r.Mutex, r.MutexGated),
+	lines := []string{fmt.Sprintf("lease %-17s mutex %-17s %-14s runs %-3d %s", r.cell(checker.LeaseContract), r.cell(checker.MutualExclusion),
 		r.Status, r.Runs, r.CoverageText())}
 	if r.Meaning != "" {
 		lines = append(lines, r.Meaning)

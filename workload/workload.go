@@ -249,7 +249,7 @@ func (r *Runner) attempt(ctx context.Context, c *client, key string, due int64) 
 		return lockimpl.Lease{}, notSent
 	}
 	op := history.Op{Process: c.id, F: history.Acquire, Key: key, Token: lease.Token, Fence: lease.Fence,
-		TTLms: r.cfg.TTL.Milliseconds(), Call: call, Return: ret, Scheduled: min(due, call)}
+		TTLms: lockimpl.KeyTTL(r.locker, r.cfg.TTL).Milliseconds(), Call: call, Return: ret, Scheduled: min(due, call)}
 	if lockimpl.Outcome(err) == history.Info && op.Token == "" {
 		// It may have taken effect under a token the lock did not
 		// return: a lease of its own that no one releases.

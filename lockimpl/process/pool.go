@@ -173,3 +173,20 @@ func (pp *Pool) Close() error {
 	wg.Wait()
 	return nil
 }
+
+// Scope implements lockimpl.Scoped: what the clients' processes said of
+// their leases (the first one started).
+func (pp *Pool) Scope() string {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	for _, s := range pp.procs {
+		select {
+		case <-s.done:
+			if s.p != nil {
+				return s.p.Scope()
+			}
+		default:
+		}
+	}
+	return ""
+}

@@ -43,6 +43,12 @@ type Reply struct {
 	Token string `json:"token,omitempty"`
 	Fence int64  `json:"fence,omitempty"`
 	Error string `json:"error,omitempty"`
+	// Scope, on the reply to the first ping, says the process's leases
+	// are scopes (lockimpl.Scoped), and why: a library that hands out a
+	// context or runs a callback, keeps the lease alive itself and gives
+	// no deadline. Each lease it grants is then held until the holder is
+	// done or the process writes {"event":"lost","key":K,"token":T}.
+	Scope string `json:"scope,omitempty"`
 }
 
 // Lock is a lock implemented by a program in any language
@@ -82,6 +88,10 @@ type Lock struct {
 	record  func(history.Op)
 	emu     sync.Mutex
 	holders map[string]int
+	// scope is why the process's leases are scopes ("": leases), from
+	// its first ping; scopes are its live ones, by token.
+	scope  string
+	scopes map[string]*lockimpl.Watch
 	events  map[int64]*history.Op // announced extends, by seq
 	// killed: the process was killed on purpose (crash-client); its end
 	// is not the lock's fault.
@@ -191,7 +201,10 @@ func (p *Lock) ready(timeout time.Duration, say func(string)) error {
 		})
 		defer t.Stop()
 	}
-	_, err := p.ask(lockimpl.WithClient(context.Background(), p.owner), Request{Op: "ping"}, timeout)
+	r, err := p.ask(lockimpl.WithClient(context.Background(), p.owner), Request{Op: "ping"}, timeout)
+	p.emu.Lock()
+	p.scope = r.Scope
+	p.emu.Unlock()
 	var le *LateError
 	if errors.As(err, &le) {
 		return fmt.Errorf("%w: lock process %q did not answer {\"id\":%d,\"op\":\"ping\"} within %v (a lock process replies to every request, ping included: {\"id\":%d,\"ok\":true}); stderr: %s",
@@ -203,7 +216,7 @@ func (p *Lock) ready(timeout time.Duration, say func(string)) error {
 // spawn starts the process.
 func spawn(cmdline, topology string, env lockimpl.Env) (*Lock, error) {
 	p := &Lock{cmdline: cmdline, timeout: env.OpTimeout, now: lockimpl.ClockOf(env), pending: map[int64]waiter{}, late: map[int64]*late{}, owner: -2, done: make(chan struct{}),
-		record: env.Record, holders: map[string]int{}, events: map[int64]*history.Op{}}
+		record: env.Record, holders: map[string]int{}, scopes: map[string]*lockimpl.Watch{}, events: map[int64]*history.Op{}}
 	if p.record == nil {
 		p.record = func(history.Op) {}
 	}
@@ -405,6 +418,10 @@ func (p *Lock) event(line []byte) error {
 		}
 		p.record(*op)
 	case "lost":
+		if w := p.scopes[e.Token]; w != nil {
+			delete(p.scopes, e.Token)
+			w.Lose(fmt.Errorf("lock process %q lost the lease of %s", p.cmdline, e.Key))
+		}
 	default:
 		return fmt.Errorf("wrote an unknown event %q (want extend, extended or lost)", e.Event)
 	}
@@ -544,7 +561,22 @@ func (p *Lock) Acquire(ctx context.Context, key string, ttl time.Duration) (lock
 	if r.Token == "" {
 		return lockimpl.Lease{}, fmt.Errorf("%w: lock process %q replied ok to an acquire without a token", lockimpl.ErrBadLock, p.cmdline)
 	}
-	return lockimpl.Lease{Key: key, Token: r.Token, Fence: r.Fence, Acquired: call, TTL: ttl}, nil
+	l := lockimpl.Lease{Key: key, Token: r.Token, Fence: r.Fence, Acquired: call, TTL: ttl}
+	p.emu.Lock()
+	defer p.emu.Unlock()
+	if p.scope != "" {
+		l.Watch = lockimpl.NewScope()
+		p.scopes[l.Token] = l.Watch
+	}
+	return l, nil
+}
+
+// Scope implements lockimpl.Scoped: what the process said of its leases
+// in its first ping's reply.
+func (p *Lock) Scope() string {
+	p.emu.Lock()
+	defer p.emu.Unlock()
+	return p.scope
 }
 
 // Release implements lockimpl.Locker.
@@ -553,6 +585,7 @@ func (p *Lock) Release(ctx context.Context, l lockimpl.Lease) error {
 	r, err := p.do(ctx, req)
 	p.emu.Lock()
 	delete(p.holders, l.Token)
+	delete(p.scopes, l.Token)
 	p.emu.Unlock()
 	if err != nil {
 		return err
