@@ -92,7 +92,7 @@ type Lock struct {
 	// its first ping; scopes are its live ones, by token.
 	scope  string
 	scopes map[string]*lockimpl.Watch
-	events  map[int64]*history.Op // announced extends, by seq
+	events map[int64]*history.Op // announced extends, by seq
 	// killed: the process was killed on purpose (crash-client); its end
 	// is not the lock's fault.
 	killed atomic.Bool
