@@ -1,0 +1,190 @@
+#!/usr/bin/php
+<?php
+// PHP lock libraries, unmodified, as lockcheck lock processes: one
+// process per client, as PHP runs (lockcheck verify --lock-cmd
+// "examples/adapters/php/lock.php --lib L" --lock-cmd-per-client).
+//
+// It speaks lockcheck's JSON-lines protocol (docs/own-lock.md): a request
+// per line on stdin, its reply on stdout. A PHP process serves one
+// request at a time, as a PHP worker does.
+//
+//   --lib symfony   Symfony Lock (php-symfony-lock): LockFactory over a
+//                   RedisStore; acquire(false), refresh($ttl), release().
+//   --lib laravel   Laravel's cache lock (php-illuminate-cache) on a
+//                   phpredis connection (php-illuminate-redis): RedisLock
+//                   get() without a callback, release(). Its TTL is whole
+//                   seconds (EX): lockcheck's TTL is rounded up.
+//
+// Each library is used as its documentation shows; nothing of it is
+// changed. Debian's packages are what `make survey` installs.
+
+declare(strict_types=1);
+
+require_once '/usr/share/php/Symfony/Component/Lock/autoload.php';
+
+function fail(string $msg): void
+{
+    fwrite(STDERR, "lock.php: $msg\n");
+    exit(2);
+}
+
+// connect reaches the Redis lockcheck started: its node, or the master
+// its Sentinels name.
+function connect(): \Redis
+{
+    $timeout = ((int) (getenv('LOCKCHECK_OP_TIMEOUT_MS') ?: 2000)) / 1000.0;
+    $password = getenv('LOCKCHECK_REDIS_PASSWORD') ?: null;
+    $user = getenv('LOCKCHECK_REDIS_USER') ?: null;
+    if (getenv('LOCKCHECK_TOPOLOGY') === 'sentinel') {
+        $addr = null;
+        foreach (explode(',', getenv('LOCKCHECK_SENTINELS')) as $s) {
+            [$host, $port] = explode(':', $s);
+            try {
+                $opts = ['host' => $host, 'port' => (int) $port, 'connectTimeout' => $timeout];
+                if ($sp = getenv('LOCKCHECK_SENTINEL_PASSWORD')) {
+                    $opts['auth'] = $sp;
+                }
+                $m = (new \RedisSentinel($opts))->getMasterAddrByName(getenv('LOCKCHECK_MASTER_NAME'));
+                if ($m) {
+                    $addr = $m;
+                    break;
+                }
+            } catch (\RedisException $e) {
+            }
+        }
+        if ($addr === null) {
+            throw new \RedisException('no sentinel named a master');
+        }
+        [$host, $port] = $addr;
+    } else {
+        [$host, $port] = explode(':', explode(',', getenv('LOCKCHECK_REDIS_ADDRS'))[0]);
+    }
+    $r = new \Redis();
+    $r->connect($host, (int) $port, $timeout, null, 0, $timeout);
+    if ($password !== null) {
+        $r->auth($user !== null ? [$user, $password] : $password);
+    }
+    return $r;
+}
+
+// Server keeps the connection (made again after an error: a failover
+// moves the master) and the leases it granted, by token.
+final class Server
+{
+    private ?\Redis $redis = null;
+    private array $leases = [];
+
+    public function __construct(private string $lib)
+    {
+    }
+
+    private function redis(): \Redis
+    {
+        return $this->redis ??= connect();
+    }
+
+    public function serve(array $req): array
+    {
+        $reply = ['id' => $req['id']];
+        try {
+            switch ($req['op']) {
+                case 'ping':
+                    $reply['ok'] = (bool) $this->redis()->ping();
+                    break;
+                case 'acquire':
+                    $token = $this->acquire($req['key'], $req['ttl_ms'] / 1000.0);
+                    $reply['ok'] = $token !== null;
+                    if ($token !== null) {
+                        $reply['token'] = $token;
+                    }
+                    break;
+                case 'release':
+                    $reply['ok'] = $this->release($req['token']);
+                    break;
+                case 'extend':
+                    $reply['ok'] = $this->extend($req['token'], $req['ttl_ms'] / 1000.0);
+                    break;
+                default:
+                    $reply['error'] = 'unknown op ' . $req['op'];
+            }
+        } catch (\Symfony\Component\Lock\Exception\LockConflictedException $e) {
+            $reply['ok'] = false; // definite: another holds it
+        } catch (\Throwable $e) {
+            // The outcome is unknown (a timeout, a lost connection, a
+            // lease the library found expired on its own clock).
+            $this->redis = null;
+            $reply['error'] = get_class($e) . ': ' . $e->getMessage() . ($e->getPrevious() ? ' (' . $e->getPrevious()->getMessage() . ')' : '');
+        }
+        return $reply;
+    }
+
+    private function acquire(string $key, float $ttl): ?string
+    {
+        $token = bin2hex(random_bytes(16));
+        switch ($this->lib) {
+            case 'symfony':
+                $factory = new \Symfony\Component\Lock\LockFactory(new \Symfony\Component\Lock\Store\RedisStore($this->redis(), $ttl));
+                $lock = $factory->createLock($key, $ttl, false);
+                break;
+            case 'laravel':
+                $conn = new \Illuminate\Redis\Connections\PhpRedisConnection($this->redis());
+                $lock = new \Illuminate\Cache\PhpRedisLock($conn, $key, (int) ceil($ttl), $token);
+                break;
+        }
+        if (!$lock->{$this->lib === 'laravel' ? 'get' : 'acquire'}()) {
+            return null;
+        }
+        $this->leases[$token] = $lock;
+        return $token;
+    }
+
+    private function release(string $token): bool
+    {
+        $lock = $this->leases[$token] ?? null;
+        unset($this->leases[$token]);
+        if ($lock === null) {
+            return false;
+        }
+        // Symfony's release() says nothing of whether the lease was
+        // still ours (it throws only if the key is still held by it
+        // afterwards); Laravel's returns whether it deleted it.
+        $r = $lock->release();
+        return $this->lib === 'laravel' ? (bool) $r : true;
+    }
+
+    private function extend(string $token, float $ttl): bool
+    {
+        $lock = $this->leases[$token] ?? null;
+        if ($lock === null) {
+            return false;
+        }
+        if ($this->lib !== 'symfony') {
+            throw new \LogicException($this->lib . ' has no extend');
+        }
+        $lock->refresh($ttl);
+        return true;
+    }
+}
+
+$opts = getopt('', ['lib:']);
+$lib = $opts['lib'] ?? '';
+if (!in_array($lib, ['symfony', 'laravel'], true)) {
+    fail('--lib symfony or --lib laravel');
+}
+if ($lib === 'laravel') {
+    foreach (['/usr/share/php/Illuminate/Cache/autoload.php', '/usr/share/php/Illuminate/Redis/autoload.php'] as $a) {
+        if (!is_file($a)) {
+            fail("$a is missing: apt-get install php-illuminate-cache php-illuminate-redis");
+        }
+        require_once $a;
+    }
+}
+$srv = new Server($lib);
+while (($line = fgets(STDIN)) !== false) {
+    $req = json_decode($line, true);
+    if (!is_array($req) || !isset($req['id'])) {
+        fail('not a request: ' . trim($line));
+    }
+    fwrite(STDOUT, json_encode($srv->serve($req)) . "\n");
+    fflush(STDOUT);
+}
