@@ -80,6 +80,8 @@ func Verify(ctx context.Context, cfg VerifyConfig) (*report.Verify, string, erro
 	v := &report.Verify{Lock: e.Name, Budget: cfg.Budget.String(), Seed: cfg.Seed, Require: cfg.Require, Args: cfg.Args}
 	start := time.Now()
 	broke, ownWatchdog := false, e.Watchdog || cfg.Watchdog
+	// scope is why the lock's leases are scopes, once a run said so.
+	var scope string
 	for i, s := range scen {
 		row := report.VerifyRow{Scenario: s.Name, Description: s.Description, Server: s.Server, Requires: s.Requires}
 		row.LeaseGated, row.MutexGated = gates(s, cfg.Require)
@@ -87,6 +89,9 @@ func Verify(ctx context.Context, cfg VerifyConfig) (*report.Verify, string, erro
 		topo, row.NA = s.TopologyFor(e, e.PerClient || cfg.ClientFaultLock != nil, cfg.Lock.Cluster)
 		if s.Overrun && ownWatchdog && row.NA == "" {
 			row.NA = "the lock extends its leases itself: its releases are never late"
+		}
+		if scope != "" && row.NA == "" && deadlineOnly(s.Requires) {
+			row.NA = "the lock's leases are scopes, with no deadline to pass, and this scenario's figures count what happens past one"
 		}
 		switch {
 		case row.NA != "":
@@ -103,12 +108,24 @@ func Verify(ctx context.Context, cfg VerifyConfig) (*report.Verify, string, erro
 			}
 			expectRow(&row, cfg.Expect)
 			broke = broke || row.Status == report.StatusBroken
+			scope = cmp.Or(scope, row.NotJudged[checker.LeaseContract])
 		}
 		// One line as each scenario ends; the summary has the rest.
 		report.TextVerifyProgress(cfg.Progress, row)
 		v.Rows = append(v.Rows, row)
 	}
 	return v, dir, finishVerify(v, start, dir)
+}
+
+// deadlineOnly says whether every figure a scenario requires counts what
+// happens after a lease's deadline (checker.DeadlineFigures).
+func deadlineOnly(req checker.Coverage) bool {
+	for name := range req {
+		if !slices.Contains(checker.DeadlineFigures, name) {
+			return false
+		}
+	}
+	return len(req) > 0
 }
 
 // finishVerify sets the battery's verdict and writes its files.

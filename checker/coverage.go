@@ -23,6 +23,11 @@ import (
 // lock that lost it some other way is the checkers' business.
 type Coverage map[string]int
 
+// DeadlineFigures are the figures that count what a holder did after its
+// lease's deadline: a lock whose leases are scopes (no deadline) can
+// never give them.
+var DeadlineFigures = []string{LateReleaseFree, LateReleaseTaken, LateExtendFree, LateExtendTaken, StaleHolder}
+
 // The coverage figures. A fault's figures are named by Hit and Windows.
 const (
 	// LateReleaseFree counts releases called after their lease had

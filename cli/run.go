@@ -36,6 +36,7 @@ type runOpts struct {
 	nodes           int
 	backend, image  string
 	replLag         time.Duration
+	clockSkew       time.Duration
 	failover        string
 	restartDelay    time.Duration
 	check           checker.Options
@@ -157,6 +158,7 @@ func runFlags(o *runOpts) *flag.FlagSet {
 	fs.DurationVar(&o.replLag, "repl-lag", 0, "sentinel and cluster topologies: delay the replication stream by this much (asynchronous replication, made visible)")
 	fs.StringVar(&o.failover, "failover", cluster.FailoverForce, "how the failover and partition faults promote a replica: force (at once) or detect (Sentinel's down-after-milliseconds or the cluster's cluster-node-timeout decides, the old master serving until it notices)")
 	fs.StringVar(&o.persistence, "persistence", "none", "Redis persistence: none, aof-everysec or aof-always")
+	fs.DurationVar(&o.clockSkew, "redis-clock-skew", 0, "run every Redis node's wall clock this far ahead of the clients' (negative: behind) from its start, through the clock shim (local backend): what a lock that computes expiry on the client's clock (SET PXAT) meets")
 	fs.DurationVar(&o.restartDelay, "restart-delay", 0, "how long kill-redis keeps a node down before restarting it")
 	fs.StringVar(&o.out, "out", "results", "results root")
 	fs.StringVar(&o.name, "name", "", "run name: results go to OUT/NAME/<timestamp> (default the lock)")
@@ -186,10 +188,13 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
+	if o.clockSkew != 0 && o.backend != cluster.Local {
+		return exitUsage, usageError{fmt.Errorf("--redis-clock-skew needs --backend local (the clock shim runs under local redis-server processes), not %s", o.backend)}
+	}
 	cfg := harness.Config{Name: o.name, OutDir: o.out, Lock: o.lock, Workload: o.w, Check: o.check, Thresholds: thresholds, Metrics: o.metrics,
 		Nemesis: o.nemesis, RestartDelay: o.restartDelay,
 		Cluster: cluster.Config{RedisServer: o.redisServer, Persistence: o.persistence, Topology: o.topology,
-			ReplicationLag: o.replLag, Failover: o.failover, Nodes: o.nodes, Backend: o.backend, Image: o.image, RedisConf: o.redisConf, External: ext,
+			ReplicationLag: o.replLag, ClockSkew: o.clockSkew, Failover: o.failover, Nodes: o.nodes, Backend: o.backend, Image: o.image, RedisConf: o.redisConf, External: ext,
 			Say: func(s string) { fmt.Fprintln(os.Stderr, "lockcheck:", s) }},
 		Args: reproduce(fs, o.w.Seed)}
 	if !o.quiet {

@@ -1,6 +1,10 @@
 package golocks
 
-import "github.com/lockcheck/lockcheck/lockimpl"
+import (
+	"github.com/zeromicro/go-zero/core/logx"
+
+	"github.com/lockcheck/lockcheck/lockimpl"
+)
 
 // Entries are the survey's Go locks, beside lockcheck's own redislock
 // and redsync (bsm/redislock v0.9.4, go-redsync v4.18.1).
@@ -17,8 +21,11 @@ func Entries() []lockimpl.Entry {
 	}
 }
 
-// Register adds Entries to lockcheck's registry.
+// Register adds Entries to lockcheck's registry, and quiets go-zero,
+// whose package init starts a logger of CPU and memory stats on stdout.
 func Register() {
+	logx.Disable()
+	logx.DisableStat()
 	for _, e := range Entries() {
 		lockimpl.Register(e)
 	}

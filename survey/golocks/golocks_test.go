@@ -1,0 +1,118 @@
+package golocks
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/lockchecktest"
+	"github.com/lockcheck/lockcheck/lockimpl"
+	"github.com/lockcheck/lockcheck/lockimpl/process"
+	"github.com/lockcheck/lockcheck/workload"
+)
+
+// contention is the short scenario every adapter passes in CI: 20
+// clients on 3 keys, holds of 20 ms under a 1 s TTL, for 3 s.
+var contention = workload.Config{Clients: 20, Keys: 3, TTL: time.Second, Hold: 20 * time.Millisecond, Duration: 3 * time.Second, Seed: 1}
+
+// judged checks what a run judged: mutual exclusion always, on writes
+// that happened, and the lease contract unless the lock is scoped.
+func judged(t *testing.T, res *harness.Result, scoped bool) {
+	t.Helper()
+	m, ok := res.Findings.Checker("mutex")
+	if !ok || m.Figures["writes"] == 0 {
+		t.Fatalf("mutex judged no write: %+v", m)
+	}
+	why, left := res.Findings.NotJudged[checker.LeaseContract]
+	if _, ran := res.Findings.Checker("linearizable"); scoped != left || ran == scoped {
+		t.Fatalf("scoped %v: lease contract not judged %v (%q), linearizable ran %v", scoped, left, why, ran)
+	}
+}
+
+// TestGoAdapters_Contention: each Go adapter passes a short contention
+// run, judged on what it promises.
+func TestGoAdapters_Contention(t *testing.T) {
+	for _, e := range Entries() {
+		t.Run(e.Name, func(t *testing.T) {
+			res := lockchecktest.Run(t, e.Name, e.Factory, lockchecktest.Options{Workload: contention})
+			judged(t, res, e.Watchdog)
+			if e.Name == "go-zero" && res.Findings.Coverage["contended"] == 0 {
+				t.Fatal("go-zero: no acquire was refused")
+			}
+		})
+	}
+}
+
+// TestProcessAdapters_Contention: the Python and PHP adapters pass the
+// same run, through the lock-process protocol (PHP one process per
+// client, as PHP runs); tooz says its leases are scopes.
+func TestProcessAdapters_Contention(t *testing.T) {
+	adapters := filepath.Join("..", "..", "examples", "adapters")
+	for _, a := range []struct {
+		name, cmd string
+		perClient bool
+		scoped    bool
+	}{
+		{"redis-py", filepath.Join(adapters, "redispy", "lock.py"), false, false},
+		{"tooz", filepath.Join(adapters, "tooz", "lock.py"), false, true},
+		{"symfony", filepath.Join(adapters, "php", "lock.php") + " --lib symfony", true, false},
+		{"laravel", filepath.Join(adapters, "php", "lock.php") + " --lib laravel", true, false},
+	} {
+		t.Run(a.name, func(t *testing.T) {
+			e := process.Entry(a.name, a.cmd, "")
+			if a.perClient {
+				e = process.PerClientEntry(a.name, a.cmd, "")
+			}
+			w := contention
+			if a.perClient {
+				w.Clients = 8 // a PHP process each
+			}
+			res := lockchecktest.Run(t, a.name, e.Factory, lockchecktest.Options{Workload: w})
+			judged(t, res, a.scoped)
+		})
+	}
+}
+
+// skewRun runs lock with Redis's clock 700 ms ahead of the clients',
+// holds of hold under a 1 s TTL (rueidislock renews every 500 ms).
+func skewRun(t *testing.T, name string, f lockimpl.Factory, hold time.Duration, want checker.Verdict) *harness.Result {
+	w := workload.Config{Clients: 20, Keys: 5, TTL: time.Second, Hold: hold, HoldDist: workload.HoldFixed, Duration: 6 * time.Second, Seed: 1}
+	return lockchecktest.Run(t, name, f, lockchecktest.Options{Workload: w, Cluster: cluster.Config{ClockSkew: 700 * time.Millisecond}, Want: want})
+}
+
+// TestRueidislock_ClockSkew: rueidislock sets its keys to expire at an
+// instant of the client's clock (SET NX PXAT, and PEXPIREAT on each
+// renewal): with Redis's clock 700 ms ahead, a key set for 1 s lives
+// 300 ms, and the next client takes it while the holder (holding 400 ms)
+// is still in, its context live. FallbackSETPX, its documented switch, acquires with a relative
+// PX and passes the same run with holds shorter than a renewal; holds
+// that outlast one break it too, for its renewals still use PEXPIREAT.
+func TestRueidislock_ClockSkew(t *testing.T) {
+	pxat := NewRueidislock(RueidislockOptions{})
+	setpx := NewRueidislock(RueidislockOptions{FallbackSETPX: true})
+	for _, c := range []struct {
+		name string
+		f    lockimpl.Factory
+		hold time.Duration
+		want checker.Verdict
+	}{
+		{"pxat-short-holds", pxat, 400 * time.Millisecond, checker.Invalid},
+		{"setpx-short-holds", setpx, 400 * time.Millisecond, checker.Valid},
+		{"setpx-long-holds", setpx, 1500 * time.Millisecond, checker.Invalid},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := skewRun(t, "rueidislock-"+c.name, c.f, c.hold, c.want)
+			m, _ := res.Findings.Checker("mutex")
+			if c.want == checker.Invalid && m.Verdict != checker.Invalid {
+				t.Fatalf("want mutual exclusion broken, got mutex %s", m.Verdict)
+			}
+			// The pass had its chance: keys contended all run long.
+			if c.want == checker.Valid && (res.Findings.Coverage["contended"] < 100 || m.Figures["writes"] < 50) {
+				t.Fatalf("a pass without contention: contended %d, writes %d", res.Findings.Coverage["contended"], m.Figures["writes"])
+			}
+		})
+	}
+}
