@@ -5,7 +5,11 @@ PKGS    := ./...
 # Packages with concurrency run under the race detector.
 RACE_PKGS := ./agent/... ./cli/... ./battery/... ./scenario/... ./docs/... ./kube/... ./history/... ./lockimpl/... ./workload/... ./nemesis/... ./harness/... ./checker/... ./cluster/... ./report/... ./cmd/... ./lockchecktest/... ./examples/...
 
-.PHONY: deps build run test lint bench clean
+.PHONY: deps survey-deps build run test lint bench survey clean
+
+# The survey's libraries (docs/survey.md): Python's tooz, PHP's Symfony
+# Lock and Laravel cache lock on phpredis, from Debian.
+SURVEY_APT := python3-tooz php-cli php-redis php-symfony-lock php-illuminate-cache php-illuminate-redis
 
 deps: ## install redis-server, redis-sentinel, redis-tools, chromium (the report's browser test) and python3-redis (examples/adapters/redispy) when missing
 	@if command -v redis-server >/dev/null && command -v redis-sentinel >/dev/null && command -v redis-benchmark >/dev/null && command -v chromium >/dev/null && /usr/bin/python3 -c 'import redis' 2>/dev/null; then \
@@ -24,9 +28,22 @@ build:
 run: deps build ## a ~20 s run of setnx against a local redis-server
 	./$(BIN) run --lock setnx --clients 200 --keys 10 --duration 20s --ttl 500ms --hold 100ms --hold-dist exp
 
-test: deps ## the race detector everywhere, then the memory-budget test without it (its RSS bound means nothing under the race detector)
+survey-deps: deps ## the survey's Python and PHP libraries, when missing
+	@if /usr/bin/python3 -c 'import tooz' 2>/dev/null && php -r 'exit(class_exists("Redis") && is_file("/usr/share/php/Symfony/Component/Lock/autoload.php") && is_file("/usr/share/php/Illuminate/Redis/autoload.php") ? 0 : 1);' 2>/dev/null; then \
+		echo "survey-deps: tooz, php-redis, Symfony Lock and Laravel's cache lock present"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SURVEY_APT) >/dev/null && echo "survey-deps: installed $(SURVEY_APT)"; \
+	else \
+		echo "survey-deps: missing: install them (e.g. sudo apt-get install $(SURVEY_APT))"; exit 2; \
+	fi
+
+test: survey-deps ## the race detector everywhere, then the memory-budget test without it (its RSS bound means nothing under the race detector); then the survey's adapters, each through one short run
 	LOCKCHECK_REQUIRE_REDIS=1 LOCKCHECK_REQUIRE_CHROMIUM=1 LOCKCHECK_REQUIRE_PYREDIS=1 $(GO) test -race -count=1 -timeout 40m $(RACE_PKGS)
 	$(GO) test -count=1 -run '^TestBudget_UnknownWithinMemory$$' ./checker/
+	cd survey && LOCKCHECK_REQUIRE_REDIS=1 $(GO) test -race -count=1 -timeout 10m ./...
+
+survey: survey-deps ## the whole survey (about 40 minutes a seed): every library through verify with --seed 1, the passes again with --seed 2, the clock-skew sweep and the bench, then docs/survey.md written from them
+	cd survey && $(GO) build -o ../bin/lockcheck-survey ./cmd/lockcheck-survey && $(GO) run ./cmd/survey --bin ../bin/lockcheck-survey --out ../results/survey --write ../docs/survey.md
 
 lint:
 	$(GO) vet $(PKGS)

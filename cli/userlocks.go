@@ -12,11 +12,15 @@ import (
 
 // userLockFlags are matrix's and bench's rows of the user's own: specs
 // and lock processes beside the built-in locks.
-type userLockFlags struct{ specs, cmds []string }
+type userLockFlags struct {
+	specs, cmds []string
+	perClient   bool
+}
 
 func (u *userLockFlags) add(fs *flag.FlagSet) {
 	fs.StringArrayVar(&u.specs, "lock-spec", nil, "a row of your own: a TOML file of Lua scripts (repeatable)")
 	fs.StringArrayVar(&u.cmds, "lock-cmd", nil, "a row of your own: a lock process, named cmd1, cmd2, ... (repeatable)")
+	fs.BoolVar(&u.perClient, "lock-cmd-per-client", false, "every --lock-cmd runs one process per client (a PHP lock, as PHP runs)")
 }
 
 // registry returns the built-in locks with the user's registered beside
@@ -29,7 +33,7 @@ func (u *userLockFlags) registry() (*lockimpl.Registry, []string, error) {
 		mks = append(mks, specLock(path))
 	}
 	for i, cmd := range u.cmds {
-		mks = append(mks, cmdLock(fmt.Sprintf("cmd%d", i+1), cmd, "", false))
+		mks = append(mks, cmdLock(fmt.Sprintf("cmd%d", i+1), cmd, "", u.perClient))
 	}
 	for _, mk := range mks {
 		e, err := mk()

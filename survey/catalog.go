@@ -1,0 +1,64 @@
+// Package survey is the survey of real lock libraries (docs/survey.md):
+// which library, at which version, driven how, and what its source says
+// of each break lockcheck found. The table itself is generated from the
+// verify outputs (Write), never typed.
+package survey
+
+// Library is one surveyed lock library.
+type Library struct {
+	// Name is its row, and the directory of its outputs.
+	Name     string
+	Language string
+	// Package and Version name the code, pinned: the Go module (survey's
+	// go.mod) or the Debian package.
+	Package, Version string
+	// Flags select it on lockcheck's command line (lockcheck-survey).
+	Flags []string
+	// Shape says how it is driven and what it promises.
+	Shape string
+	// Assumes is what its documentation says it assumes, if anything.
+	Assumes string
+	// Baseline marks lockcheck's own reference lock: breaks it shares
+	// are those of every lock without fencing.
+	Baseline bool
+	// Skew: it computes expiry from its own clock, so the clock-skew
+	// sweep measures it.
+	Skew bool
+}
+
+// Libraries are the survey's rows, the reference first.
+var Libraries = []Library{
+	{Name: "setnx", Language: "Go (reference)", Package: "lockcheck's own", Version: "-", Flags: []string{"--lock", "setnx"}, Baseline: true,
+		Shape: "SET NX PX with a random token, compare-and-delete release, compare-and-PEXPIRE extend: the correct single-master lock without fencing"},
+	{Name: "rueidislock", Language: "Go", Package: "github.com/redis/rueidis/rueidislock", Version: "v1.0.79", Flags: []string{"--lock", "rueidislock"}, Skew: true,
+		Shape:   "TryWithContext: a context the library cancels when it cannot renew; KeyMajority 1, NoLoopTracking, KeyValidity the run's TTL, as its README sets it up for one Redis",
+		Assumes: "none stated about clocks; SET PXAT needs Redis >= 6.2, FallbackSETPX otherwise"},
+	{Name: "valkeylock", Language: "Go", Package: "github.com/valkey-io/valkey-go/valkeylock", Version: "v1.0.79", Flags: []string{"--lock", "valkeylock"}, Skew: true,
+		Shape: "rueidislock's fork, set up the same way"},
+	{Name: "go-zero", Language: "Go", Package: "github.com/zeromicro/go-zero core/stores/redis.RedisLock", Version: "v1.10.3", Flags: []string{"--lock", "go-zero"},
+		Shape: "NewRedisLock, SetExpire(seconds), AcquireCtx, ReleaseCtx; renewed by AcquireCtx again; TTL whole seconds (rounded up) + 500 ms; one node (no Sentinel client)"},
+	{Name: "redislock", Language: "Go", Package: "github.com/bsm/redislock", Version: "v0.9.4", Flags: []string{"--lock", "redislock"},
+		Shape: "Obtain (SET NX PX in Lua), Refresh, Release, no retry (the workload retries)"},
+	{Name: "redsync", Language: "Go", Package: "github.com/go-redsync/redsync/v4", Version: "v4.18.1", Flags: []string{"--lock", "redsync"},
+		Shape:   "Redlock over 5 masters: TryLockContext, ExtendContext, UnlockContext",
+		Assumes: "Redlock's: bounded clock drift, and a restarted master that comes back after the TTL (or with fsync=always)"},
+	{Name: "redis-py", Language: "Python", Package: "python3-redis (redis-py)", Version: "4.3.4-3", Flags: []string{"--lock-cmd", "examples/adapters/redispy/lock.py", "--name", "redis-py"},
+		Shape: "redis.lock.Lock: one object per lease, acquire(blocking=False, token), release, extend(replace_ttl=True); one process, a thread per request"},
+	{Name: "tooz", Language: "Python", Package: "python3-tooz (OpenStack tooz, Redis driver)", Version: "3.1.0-3", Flags: []string{"--lock-cmd", "examples/adapters/tooz/lock.py", "--name", "tooz"},
+		Shape: "coordinator.start(start_heart=True), get_lock(name).acquire(blocking=False), release(); the heart renews every held lock each lock_timeout/2 and reports no loss: judged as scopes"},
+	{Name: "symfony", Language: "PHP", Package: "php-symfony-lock (Symfony Lock, RedisStore)", Version: "5.4.53+dfsg-0+deb12u1", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib symfony", "--lock-cmd-per-client", "--name", "symfony"},
+		Shape: "LockFactory(RedisStore)->createLock(key, ttl, autoRelease false): acquire(false), refresh(ttl), release(); one PHP process per client"},
+	{Name: "laravel", Language: "PHP", Package: "php-illuminate-cache (Laravel cache lock) on php-illuminate-redis", Version: "8.83.26+dfsg-2", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib laravel", "--lock-cmd-per-client", "--name", "laravel"},
+		Shape: "PhpRedisLock(connection, key, seconds, owner): get(), release(); SET NX EX whole seconds (rounded up); no extend; one PHP process per client"},
+}
+
+// Mechanism is what a library's source says of a break lockcheck found,
+// read at the pinned version: where, why, and whether the library
+// documents it.
+type Mechanism struct {
+	Text       string
+	Documented string
+}
+
+// Mechanisms are keyed "library scenario"; a break without one says so.
+var Mechanisms = map[string]Mechanism{}

@@ -1,0 +1,262 @@
+// Command survey runs the survey (docs/survey.md) and writes its page:
+// every library of survey.Libraries through lockcheck verify with --seed
+// 1 --keep-going, the scenarios each passed again with --seed 2, the
+// clock-skew sweep of those that compute expiry from their own clock,
+// and one bench sweep of all of them. A step whose outputs are already
+// under --out is not run again (delete them to measure again); the page
+// is written from the outputs alone.
+//
+//	cd survey && go run ./cmd/survey --bin ../bin/lockcheck-survey --out ../results/survey --write ../docs/survey.md
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/report"
+	"github.com/lockcheck/lockcheck/survey"
+)
+
+// Skews are the clock-skew sweep's points: a few ms to a few s.
+var skews = []string{"5ms", "50ms", "200ms", "500ms", "700ms", "2s", "5s"}
+
+// skewArgs is the sweep's run, without the lock and the skew: holds of
+// 400 ms fixed under a 1 s TTL (shorter than a renewal at TTL/2).
+var skewArgs = []string{"run", "--clients", "20", "--keys", "5", "--ttl", "1s", "--hold", "400ms", "--hold-dist", "fixed", "--duration", "8s", "--seed", "1", "-q"}
+
+// benchArgs is the bench sweep, without the locks.
+var benchArgs = []string{"bench", "--clients", "50,500", "--keys", "10,10000", "--duration", "5s", "--warmup", "1s", "--baseline"}
+
+func main() {
+	bin := flag.String("bin", "../bin/lockcheck-survey", "lockcheck with the survey's Go locks (survey/cmd/lockcheck-survey)")
+	out := flag.String("out", "../results/survey", "where the outputs go")
+	write := flag.String("write", "", "write the page here (docs/survey.md)")
+	only := flag.String("libs", "", "only these libraries (comma-separated; default all)")
+	noRun := flag.Bool("no-run", false, "run nothing: write the page from the outputs there are")
+	flag.Parse()
+	if err := run(*bin, *out, *write, *only, *noRun); err != nil {
+		fmt.Fprintln(os.Stderr, "survey:", err)
+		os.Exit(1)
+	}
+}
+
+func run(bin, out, write, only string, noRun bool) error {
+	var results []survey.Result
+	step := func(dir string, args ...string) error {
+		if noRun {
+			return nil
+		}
+		if _, err := os.Stat(filepath.Join(dir, "done")); err == nil {
+			return nil
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "survey: %s %s\n", bin, strings.Join(args, " "))
+		cmd := exec.Command(bin, append(args, "--out", dir)...)
+		log, err := os.Create(filepath.Join(dir, "output.txt"))
+		if err != nil {
+			return err
+		}
+		defer log.Close()
+		cmd.Stdout, cmd.Stderr = log, log
+		err = cmd.Run()
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, "done"), []byte(fmt.Sprintln(cmd.ProcessState.ExitCode())), 0o644)
+	}
+	for _, lib := range survey.Libraries {
+		if only != "" && !contains(strings.Split(only, ","), lib.Name) {
+			continue
+		}
+		r := survey.Result{Lib: lib}
+		d1 := filepath.Join(out, lib.Name, "seed-1")
+		if err := step(d1, append(append([]string{"verify"}, lib.Flags...), "--seed", "1", "--keep-going", "-q")...); err != nil {
+			return err
+		}
+		r.Seed1, r.Dir1 = readVerify(d1)
+		if passed := passedOf(r.Seed1); len(passed) > 0 {
+			d2 := filepath.Join(out, lib.Name, "seed-2")
+			if err := step(d2, append(append([]string{"verify"}, lib.Flags...), "--seed", "2", "--keep-going", "-q", "--scenario", strings.Join(passed, ","))...); err != nil {
+				return err
+			}
+			r.Seed2, r.Dir2 = readVerify(d2)
+		}
+		if lib.Skew {
+			for _, s := range skews {
+				d := filepath.Join(out, lib.Name, "skew-"+s)
+				if err := step(d, append(append(append([]string{}, skewArgs...), lib.Flags...), "--redis-clock-skew", s)...); err != nil {
+					return err
+				}
+				r.Skew = append(r.Skew, survey.SkewPoint{Skew: s, Verdict: readVerdict(d)})
+			}
+		}
+		results = append(results, r)
+	}
+	base, err := benchAll(step, out, results)
+	if err != nil {
+		return err
+	}
+	if write == "" {
+		return nil
+	}
+	f, err := os.Create(write)
+	if err != nil {
+		return err
+	}
+	m := survey.Meta{Date: time.Now().UTC().Format("2006-01-02"), Machine: machine(), Redis: redisVersion(), Lockcheck: lockcheckVersion(bin),
+		Bin: "bin/lockcheck-survey", SkewRun: "bin/lockcheck-survey " + strings.Join(skewArgs, " ") + " LOCK --redis-clock-skew SKEW",
+		BenchRun: "bin/lockcheck-survey " + strings.Join(benchArgs, " ") + " --lock LOCKS", Baseline: base}
+	if err := survey.Write(f, m, results); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// benchAll runs one bench sweep of the Go locks (and the lock processes
+// of one process) and one of the PHP locks (a process per client), and
+// gives each result its cells; it returns the baseline's.
+func benchAll(step func(string, ...string) error, out string, results []survey.Result) ([]report.BenchRow, error) {
+	groups := map[bool][]int{} // per client? -> results
+	for i, r := range results {
+		groups[contains(r.Lib.Flags, "--lock-cmd-per-client")] = append(groups[contains(r.Lib.Flags, "--lock-cmd-per-client")], i)
+	}
+	var base []report.BenchRow
+	for _, perClient := range []bool{false, true} {
+		idx := groups[perClient]
+		if len(idx) == 0 {
+			continue
+		}
+		args := append([]string{}, benchArgs...)
+		var locks []string
+		names := map[string]int{} // bench's row name -> result
+		cmds := 0
+		for _, i := range idx {
+			f := results[i].Lib.Flags
+			if f[0] == "--lock" {
+				locks = append(locks, f[1])
+				names[f[1]] = i
+				continue
+			}
+			cmds++
+			args = append(args, "--lock-cmd", f[1])
+			names[fmt.Sprintf("cmd%d", cmds)] = i
+		}
+		if len(locks) > 0 {
+			args = append(args, "--lock", strings.Join(locks, ","))
+		}
+		if perClient {
+			args = append(args, "--lock-cmd-per-client")
+		}
+		d := filepath.Join(out, map[bool]string{false: "bench", true: "bench-per-client"}[perClient])
+		if err := step(d, args...); err != nil {
+			return nil, err
+		}
+		rows := readBench(d)
+		for _, row := range rows {
+			if i, ok := names[row.Lock]; ok {
+				results[i].Bench = append(results[i].Bench, row)
+			}
+			if !perClient && names[row.Lock] == idx[0] {
+				base = append(base, row)
+			}
+		}
+	}
+	return base, nil
+}
+
+// readVerify reads the verify under dir (its latest).
+func readVerify(dir string) (*report.Verify, string) {
+	d := filepath.Join(dir, "verify", "latest")
+	var v report.Verify
+	if err := readJSON(filepath.Join(d, "verify.json"), &v); err != nil {
+		return nil, ""
+	}
+	return &v, d
+}
+
+// passedOf are the scenarios v passed.
+func passedOf(v *report.Verify) []string {
+	var out []string
+	if v == nil {
+		return nil
+	}
+	for _, r := range v.Rows {
+		if r.Status == report.StatusPassed {
+			out = append(out, r.Scenario)
+		}
+	}
+	return out
+}
+
+// readVerdict is the verdict of the run under dir.
+func readVerdict(dir string) checker.Verdict {
+	res, err := report.ReadResults(filepath.Join(dir, "latest"))
+	if err != nil {
+		return "not run"
+	}
+	return res.Verdict
+}
+
+func readBench(dir string) []report.BenchRow {
+	var rows []report.BenchRow
+	matches, _ := filepath.Glob(filepath.Join(dir, "bench", "*", "bench.json"))
+	if len(matches) > 0 {
+		_ = readJSON(matches[len(matches)-1], &rows)
+	}
+	return rows
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+func contains(s []string, x string) bool {
+	for _, y := range s {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func machine() string {
+	return fmt.Sprintf("%s/%s, %d cores", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
+}
+
+func redisVersion() string {
+	out, err := exec.Command("redis-server", "--version").Output()
+	if err != nil {
+		return "?"
+	}
+	for _, f := range strings.Fields(string(out)) {
+		if strings.HasPrefix(f, "v=") {
+			return strings.TrimPrefix(f, "v=")
+		}
+	}
+	return "?"
+}
+
+func lockcheckVersion(bin string) string {
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(string(out))
+}
