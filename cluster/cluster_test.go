@@ -223,3 +223,31 @@ func TestLocal_RedisConf(t *testing.T) {
 		}
 	}
 }
+
+// TestUp_ClockSkew: with ClockSkew, the node's TIME reads that far from
+// real time from its start, and a key set with PXAT on the clients'
+// clock 2 s ahead is already gone on a node 1 h ahead.
+func TestUp_ClockSkew(t *testing.T) {
+	testutil.RequireRedis(t)
+	ctx := context.Background()
+	c, err := cluster.Up(ctx, cluster.Config{LogDir: t.TempDir(), ClockSkew: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Down()
+	rc := redis.NewClient(&redis.Options{Addr: c.Nodes[0].Addr, Password: c.Password, MaxRetries: -1})
+	defer rc.Close()
+	now, err := rc.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := now.Sub(time.Now()); d < 59*time.Minute || d > 61*time.Minute {
+		t.Fatalf("the node's clock is %v from ours, want about 1h", d)
+	}
+	if err := rc.Do(ctx, "SET", "k", "v", "PXAT", time.Now().Add(2*time.Second).UnixMilli()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := rc.Exists(ctx, "k").Result(); n != 0 {
+		t.Errorf("a key set to expire 2 s from now on our clock lives on a node 1 h ahead")
+	}
+}

@@ -385,3 +385,57 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 	}
 }
+
+// TestProcess_Scope: a process whose ping reply says its leases are
+// scopes is Scoped; its leases carry a Watch with no deadline, lost when
+// it writes a lost event for that token and not before; a process that
+// says nothing is not Scoped.
+func TestProcess_Scope(t *testing.T) {
+	script := `read ping
+echo '{"id":1,"ok":true,"scope":"a context, not a deadline"}'
+read a
+echo '{"id":2,"ok":true,"token":"t1"}'
+read b
+echo '{"id":3,"ok":true,"token":"t2"}'
+read go
+echo '{"event":"lost","key":"k","token":"t1"}'
+sleep 30`
+	p, err := process.Start(script, "single", lockimpl.Env{OpTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if got := lockimpl.ScopeOf(p); got != "a context, not a deadline" {
+		t.Fatalf("ScopeOf = %q", got)
+	}
+	ctx := lockimpl.WithClient(context.Background(), 1)
+	l1, err1 := p.Acquire(ctx, "k", time.Second)
+	l2, err2 := p.Acquire(ctx, "k2", time.Second)
+	if err1 != nil || err2 != nil || l1.Watch == nil || l2.Watch == nil {
+		t.Fatalf("acquires: %v %v, watches %v %v", err1, err2, l1.Watch, l2.Watch)
+	}
+	if l1.Deadline() < time.Duration(history.MaxTime)/2 {
+		t.Errorf("a scoped lease has deadline %v, want none (far away)", l1.Deadline())
+	}
+	select {
+	case <-l1.Watch.Lost():
+		t.Fatal("lost before the process said so")
+	case <-time.After(100 * time.Millisecond):
+	}
+	// Any request: the script then writes the lost event.
+	go func() { _, _ = p.Acquire(ctx, "k3", time.Second) }()
+	select {
+	case <-l1.Watch.Lost():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the lost event did not reach the lease")
+	}
+	select {
+	case <-l2.Watch.Lost():
+		t.Fatal("another lease was lost with it")
+	default:
+	}
+	plain := startProc(t, "sleep 30", lockimpl.Env{OpTimeout: 2 * time.Second})
+	if got := lockimpl.ScopeOf(plain); got != "" {
+		t.Errorf("a process that says nothing: ScopeOf = %q", got)
+	}
+}

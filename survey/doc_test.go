@@ -1,0 +1,50 @@
+package survey
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/report"
+)
+
+// TestWrite_Classifies: a break the reference lock shares stands with
+// those of every lock without fencing, one it does not is the library's
+// own, a pass at seed 1 that broke at seed 2 is a break, each n/a says
+// why, and each break's command requires its scenario (exit 1).
+func TestWrite_Classifies(t *testing.T) {
+	row := func(s, status string, lease, mutex checker.Verdict) report.VerifyRow {
+		return report.VerifyRow{Scenario: s, Status: status, Lease: lease, Mutex: mutex, LeaseGated: true, Seeds: []int64{1}}
+	}
+	ref := &report.Verify{Seed: 1, Rows: []report.VerifyRow{row("kill-none", report.StatusFinding, checker.Valid, checker.Invalid),
+		row("overrun", report.StatusPassed, checker.Valid, checker.Valid), row("contention", report.StatusPassed, checker.Valid, checker.Valid)}}
+	lib := &report.Verify{Seed: 1, Rows: []report.VerifyRow{row("kill-none", report.StatusFinding, checker.Valid, checker.Invalid),
+		row("overrun", report.StatusBroken, checker.Invalid, checker.Valid), row("contention", report.StatusPassed, checker.Valid, checker.Valid),
+		{Scenario: "clock-quorum", Status: report.StatusNA, NA: "only for topology redlock"}}}
+	lib2 := &report.Verify{Seed: 2, Rows: []report.VerifyRow{row("contention", report.StatusBroken, checker.Valid, checker.Invalid)}}
+	results := []Result{{Lib: Library{Name: "ref", Baseline: true}, Seed1: ref, Seed2: ref},
+		{Lib: Library{Name: "lib", Flags: []string{"--lock-cmd", "x --y"}}, Seed1: lib, Seed2: lib2}}
+	var b strings.Builder
+	if err := Write(&b, Meta{Bin: "lc"}, results); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	own := page[strings.Index(page, "## Breaks particular"):strings.Index(page, "## Breaks every lock")]
+	shared := page[strings.Index(page, "## Breaks every lock"):strings.Index(page, "## Clock skew")]
+	for _, want := range []struct{ in, text string }{
+		{own, "### lib at `overrun`: lease broke"},
+		{own, "### lib at `contention`: mutex broke"},
+		{own, "`lc verify --lock-cmd \"x --y\" --scenario overrun --require overrun --seed 1`"},
+		{own, "--scenario contention --require contention --seed 1`"},
+		{shared, "### lib at `kill-none`: mutex broke"},
+		{page, "| lib | **broke: mutex** | **broke: lease** | pass (seed 1); **broke: mutex** (seed 2) | n/a |"},
+		{page, "- only for topology redlock: lib clock-quorum."},
+	} {
+		if !strings.Contains(want.in, want.text) {
+			t.Errorf("missing %q in:\n%s", want.text, want.in)
+		}
+	}
+	if strings.Contains(own, "kill-none") || strings.Contains(shared, "overrun") {
+		t.Errorf("a break in the wrong section:\n%s", page)
+	}
+}
