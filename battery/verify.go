@@ -39,6 +39,9 @@ type VerifyConfig struct {
 	// Watchdog: the lock keeps its leases alive on its own (set for a
 	// Factory; a registered lock says so in its Entry).
 	Watchdog bool
+	// NoExtend: the lock has no extend (Laravel's cache lock): the
+	// scenarios that extend leases are n/a, unless it renews them itself.
+	NoExtend bool
 	// Scenarios picks scenarios by name (default: all).
 	Scenarios []string
 	// Workload, if set, adjusts every scenario's workload last (the CLI's
@@ -89,6 +92,9 @@ func Verify(ctx context.Context, cfg VerifyConfig) (*report.Verify, string, erro
 		topo, row.NA = s.TopologyFor(e, e.PerClient || cfg.ClientFaultLock != nil, cfg.Lock.Cluster)
 		if s.Overrun && ownWatchdog && row.NA == "" {
 			row.NA = "the lock extends its leases itself: its releases are never late"
+		}
+		if s.Extends && cfg.NoExtend && !ownWatchdog && row.NA == "" {
+			row.NA = "the lock has no extend and renews nothing itself"
 		}
 		if scope != "" && row.NA == "" && deadlineOnly(s.Requires) {
 			row.NA = "the lock's leases are scopes, with no deadline to pass, and this scenario's figures count what happens past one"

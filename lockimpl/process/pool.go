@@ -174,19 +174,35 @@ func (pp *Pool) Close() error {
 	return nil
 }
 
-// Scope implements lockimpl.Scoped: what the clients' processes said of
-// their leases (the first one started).
-func (pp *Pool) Scope() string {
+// started is a client's process that has answered, if any.
+func (pp *Pool) started() *Lock {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
 	for _, s := range pp.procs {
 		select {
 		case <-s.done:
 			if s.p != nil {
-				return s.p.Scope()
+				return s.p
 			}
 		default:
 		}
 	}
+	return nil
+}
+
+// Scope implements lockimpl.Scoped: what the clients' processes said of
+// their leases (the first one started).
+func (pp *Pool) Scope() string {
+	if p := pp.started(); p != nil {
+		return p.Scope()
+	}
 	return ""
+}
+
+// KeyTTL implements lockimpl.KeyTTLer, as the clients' processes said.
+func (pp *Pool) KeyTTL(ttl time.Duration) time.Duration {
+	if p := pp.started(); p != nil {
+		return p.KeyTTL(ttl)
+	}
+	return ttl
 }

@@ -49,6 +49,11 @@ type Reply struct {
 	// no deadline. Each lease it grants is then held until the holder is
 	// done or the process writes {"event":"lost","key":K,"token":T}.
 	Scope string `json:"scope,omitempty"`
+	// TTLRoundMs, on the reply to the first ping, says the lock sets in
+	// Redis each TTL rounded up to a multiple of this many ms (a library
+	// that takes whole seconds: 1000): the history records what Redis
+	// was told (lockimpl.KeyTTLer).
+	TTLRoundMs int64 `json:"ttl_round_ms,omitempty"`
 }
 
 // Lock is a lock implemented by a program in any language
@@ -92,6 +97,8 @@ type Lock struct {
 	// its first ping; scopes are its live ones, by token.
 	scope  string
 	scopes map[string]*lockimpl.Watch
+	// round is the TTL's rounding (0: none), from its first ping.
+	round time.Duration
 	events map[int64]*history.Op // announced extends, by seq
 	// killed: the process was killed on purpose (crash-client); its end
 	// is not the lock's fault.
@@ -203,7 +210,7 @@ func (p *Lock) ready(timeout time.Duration, say func(string)) error {
 	}
 	r, err := p.ask(lockimpl.WithClient(context.Background(), p.owner), Request{Op: "ping"}, timeout)
 	p.emu.Lock()
-	p.scope = r.Scope
+	p.scope, p.round = r.Scope, time.Duration(r.TTLRoundMs)*time.Millisecond
 	p.emu.Unlock()
 	var le *LateError
 	if errors.As(err, &le) {
@@ -569,6 +576,17 @@ func (p *Lock) Acquire(ctx context.Context, key string, ttl time.Duration) (lock
 		p.scopes[l.Token] = l.Watch
 	}
 	return l, nil
+}
+
+// KeyTTL implements lockimpl.KeyTTLer: ttl rounded up as the process
+// said in its first ping's reply.
+func (p *Lock) KeyTTL(ttl time.Duration) time.Duration {
+	p.emu.Lock()
+	defer p.emu.Unlock()
+	if p.round <= 0 {
+		return ttl
+	}
+	return (ttl + p.round - 1) / p.round * p.round
 }
 
 // Scope implements lockimpl.Scoped: what the process said of its leases

@@ -387,12 +387,13 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 // TestProcess_Scope: a process whose ping reply says its leases are
-// scopes is Scoped; its leases carry a Watch with no deadline, lost when
+// scopes is Scoped (and one that says its TTLs are rounded has them
+// recorded so); its leases carry a Watch with no deadline, lost when
 // it writes a lost event for that token and not before; a process that
 // says nothing is not Scoped.
 func TestProcess_Scope(t *testing.T) {
 	script := `read ping
-echo '{"id":1,"ok":true,"scope":"a context, not a deadline"}'
+echo '{"id":1,"ok":true,"scope":"a context, not a deadline","ttl_round_ms":1000}'
 read a
 echo '{"id":2,"ok":true,"token":"t1"}'
 read b
@@ -407,6 +408,9 @@ sleep 30`
 	defer p.Close()
 	if got := lockimpl.ScopeOf(p); got != "a context, not a deadline" {
 		t.Fatalf("ScopeOf = %q", got)
+	}
+	if got := lockimpl.KeyTTL(p, 600*time.Millisecond); got != time.Second {
+		t.Errorf("KeyTTL(600ms) = %v, want 1s: the ping said ttl_round_ms 1000", got)
 	}
 	ctx := lockimpl.WithClient(context.Background(), 1)
 	l1, err1 := p.Acquire(ctx, "k", time.Second)
@@ -435,7 +439,7 @@ sleep 30`
 	default:
 	}
 	plain := startProc(t, "sleep 30", lockimpl.Env{OpTimeout: 2 * time.Second})
-	if got := lockimpl.ScopeOf(plain); got != "" {
-		t.Errorf("a process that says nothing: ScopeOf = %q", got)
+	if got, ttl := lockimpl.ScopeOf(plain), lockimpl.KeyTTL(plain, 600*time.Millisecond); got != "" || ttl != 600*time.Millisecond {
+		t.Errorf("a process that says nothing: ScopeOf = %q, KeyTTL(600ms) = %v", got, ttl)
 	}
 }

@@ -13,7 +13,9 @@
 //   --lib laravel   Laravel's cache lock (php-illuminate-cache) on a
 //                   phpredis connection (php-illuminate-redis): RedisLock
 //                   get() without a callback, release(). Its TTL is whole
-//                   seconds (EX): lockcheck's TTL is rounded up.
+//                   seconds (EX): lockcheck's TTL is rounded up, and the
+//                   ping's reply says so (ttl_round_ms). It has no extend
+//                   (verify --lock-no-extend).
 //
 // Each library is used as its documentation shows; nothing of it is
 // changed. Debian's packages are what `make survey` installs.
@@ -90,6 +92,9 @@ final class Server
             switch ($req['op']) {
                 case 'ping':
                     $reply['ok'] = (bool) $this->redis()->ping();
+                    if ($this->lib === 'laravel') {
+                        $reply['ttl_round_ms'] = 1000; // EX: whole seconds, rounded up
+                    }
                     break;
                 case 'acquire':
                     $token = $this->acquire($req['key'], $req['ttl_ms'] / 1000.0);
