@@ -98,7 +98,7 @@ type Lock struct {
 	scope  string
 	scopes map[string]*lockimpl.Watch
 	// round is the TTL's rounding (0: none), from its first ping.
-	round time.Duration
+	round  time.Duration
 	events map[int64]*history.Op // announced extends, by seq
 	// killed: the process was killed on purpose (crash-client); its end
 	// is not the lock's fault.
