@@ -97,7 +97,7 @@ func Verify(ctx context.Context, cfg VerifyConfig) (*report.Verify, string, erro
 			row.NA = "the lock has no extend and renews nothing itself"
 		}
 		if scope != "" && row.NA == "" && deadlineOnly(s.Requires) {
-			row.NA = "the lock's leases are scopes, with no deadline to pass, and this scenario's figures count what happens past one"
+			row.NA, row.Requires = scopedRequires(s, e.PerClient || cfg.ClientFaultLock != nil)
 		}
 		switch {
 		case row.NA != "":
@@ -121,6 +121,22 @@ func Verify(ctx context.Context, cfg VerifyConfig) (*report.Verify, string, erro
 		v.Rows = append(v.Rows, row)
 	}
 	return v, dir, finishVerify(v, start, dir)
+}
+
+// scopedRequires is what s requires of a lock whose leases are scopes,
+// when its own figures count what happens past a deadline: that its
+// client-side fault met a live lease, where the fault stops the lock's
+// own renewals too (a process per client, stopped whole); otherwise
+// why the scenario is n/a.
+func scopedRequires(s scenario.Scenario, perClient bool) (string, checker.Coverage) {
+	const why = "the lock's leases are scopes, with no deadline to pass, and this scenario's figures count what happens past one"
+	if len(s.Nemesis.Faults) != 1 || !s.Nemesis.ActsOnClients() {
+		return why, s.Requires
+	}
+	if !perClient {
+		return why + "; its pause stops lockcheck's client, not the library's own renewals (run it as a process per client: lockcheck serve)", s.Requires
+	}
+	return "", checker.Coverage{checker.Hit(s.Nemesis.Faults[0]): 3}
 }
 
 // deadlineOnly says whether every figure a scenario requires counts what

@@ -71,6 +71,8 @@ usage:
                                 print Kubernetes manifests: a coordinator Job and Service, an Indexed Job of N agents, a Secret
   lockcheck image [--tag TAG]   build a container image of this lockcheck from local files (for agents in containers or pods)
   lockcheck list                the locks, faults and topologies
+  lockcheck serve --lock NAME   a registered lock as a lock process (--lock-cmd "lockcheck serve --lock NAME" --lock-cmd-per-client:
+                                a pause then stops the whole process, the lock's own goroutines too)
   lockcheck cleanup             remove temp dirs left by runs that were killed (run and bench do it too)
 
 "lockcheck COMMAND --help" shows the flags of a command.
@@ -108,11 +110,13 @@ func run(args []string) int {
 		code, err = cleanupCmd(args[1:])
 	case "list":
 		code, err = listCmd(args[1:])
+	case "serve":
+		code, err = serveCmd(args[1:])
 	case "help", "-h", "--help":
 		fmt.Println(usage)
 		return exitValid
 	default:
-		err = usageError{fmt.Errorf("unknown command %q (want run, check, report, bench, verify, matrix, agent, k8s, image, list or cleanup)", args[0])}
+		err = usageError{fmt.Errorf("unknown command %q (want run, check, report, bench, verify, matrix, agent, k8s, image, list, serve or cleanup)", args[0])}
 	}
 	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		// Not a harness failure: the user stopped it before a verdict.

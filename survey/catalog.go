@@ -12,8 +12,11 @@ type Library struct {
 	// Package and Version name the code, pinned: the Go module (survey's
 	// go.mod) or the Debian package.
 	Package, Version string
-	// Flags select it on lockcheck's command line (lockcheck-survey).
+	// Flags select it on lockcheck's command line (lockcheck-survey) for
+	// verify; Lock, if set, is its name in process (lockcheck-survey's
+	// registry), for the skew sweep and the bench.
 	Flags []string
+	Lock  string
 	// Shape says how it is driven and what it promises.
 	Shape string
 	// Assumes is what its documentation says it assumes, if anything.
@@ -30,11 +33,14 @@ type Library struct {
 var Libraries = []Library{
 	{Name: "setnx", Language: "Go (reference)", Package: "lockcheck's own", Version: "-", Flags: []string{"--lock", "setnx"}, Baseline: true,
 		Shape: "SET NX PX with a random token, compare-and-delete release, compare-and-PEXPIRE extend: the correct single-master lock without fencing"},
-	{Name: "rueidislock", Language: "Go", Package: "github.com/redis/rueidis/rueidislock", Version: "v1.0.79", Flags: []string{"--lock", "rueidislock"}, Skew: true,
-		Shape:   "TryWithContext: a context the library cancels when it cannot renew; KeyMajority 1, NoLoopTracking, KeyValidity the run's TTL, as its README sets it up for one Redis",
+	{Name: "rueidislock", Language: "Go", Package: "github.com/redis/rueidis/rueidislock", Version: "v1.0.79", Skew: true, Lock: "rueidislock",
+		Flags: []string{"--lock-cmd", "bin/lockcheck-survey serve --lock rueidislock", "--lock-watchdog", "--name", "rueidislock"},
+		Shape: "TryWithContext: a context the library cancels when it cannot renew; KeyMajority 1, NoLoopTracking, KeyValidity the run's TTL, as its README sets it up for one Redis. " +
+			"Served as a lock process (lockcheck serve), one per client where clients are paused or crashed, so that a pause stops its renewals too",
 		Assumes: "none stated about clocks; SET PXAT needs Redis >= 6.2, FallbackSETPX otherwise"},
-	{Name: "valkeylock", Language: "Go", Package: "github.com/valkey-io/valkey-go/valkeylock", Version: "v1.0.79", Flags: []string{"--lock", "valkeylock"}, Skew: true,
-		Shape: "rueidislock's fork, set up the same way"},
+	{Name: "valkeylock", Language: "Go", Package: "github.com/valkey-io/valkey-go/valkeylock", Version: "v1.0.79", Skew: true, Lock: "valkeylock",
+		Flags: []string{"--lock-cmd", "bin/lockcheck-survey serve --lock valkeylock", "--lock-watchdog", "--name", "valkeylock"},
+		Shape: "rueidislock's fork, set up and served the same way"},
 	{Name: "go-zero", Language: "Go", Package: "github.com/zeromicro/go-zero core/stores/redis.RedisLock", Version: "v1.10.3", Flags: []string{"--lock", "go-zero"},
 		Shape: "NewRedisLock, SetExpire(seconds), AcquireCtx, ReleaseCtx; renewed by AcquireCtx again; TTL whole seconds (rounded up) + 500 ms; one node (no Sentinel client)"},
 	{Name: "redislock", Language: "Go", Package: "github.com/bsm/redislock", Version: "v0.9.4", Flags: []string{"--lock", "redislock"},

@@ -42,12 +42,22 @@ func main() {
 	write := flag.String("write", "", "write the page here (docs/survey.md)")
 	only := flag.String("libs", "", "only these libraries (comma-separated; default all)")
 	noRun := flag.Bool("no-run", false, "run nothing: write the page from the outputs there are")
+	root := flag.String("root", "..", "the repository's root: commands run there, as the page writes them")
 	flag.Parse()
+	for _, p := range []*string{bin, out, write, root} {
+		if *p != "" {
+			*p, _ = filepath.Abs(*p)
+		}
+	}
+	rootDir = *root
 	if err := run(*bin, *out, *write, *only, *noRun); err != nil {
 		fmt.Fprintln(os.Stderr, "survey:", err)
 		os.Exit(1)
 	}
 }
+
+// rootDir is where the commands run (the repository's root).
+var rootDir string
 
 func run(bin, out, write, only string, noRun bool) error {
 	var results []survey.Result
@@ -63,6 +73,7 @@ func run(bin, out, write, only string, noRun bool) error {
 		}
 		fmt.Fprintf(os.Stderr, "survey: %s %s\n", bin, strings.Join(args, " "))
 		cmd := exec.Command(bin, append(args, "--out", dir)...)
+		cmd.Dir = rootDir
 		log, err := os.Create(filepath.Join(dir, "output.txt"))
 		if err != nil {
 			return err
@@ -96,7 +107,7 @@ func run(bin, out, write, only string, noRun bool) error {
 		if lib.Skew {
 			for _, s := range skews {
 				d := filepath.Join(out, lib.Name, "skew-"+s)
-				if err := step(d, append(append(append([]string{}, skewArgs...), lib.Flags...), "--redis-clock-skew", s)...); err != nil {
+				if err := step(d, append(append(append([]string{}, skewArgs...), inProcess(lib)...), "--redis-clock-skew", s)...); err != nil {
 					return err
 				}
 				r.Skew = append(r.Skew, survey.SkewPoint{Skew: s, Verdict: readVerdict(d)})
@@ -144,7 +155,7 @@ func benchAll(step func(string, ...string) error, out string, results []survey.R
 		names := map[string]int{} // bench's row name -> result
 		cmds := 0
 		for _, i := range idx {
-			f := results[i].Lib.Flags
+			f := inProcess(results[i].Lib)
 			if f[0] == "--lock" {
 				locks = append(locks, f[1])
 				names[f[1]] = i
@@ -175,6 +186,15 @@ func benchAll(step func(string, ...string) error, out string, results []survey.R
 		}
 	}
 	return base, nil
+}
+
+// inProcess are lib's flags for a run in lockcheck's own process where
+// it has them (a Go lock), else its verify flags.
+func inProcess(lib survey.Library) []string {
+	if lib.Lock != "" {
+		return []string{"--lock", lib.Lock}
+	}
+	return lib.Flags
 }
 
 // readVerify reads the verify under dir (its latest).

@@ -1,0 +1,161 @@
+package process
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockcheck/lockcheck/lockimpl"
+)
+
+// EnvFromProcess is the lockimpl.Env a lock process is given in its
+// environment (Start): where Redis is, how to authenticate, the op
+// timeout.
+func EnvFromProcess() lockimpl.Env {
+	env := lockimpl.Env{Username: os.Getenv("LOCKCHECK_REDIS_USER"), Password: os.Getenv("LOCKCHECK_REDIS_PASSWORD"),
+		Topology: os.Getenv("LOCKCHECK_TOPOLOGY"), MasterName: os.Getenv("LOCKCHECK_MASTER_NAME"),
+		SentinelPassword: os.Getenv("LOCKCHECK_SENTINEL_PASSWORD"), PoolSize: 256}
+	if a := os.Getenv("LOCKCHECK_REDIS_ADDRS"); a != "" {
+		env.Addrs = strings.Split(a, ",")
+	}
+	if s := os.Getenv("LOCKCHECK_SENTINELS"); s != "" {
+		env.Sentinels = strings.Split(s, ",")
+	}
+	if ms, err := strconv.Atoi(os.Getenv("LOCKCHECK_OP_TIMEOUT_MS")); err == nil && ms > 0 {
+		env.OpTimeout = time.Duration(ms) * time.Millisecond
+	}
+	return env
+}
+
+// Serve speaks the lock-process protocol for l (docs/own-lock.md): a
+// request per line from in, each served on a goroutine of its own, its
+// reply a line on out, until in ends. A lease the lock later loses (its
+// Watch) is reported with a lost event; a lock whose leases are scopes
+// says so in the ping's reply. So any Go lock runs as a lock process,
+// one per client if asked (lockcheck serve), where a stop-the-world pause
+// (SIGSTOP) stops the library's own goroutines too.
+func Serve(l lockimpl.Locker, opTimeout time.Duration, in io.Reader, out io.Writer) error {
+	s := &server{l: l, timeout: opTimeout, out: json.NewEncoder(out), leases: map[string]lockimpl.Lease{}}
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), maxProcessLine)
+	var wg sync.WaitGroup
+	for sc.Scan() {
+		var req struct {
+			Request
+			Ack int64 `json:"ack"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
+			return err
+		}
+		if req.Ack != 0 {
+			continue // Serve announces no extend of its own
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.write(s.serve(req.Request))
+		}()
+	}
+	wg.Wait()
+	return sc.Err()
+}
+
+type server struct {
+	l       lockimpl.Locker
+	timeout time.Duration
+	mu      sync.Mutex
+	out     *json.Encoder
+	leases  map[string]lockimpl.Lease
+}
+
+func (s *server) write(v any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_ = s.out.Encode(v)
+}
+
+// serve answers one request.
+func (s *server) serve(req Request) Reply {
+	ctx := lockimpl.WithClient(context.Background(), req.Client)
+	if s.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.timeout)
+		defer cancel()
+	}
+	r := Reply{ID: req.ID}
+	var err error
+	switch req.Op {
+	case "ping":
+		r.OK, r.Scope = true, lockimpl.ScopeOf(s.l)
+		return r
+	case "acquire":
+		var l lockimpl.Lease
+		if l, err = s.l.Acquire(ctx, req.Key, time.Duration(req.TTLms)*time.Millisecond); err == nil {
+			r.Token, r.Fence = l.Token, l.Fence
+			s.hold(l)
+		}
+	case "release":
+		l, ok := s.lease(req.Token, true)
+		if !ok {
+			return r // a lease this process never granted: not held
+		}
+		err = s.l.Release(ctx, l)
+	case "extend":
+		l, ok := s.lease(req.Token, false)
+		if !ok {
+			return r
+		}
+		if l, err = s.l.Extend(ctx, l, time.Duration(req.TTLms)*time.Millisecond); err == nil {
+			s.hold(l)
+		}
+	default:
+		r.Error = "unknown op " + req.Op
+		return r
+	}
+	switch {
+	case err == nil:
+		r.OK = true
+	case errors.Is(err, lockimpl.ErrNotAcquired), errors.Is(err, lockimpl.ErrNotHeld):
+	default:
+		r.Error = err.Error()
+	}
+	return r
+}
+
+// hold keeps l, and reports its loss if the lock watches it.
+func (s *server) hold(l lockimpl.Lease) {
+	s.mu.Lock()
+	_, again := s.leases[l.Token]
+	s.leases[l.Token] = l
+	s.mu.Unlock()
+	if l.Watch == nil || again {
+		return
+	}
+	go func() {
+		<-l.Watch.Lost()
+		s.mu.Lock()
+		_, held := s.leases[l.Token]
+		s.mu.Unlock()
+		if held {
+			s.write(Event{Event: "lost", Key: l.Key, Token: l.Token})
+		}
+	}()
+}
+
+// lease is the lease of token, taken out of the map if drop.
+func (s *server) lease(token string, drop bool) (lockimpl.Lease, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l, ok := s.leases[token]
+	if drop {
+		delete(s.leases, token)
+	}
+	return l, ok
+}

@@ -1,0 +1,79 @@
+package process_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/lockimpl"
+	"github.com/lockcheck/lockcheck/lockimpl/process"
+)
+
+// fakeScoped grants every acquire of "free" as a scope, refuses others,
+// and keeps the watches so that the test can take a lease away.
+type fakeScoped struct{ watches chan *lockimpl.Watch }
+
+func (f fakeScoped) Acquire(_ context.Context, key string, ttl time.Duration) (lockimpl.Lease, error) {
+	if key != "free" {
+		return lockimpl.Lease{}, lockimpl.ErrNotAcquired
+	}
+	w := lockimpl.NewScope()
+	f.watches <- w
+	return lockimpl.Lease{Key: key, Token: "t-" + key, TTL: ttl, Watch: w}, nil
+}
+func (fakeScoped) Release(context.Context, lockimpl.Lease) error { return nil }
+func (fakeScoped) Extend(context.Context, lockimpl.Lease, time.Duration) (lockimpl.Lease, error) {
+	return lockimpl.Lease{}, errors.New("no extend")
+}
+func (fakeScoped) Scope() string { return "a fake scope" }
+
+// TestServe_Protocol: Serve answers a ping with the lock's scope, an
+// acquire with its token or a definite refusal, an extend's error as
+// indeterminate, and writes a lost event when the lock lets a lease go.
+func TestServe_Protocol(t *testing.T) {
+	f := fakeScoped{watches: make(chan *lockimpl.Watch, 1)}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- process.Serve(f, time.Second, inR, outW); outW.Close() }()
+	lines := bufio.NewScanner(outR)
+	ask := func(req string) map[string]any {
+		t.Helper()
+		if _, err := io.WriteString(inW, req+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if !lines.Scan() {
+			t.Fatalf("no reply to %s", req)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(lines.Bytes(), &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if r := ask(`{"id":1,"op":"ping"}`); r["ok"] != true || r["scope"] != "a fake scope" {
+		t.Errorf("ping: %v", r)
+	}
+	if r := ask(`{"id":2,"op":"acquire","key":"taken","ttl_ms":1000}`); r["ok"] != false || r["error"] != nil {
+		t.Errorf("refused acquire: %v, want a definite ok false", r)
+	}
+	if r := ask(`{"id":3,"op":"acquire","key":"free","ttl_ms":1000}`); r["ok"] != true || r["token"] != "t-free" {
+		t.Errorf("acquire: %v", r)
+	}
+	if r := ask(`{"id":4,"op":"extend","key":"free","token":"t-free","ttl_ms":1000}`); !strings.Contains(r["error"].(string), "no extend") {
+		t.Errorf("extend: %v, want its error", r)
+	}
+	(<-f.watches).Lose(errors.New("gone"))
+	if !lines.Scan() || !strings.Contains(lines.Text(), `"event":"lost"`) || !strings.Contains(lines.Text(), `"token":"t-free"`) {
+		t.Errorf("after the loss: %q, want a lost event of t-free", lines.Text())
+	}
+	inW.Close()
+	if err := <-done; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+}
