@@ -64,6 +64,24 @@ type KeyTTLer interface {
 	KeyTTL(ttl time.Duration) time.Duration
 }
 
+// TTLRule is a KeyTTLer's rule where it has one: the TTL rounded up to
+// a multiple of Round (0: not rounded), then Add added.
+type TTLRule struct{ Round, Add time.Duration }
+
+// KeyTTL applies the rule.
+func (r TTLRule) KeyTTL(ttl time.Duration) time.Duration {
+	if r.Round > 0 {
+		ttl = (ttl + r.Round - 1) / r.Round * r.Round
+	}
+	return ttl + r.Add
+}
+
+// TTLRuler is a KeyTTLer whose KeyTTL is a TTLRule, which a lock process
+// can state in its ping's reply (process.Serve).
+type TTLRuler interface {
+	TTLRule() TTLRule
+}
+
 // KeyTTL is the TTL l sets in Redis for a lease asked for ttl.
 func KeyTTL(l Locker, ttl time.Duration) time.Duration {
 	if k, ok := l.(KeyTTLer); ok {

@@ -54,6 +54,9 @@ type Reply struct {
 	// that takes whole seconds: 1000): the history records what Redis
 	// was told (lockimpl.KeyTTLer).
 	TTLRoundMs int64 `json:"ttl_round_ms,omitempty"`
+	// TTLAddMs is what the lock adds to each TTL, after rounding
+	// (go-zero: 500).
+	TTLAddMs int64 `json:"ttl_add_ms,omitempty"`
 }
 
 // Lock is a lock implemented by a program in any language
@@ -97,9 +100,10 @@ type Lock struct {
 	// its first ping; scopes are its live ones, by token.
 	scope  string
 	scopes map[string]*lockimpl.Watch
-	// round is the TTL's rounding (0: none), from its first ping.
-	round  time.Duration
-	events map[int64]*history.Op // announced extends, by seq
+	// round and add are the TTL's rounding (0: none) and what is added
+	// to it, from its first ping.
+	round, add time.Duration
+	events     map[int64]*history.Op // announced extends, by seq
 	// killed: the process was killed on purpose (crash-client); its end
 	// is not the lock's fault.
 	killed atomic.Bool
@@ -210,7 +214,7 @@ func (p *Lock) ready(timeout time.Duration, say func(string)) error {
 	}
 	r, err := p.ask(lockimpl.WithClient(context.Background(), p.owner), Request{Op: "ping"}, timeout)
 	p.emu.Lock()
-	p.scope, p.round = r.Scope, time.Duration(r.TTLRoundMs)*time.Millisecond
+	p.scope, p.round, p.add = r.Scope, time.Duration(r.TTLRoundMs)*time.Millisecond, time.Duration(r.TTLAddMs)*time.Millisecond
 	p.emu.Unlock()
 	var le *LateError
 	if errors.As(err, &le) {
@@ -578,15 +582,12 @@ func (p *Lock) Acquire(ctx context.Context, key string, ttl time.Duration) (lock
 	return l, nil
 }
 
-// KeyTTL implements lockimpl.KeyTTLer: ttl rounded up as the process
-// said in its first ping's reply.
+// KeyTTL implements lockimpl.KeyTTLer: ttl rounded up, and added to,
+// as the process said in its first ping's reply.
 func (p *Lock) KeyTTL(ttl time.Duration) time.Duration {
 	p.emu.Lock()
 	defer p.emu.Unlock()
-	if p.round <= 0 {
-		return ttl
-	}
-	return (ttl + p.round - 1) / p.round * p.round
+	return lockimpl.TTLRule{Round: p.round, Add: p.add}.KeyTTL(ttl)
 }
 
 // Scope implements lockimpl.Scoped: what the process said of its leases

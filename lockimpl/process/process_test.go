@@ -393,7 +393,7 @@ func waitFor(t *testing.T, cond func() bool) {
 // says nothing is not Scoped.
 func TestProcess_Scope(t *testing.T) {
 	script := `read ping
-echo '{"id":1,"ok":true,"scope":"a context, not a deadline","ttl_round_ms":1000}'
+echo '{"id":1,"ok":true,"scope":"a context, not a deadline","ttl_round_ms":1000,"ttl_add_ms":500}'
 read a
 echo '{"id":2,"ok":true,"token":"t1"}'
 read b
@@ -409,8 +409,8 @@ sleep 30`
 	if got := lockimpl.ScopeOf(p); got != "a context, not a deadline" {
 		t.Fatalf("ScopeOf = %q", got)
 	}
-	if got := lockimpl.KeyTTL(p, 600*time.Millisecond); got != time.Second {
-		t.Errorf("KeyTTL(600ms) = %v, want 1s: the ping said ttl_round_ms 1000", got)
+	if got := lockimpl.KeyTTL(p, 600*time.Millisecond); got != 1500*time.Millisecond {
+		t.Errorf("KeyTTL(600ms) = %v, want 1.5s: the ping said ttl_round_ms 1000, ttl_add_ms 500", got)
 	}
 	ctx := lockimpl.WithClient(context.Background(), 1)
 	l1, err1 := p.Acquire(ctx, "k", time.Second)

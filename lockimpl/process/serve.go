@@ -94,6 +94,10 @@ func (s *server) serve(req Request) Reply {
 	switch req.Op {
 	case "ping":
 		r.OK, r.Scope = true, lockimpl.ScopeOf(s.l)
+		if tr, ok := s.l.(lockimpl.TTLRuler); ok {
+			rule := tr.TTLRule()
+			r.TTLRoundMs, r.TTLAddMs = rule.Round.Milliseconds(), rule.Add.Milliseconds()
+		}
 		return r
 	case "acquire":
 		var l lockimpl.Lease

@@ -46,11 +46,14 @@ func seconds(ttl time.Duration) int {
 	return int((ttl + time.Second - 1) / time.Second)
 }
 
+// TTLRule implements lockimpl.TTLRuler: whole seconds, and 500 ms.
+func (g *GoZero) TTLRule() lockimpl.TTLRule {
+	return lockimpl.TTLRule{Round: time.Second, Add: goZeroTolerance}
+}
+
 // KeyTTL implements lockimpl.KeyTTLer: the seconds go-zero is given and
 // its 500 ms.
-func (g *GoZero) KeyTTL(ttl time.Duration) time.Duration {
-	return time.Duration(seconds(ttl))*time.Second + goZeroTolerance
-}
+func (g *GoZero) KeyTTL(ttl time.Duration) time.Duration { return g.TTLRule().KeyTTL(ttl) }
 
 // zeroErr maps go-zero's outcome to the Locker convention: its breaker
 // open means the command was not sent.
