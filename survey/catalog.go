@@ -68,5 +68,24 @@ type Mechanism struct {
 	Documented string
 }
 
-// Mechanisms are keyed "library scenario"; a break without one says so.
-var Mechanisms = map[string]Mechanism{}
+// Mechanisms are keyed "library scenario" ("library skew" for the
+// clock-skew sweep); a break without one says so.
+var Mechanisms = map[string]Mechanism{
+	"rueidislock skew": {Text: "rueidislock computes each key's expiry on the client's clock and hands Redis an instant, not a duration: " +
+		"`try` takes `now := time.Now()` and `deadline := now.Add(duration)` (rueidislock/lock.go:258, 265 at v1.0.79), the acquire sends `SET NX PXAT deadline` (`acqat`, lock.go:437, chosen at lock.go:171), " +
+		"and each renewal sets `deadline = time.Now().Add(m.validity)` and sends `PEXPIREAT` (lock.go:279-280, `extend`, lock.go:435). " +
+		"With Redis's clock ahead by s, a key set for the validity V lives V - s on Redis's clock and is gone at once when s >= V; the holder's context is cancelled only when a renewal or an invalidation finds the key lost, so the next client acquires while the holder is still in. " +
+		"`FallbackSETPX` (lock.go:168-169, `acqms`) sends a relative `SET NX PX` and passes the same run while holds are shorter than a renewal; renewals still use `PEXPIREAT` from the client's clock, and holds that outlast one break it too (TestRueidislock_ClockSkew, survey/golocks).",
+		Documented: "no: the README and LockerOption document FallbackSETPX only as compatibility with Redis < 6.2, and say nothing of clocks"},
+	"valkeylock skew": {Text: "valkeylock is rueidislock's fork with the same code: `now := time.Now()`, `deadline := now.Add(duration)` (valkeylock/lock.go:258, 265 at v1.0.79), `SET NX PXAT` (`acqat`, lock.go:437), renewals by `PEXPIREAT` of `time.Now().Add(m.validity)` (lock.go:279, 435).",
+		Documented: "no: FallbackSETPX is documented as compatibility with Valkey < 6.2"},
+}
+
+// InProcess are the flags that select lib in lockcheck's process where
+// it can be (Lock: the skew sweep, the bench), else as it is verified.
+func (lib Library) InProcess() []string {
+	if lib.Lock != "" {
+		return []string{"--lock", lib.Lock}
+	}
+	return lib.Flags
+}

@@ -327,6 +327,20 @@ func writeSkew(b *strings.Builder, m Meta, results []Result) {
 		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", r.Lib.Name, strings.Join(cells, " | "), first, cmp.Or(r.Lib.Assumes, "none stated"))
 	}
 	b.WriteString("\n")
+	for _, r := range results {
+		for _, p := range r.Skew {
+			if p.Verdict != checker.Invalid {
+				continue
+			}
+			mech, ok := Mechanisms[r.Lib.Name+" skew"]
+			if !ok {
+				mech.Text = "not traced in the library's source yet."
+			}
+			fmt.Fprintf(b, "**%s.** %s Documented: %s. Reproduce (exit 1): `%s`\n\n", r.Lib.Name, mech.Text, cmp.Or(mech.Documented, "no"),
+				strings.Replace(m.SkewRun, "LOCK --redis-clock-skew SKEW", strings.Join(r.Lib.InProcess(), " ")+" --redis-clock-skew "+p.Skew, 1))
+			break
+		}
+	}
 }
 
 func writeBench(b *strings.Builder, m Meta, results []Result) {

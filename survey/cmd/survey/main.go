@@ -107,7 +107,7 @@ func run(bin, out, write, only string, noRun bool) error {
 		if lib.Skew {
 			for _, s := range skews {
 				d := filepath.Join(out, lib.Name, "skew-"+s)
-				if err := step(d, append(append(append([]string{}, skewArgs...), inProcess(lib)...), "--redis-clock-skew", s)...); err != nil {
+				if err := step(d, append(append(append([]string{}, skewArgs...), lib.InProcess()...), "--redis-clock-skew", s)...); err != nil {
 					return err
 				}
 				r.Skew = append(r.Skew, survey.SkewPoint{Skew: s, Verdict: readVerdict(d)})
@@ -155,7 +155,7 @@ func benchAll(step func(string, ...string) error, out string, results []survey.R
 		names := map[string]int{} // bench's row name -> result
 		cmds := 0
 		for _, i := range idx {
-			f := inProcess(results[i].Lib)
+			f := results[i].Lib.InProcess()
 			if f[0] == "--lock" {
 				locks = append(locks, f[1])
 				names[f[1]] = i
@@ -186,15 +186,6 @@ func benchAll(step func(string, ...string) error, out string, results []survey.R
 		}
 	}
 	return base, nil
-}
-
-// inProcess are lib's flags for a run in lockcheck's own process where
-// it has them (a Go lock), else its verify flags.
-func inProcess(lib survey.Library) []string {
-	if lib.Lock != "" {
-		return []string{"--lock", lib.Lock}
-	}
-	return lib.Flags
 }
 
 // readVerify reads the verify under dir (its latest).
