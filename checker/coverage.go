@@ -85,10 +85,15 @@ const (
 	// once, read from the node before and after the jump: expiry moved
 	// past what the clock tolerance and a client's margin absorb.
 	ExpiredByClock = "expired_by_clock"
+	// LostAtRestart counts the leases a node held just before it was
+	// killed, live past its restart, that it lacked once restarted, read
+	// from the node before the kill and after the restart: a restart
+	// that forgot held locks (no persistence, an fsync not yet done).
+	LostAtRestart = "lost_at_restart"
 )
 
 // windowFigures are the figures read from the servers in fault windows.
-var windowFigures = []string{GrantedByDeposed, GrantedBothSides, LostAtPromotion, ExpiredByClock}
+var windowFigures = []string{GrantedByDeposed, GrantedBothSides, LostAtPromotion, ExpiredByClock, LostAtRestart}
 
 // CoverageFigures names the figures and what each means, in the order
 // they are shown.
@@ -106,6 +111,7 @@ var CoverageFigures = []struct{ Name, Meaning string }{
 	{GrantedBothSides, "keys the deposed master and the promoted one held at once (read from both): one lease granted on both sides"},
 	{ExpiredByClock, "leases a node's clock jump expired at once (read from the node before and after)"},
 	{LostAtPromotion, "leases a master held just before it went down that the replica promoted in its place lacked (read from both)"},
+	{LostAtRestart, "leases a node restarted without persistence held, live past its restart, when it was killed (read just before the kill, its writes paused): the restart dropped them"},
 }
 
 // Hit is the figure of fault windows that began while a lease was

@@ -100,6 +100,9 @@ type Cluster struct {
 	Nodes      []*Node
 	// Sentinels are set in the sentinel topology.
 	Sentinels []*Node
+	// Persistence is what a killed node keeps: "none", "aof-everysec"
+	// or "aof-always" (Config.Persistence).
+	Persistence string
 
 	proxies proxies
 	docker  *dockerEnv // docker backend
@@ -229,7 +232,7 @@ func Up(ctx context.Context, cfg Config) (*Cluster, error) {
 			return nil, err
 		}
 	}
-	c := &Cluster{Topology: cfg.Topology, Password: randomPassword(), MasterName: MasterName, dialMap: map[string]string{}, failover: cmp.Or(cfg.Failover, FailoverForce)}
+	c := &Cluster{Topology: cfg.Topology, Persistence: cmp.Or(cfg.Persistence, "none"), Password: randomPassword(), MasterName: MasterName, dialMap: map[string]string{}, failover: cmp.Or(cfg.Failover, FailoverForce)}
 	switch {
 	case cfg.Backend == Docker:
 		err = c.upDocker(ctx, cfg, persist, maxClients)

@@ -167,6 +167,23 @@ type Holding struct {
 func (cl *Cluster) Holds(ctx context.Context, n *Node) (Holdings, error) {
 	c := cl.admin(n)
 	defer c.Close()
+	return holds(ctx, c)
+}
+
+// HoldsFrozen is Holds with node n's writes paused first, for up to d
+// (CLIENT PAUSE WRITE): what it read stays what n holds until the pause
+// ends, for a fault that kills n right after the read.
+func (cl *Cluster) HoldsFrozen(ctx context.Context, n *Node, d time.Duration) (Holdings, error) {
+	c := cl.admin(n)
+	defer c.Close()
+	if err := c.Do(ctx, "CLIENT", "PAUSE", d.Milliseconds(), "WRITE").Err(); err != nil {
+		return nil, err
+	}
+	return holds(ctx, c)
+}
+
+// holds reads every lease c's node holds.
+func holds(ctx context.Context, c *redis.Client) (Holdings, error) {
 	out := Holdings{}
 	var cursor uint64
 	for {

@@ -109,6 +109,10 @@ const (
 	LostAtPromotion = "lost_at_promotion"
 	// ExpiredByClock counts the leases a node's clock jump expired at once.
 	ExpiredByClock = "expired_by_clock"
+	// LostAtRestart counts the leases a node held just before it was
+	// killed, live past its restart, that it lacked once restarted (a
+	// restart without the data: no persistence, or fsync not yet done).
+	LostAtRestart = "lost_at_restart"
 )
 
 // Kind describes a fault for lockcheck list.

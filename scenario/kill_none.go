@@ -7,4 +7,4 @@ import (
 // killNone is kill-none: a restart without persistence.
 var killNone = Scenario{Name: "kill-none", Description: "kill-redis, restarted at once without persistence", Workload: serverWorkload,
 	Nemesis: killEvery, Persistence: "none",
-	Server: true, Requires: checker.Coverage{checker.Hit("kill-redis"): 3}, Breaks: "a restart without persistence forgot held locks"}
+	Server: true, Requires: checker.Coverage{checker.Hit("kill-redis"): 3, checker.LostAtRestart: 3}, Breaks: "a restart without persistence forgot held locks"}
