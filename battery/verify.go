@@ -96,7 +96,7 @@ func Verify(ctx context.Context, cfg VerifyConfig) (*report.Verify, string, erro
 		if s.Extends && cfg.NoExtend && !ownWatchdog && row.NA == "" {
 			row.NA = "the lock has no extend and renews nothing itself"
 		}
-		if scope != "" && row.NA == "" && deadlineOnly(s.Requires) {
+		if scope != "" && row.NA == "" && (deadlineOnly(s.Requires) || s.Nemesis.ActsOnClients()) {
 			row.NA, row.Requires = scopedRequires(s, e.PerClient || cfg.ClientFaultLock != nil)
 		}
 		switch {
@@ -123,18 +123,20 @@ func Verify(ctx context.Context, cfg VerifyConfig) (*report.Verify, string, erro
 	return v, dir, finishVerify(v, start, dir)
 }
 
-// scopedRequires is what s requires of a lock whose leases are scopes,
-// when its own figures count what happens past a deadline: that its
-// client-side fault met a live lease, where the fault stops the lock's
-// own renewals too (a process per client, stopped whole); otherwise
-// why the scenario is n/a.
+// scopedRequires is what s requires of a lock whose leases are scopes:
+// where its client fault stops the lock's own renewals too (a process per
+// client, stopped whole), its own figures, or, where those count what
+// happens past a deadline, that the fault met a live lease; where the
+// fault stops only lockcheck's client, why s is n/a.
 func scopedRequires(s scenario.Scenario, perClient bool) (string, checker.Coverage) {
 	const why = "the lock's leases are scopes, with no deadline to pass, and this scenario's figures count what happens past one"
-	if len(s.Nemesis.Faults) != 1 || !s.Nemesis.ActsOnClients() {
+	switch {
+	case s.Nemesis.ActsOnClients() && !perClient:
+		return "the lock's leases are scopes it renews itself, and this scenario's pause stops lockcheck's client, not the library's renewals (run it as a process per client: lockcheck serve)", s.Requires
+	case !deadlineOnly(s.Requires):
+		return "", s.Requires
+	case len(s.Nemesis.Faults) != 1 || !s.Nemesis.ActsOnClients():
 		return why, s.Requires
-	}
-	if !perClient {
-		return why + "; its pause stops lockcheck's client, not the library's own renewals (run it as a process per client: lockcheck serve)", s.Requires
 	}
 	return "", checker.Coverage{checker.Hit(s.Nemesis.Faults[0]): 3}
 }

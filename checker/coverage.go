@@ -26,7 +26,7 @@ type Coverage map[string]int
 // DeadlineFigures are the figures that count what a holder did after its
 // lease's deadline: a lock whose leases are scopes (no deadline) can
 // never give them.
-var DeadlineFigures = []string{LateReleaseFree, LateReleaseTaken, LateExtendFree, LateExtendTaken, StaleHolder}
+var DeadlineFigures = []string{LateReleaseFree, LateReleaseTaken, LateExtendFree, LateExtendTaken}
 
 // The coverage figures. A fault's figures are named by Hit and Windows.
 const (
@@ -41,7 +41,9 @@ const (
 	LateExtendTaken = "late_extend_taken"
 	// StaleHolder counts leases whose holder was still in its critical
 	// section after the lease had expired and after another client had
-	// acquired the key (a paused client's write).
+	// acquired the key (a paused client's write). Of a lock whose leases
+	// are scopes (no deadline: Options.NotJudged), after another client
+	// had acquired the key.
 	StaleHolder = "stale_holder"
 	// AbandonedTaken counts leases acquired (or maybe acquired: a client
 	// that crashed in its acquire) and never released (no release, or one
@@ -222,6 +224,7 @@ func coverageOf(ops []history.Op, o Options) (Coverage, []windowHit) {
 		cov[f.Name] = 0
 	}
 	stale := map[*leaseSpan]bool{}
+	_, scoped := o.NotJudged[LeaseContract]
 	for i := range ops {
 		op := &ops[i]
 		if op.F == history.Acquire && op.Type == history.Fail {
@@ -245,7 +248,7 @@ func coverageOf(ops []history.Op, o Options) (Coverage, []windowHit) {
 				cov[name[1]]++
 			}
 		case history.Write:
-			if !stale[l] && op.Return > l.upper(op.Return, o) && acquiredSince(k, l, op.Return) {
+			if !stale[l] && (scoped || op.Return > l.upper(op.Return, o)) && acquiredSince(k, l, op.Return) {
 				stale[l] = true
 				cov[StaleHolder]++
 			}

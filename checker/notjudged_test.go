@@ -41,3 +41,20 @@ func TestNotJudged_LeavesTheGuaranteeOut(t *testing.T) {
 		}
 	}
 }
+
+// TestCoverage_ScopedStaleHolder: a holder still in its section when
+// another client acquired is a stale holder of a scoped lock (it has no
+// deadline to pass), and not of a lease lock while its lease was live.
+func TestCoverage_ScopedStaleHolder(t *testing.T) {
+	ms := func(n int64) int64 { return n * int64(time.Millisecond) }
+	ops := []history.Op{
+		{Index: 0, Process: 1, F: history.Acquire, Type: history.OK, Key: "k", Token: "a", TTLms: 1000, Call: 0, Return: ms(1)},
+		{Index: 1, Process: 2, F: history.Acquire, Type: history.OK, Key: "k", Token: "b", TTLms: 1000, Call: ms(200), Return: ms(201)},
+		{Index: 2, Process: 1, F: history.Write, Type: history.OK, Key: "k", Token: "a", Call: ms(2), Return: ms(500)},
+	}
+	lease := CoverageOf(ops, Options{}.Resolved())[StaleHolder]
+	scoped := CoverageOf(ops, Options{NotJudged: map[Guarantee]string{LeaseContract: "scope"}}.Resolved())[StaleHolder]
+	if lease != 0 || scoped != 1 {
+		t.Errorf("stale holders: lease lock %d, scoped %d; want 0 and 1", lease, scoped)
+	}
+}

@@ -104,7 +104,14 @@ final class Server
                     }
                     break;
                 case 'release':
-                    $reply['ok'] = $this->release($req['token']);
+                    $ok = $this->release($req['token']);
+                    if ($ok === null) {
+                        // Indeterminate for the lease model: Symfony does
+                        // not say whether the lease was still its own.
+                        $reply['error'] = "Symfony's release() reports no outcome (RedisStore::delete ignores its script's answer)";
+                    } else {
+                        $reply['ok'] = $ok;
+                    }
                     break;
                 case 'extend':
                     $reply['ok'] = $this->extend($req['token'], $req['ttl_ms'] / 1000.0);
@@ -143,7 +150,9 @@ final class Server
         return $token;
     }
 
-    private function release(string $token): bool
+    // release is the lease's release: whether it was still held, or
+    // null where the library does not say (Symfony).
+    private function release(string $token): ?bool
     {
         $lock = $this->leases[$token] ?? null;
         unset($this->leases[$token]);
@@ -154,7 +163,7 @@ final class Server
         // still ours (it throws only if the key is still held by it
         // afterwards); Laravel's returns whether it deleted it.
         $r = $lock->release();
-        return $this->lib === 'laravel' ? (bool) $r : true;
+        return $this->lib === 'laravel' ? (bool) $r : null;
     }
 
     private function extend(string $token, float $ttl): bool
