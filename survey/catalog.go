@@ -72,6 +72,17 @@ type Mechanism struct {
 // Mechanisms are keyed "library scenario" ("library skew" for the
 // clock-skew sweep); a break without one says so.
 var Mechanisms = map[string]Mechanism{
+	"go-zero extend": {Text: "go-zero has no extend: a holder renews by calling `AcquireCtx` again on its `RedisLock` (redislock.go:60-81 at v1.10.3), which runs lockscript.lua with the same id: " +
+		"`if GET == id then SET PX` (lockscript.lua:1-3) `else SET NX PX` (lockscript.lua:5). A renewal that reaches Redis after the holder's release, or after its key expired, finds the key free and takes it again: " +
+		"a lock nobody holds, refused to every other client until its TTL (+500 ms) runs out, and, after an expiry, a lapse in mutual exclusion reported as a successful renewal.",
+		Documented: "no: the renewal path is the script's, not a documented API"},
+	"rueidislock extend": rueidisPause, "valkeylock extend": rueidisPause,
+	"redsync kill-quorum": {Text: "redsync takes the lock on `quorum = len(pools)/2 + 1` masters (redsync.go:40 at v4.18.1) and holds it on any `n >= m.quorum` (mutex.go:116): a lease on a bare majority is lost when one of those masters restarts without its key, and another client then wins a majority (redsync #186).",
+		Documented: "as Redlock's assumption: the Redlock page asks for restarts delayed past the TTL (or fsync=always); redsync's README does not"},
+	"redsync clock-quorum": {Text: "redsync's validity is computed on the client's clock, `until = now + expiry - elapsed - expiry*driftFactor` (mutex.go:115, driftFactor 0.01), while each master expires its key on its own clock: a forward jump on a majority of masters frees the key on them early, and another client wins a majority while the holder's `until` is still ahead.",
+		Documented: "as Redlock's assumption of bounded clock drift (the 1% driftFactor); a jump is outside it"},
+	"tooz kill-everysec": toozHeart, "tooz kill-always": toozHeart, "tooz kill-delayed": toozHeart, "tooz pause-redis": toozHeart, "tooz cut-off": toozHeart,
+	"tooz stall-quiet": toozHeart, "tooz kill-extend": toozHeart,
 	"rueidislock skew": {Text: "rueidislock computes each key's expiry on the client's clock and hands Redis an instant, not a duration: " +
 		"`try` takes `now := time.Now()` and `deadline := now.Add(duration)` (rueidislock/lock.go:258, 265 at v1.0.79), the acquire sends `SET NX PXAT deadline` (`acqat`, lock.go:437, chosen at lock.go:171), " +
 		"and each renewal sets `deadline = time.Now().Add(m.validity)` and sends `PEXPIREAT` (lock.go:279-280, `extend`, lock.go:435). " +
@@ -90,3 +101,16 @@ func (lib Library) InProcess() []string {
 	}
 	return lib.Flags
 }
+
+// rueidisPause: a holder woken from a pause has no deadline to check.
+var rueidisPause = Mechanism{Text: "the lock is a context with no deadline: `tryonce` makes it with `context.WithCancel` (rueidislock/lock.go:371 at v1.0.79) and only the monitoring goroutines cancel it, after a renewal fails or an invalidation arrives (lock.go:272-296). " +
+	"A holder whose whole process stopped (pause-holder, one process per client) for longer than KeyValidity wakes with its keys expired and maybe taken, and runs on before the library's goroutines, waking too, send the renewal that fails: it writes while another holds the lock. " +
+	"A lease lock lets the holder check its deadline on waking (lockcheck's setnx passes the same scenario); a context without one cannot be checked.",
+	Documented: "no"}
+
+// toozHeart: tooz renews from a heartbeat thread and tells no holder
+// when it cannot.
+var toozHeart = Mechanism{Text: "tooz renews every held lock from the coordinator's heartbeat thread: `Heart._beat_forever_until_stopped` calls the driver's `heartbeat` under tenacity's retry, every second while it fails (tooz/coordination.py:182-207 in Debian's 3.1.0), " +
+	"and `RedisDriver.heartbeat` renews each lock with redis-py's `reacquire`, logging and swallowing a lock's failure (`LOG.warning(\"Unable to heartbeat lock ...\")`, tooz/drivers/redis.py:536-548; `RedisLock.heartbeat`, :129-135). " +
+	"No callback, exception or flag reaches the holder: while Redis is down or stalled its key runs out (lock_timeout, whole seconds: redis.py:368-369), the next client acquires once Redis is back, and the holder, told nothing, goes on writing.",
+	Documented: "no: tooz documents heartbeats as needed to keep locks, not what a holder learns when they fail"}
