@@ -47,6 +47,7 @@ survey: survey-deps ## the whole survey (about 40 minutes a seed): every library
 
 lint:
 	$(GO) vet $(PKGS)
+	cd survey && $(GO) vet ./...
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 bench: build
