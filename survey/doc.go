@@ -302,7 +302,8 @@ func shortest(dir string) (checker.Violation, bool) {
 }
 
 func writeSkew(b *strings.Builder, m Meta, results []Result) {
-	b.WriteString("## Clock skew\n\nRedis's clock run ahead of the clients' (`--redis-clock-skew`, the clock shim on redis-server) over what production sees, for the libraries that compute an expiry from their own clock. Each point: `" + m.SkewRun + "`.\n\n| library | ")
+	b.WriteString("## Clock skew\n\nRedis's clock run ahead of the clients' (`--redis-clock-skew`, the clock shim on redis-server) over what production sees, for the libraries that compute an expiry from their own clock. Each point: `" + m.SkewRun + "`. " +
+		"Such a library loses the skew from each key's life on Redis's clock, so it breaks once the skew passes the TTL less the holds (1 s less 400 ms here); a library that sends Redis a duration (PX) does not feel it.\n\n| library | ")
 	var skews []string
 	for _, r := range results {
 		for _, p := range r.Skew {
