@@ -37,6 +37,7 @@ func verifyFlags(o *verifyOpts) *flag.FlagSet {
 	fs.StringVar(&o.name, "name", "", "the lock's name in the results (--lock-cmd)")
 	fs.BoolVar(&o.perClient, "lock-cmd-per-client", false, "--lock-cmd: one process per client in every scenario (default: in the scenarios that pause or crash clients)")
 	fs.BoolVar(&o.cfg.Watchdog, "lock-watchdog", false, "the lock keeps its leases alive by itself (a --lock-cmd or --lock-spec with a watchdog): the extend scenario adds no client-side extends")
+	fs.StringVar(&o.topology, "lock-topology", "", "--lock-cmd: the one topology the lock can use (single: a lock with no Sentinel or Cluster client); scenarios on another are n/a")
 	fs.BoolVar(&o.cfg.NoExtend, "lock-no-extend", false, "the lock has no extend (and no watchdog): the scenarios that extend leases are n/a")
 	fs.StringSliceVar(&o.cfg.Scenarios, "scenario", nil, "run only these scenarios (default all; see below)")
 	fs.DurationVar(&o.cfg.Budget, "budget", battery.DefaultVerifyBudget, "time for the whole battery: a scenario short of its coverage runs again with the next seed while its share lasts")

@@ -42,7 +42,7 @@ var Libraries = []Library{
 		Flags: []string{"--lock-cmd", "bin/lockcheck-survey serve --lock valkeylock", "--lock-watchdog", "--name", "valkeylock"},
 		Shape: "rueidislock's fork, set up and served the same way"},
 	{Name: "go-zero", Language: "Go", Package: "github.com/zeromicro/go-zero core/stores/redis.RedisLock", Version: "v1.10.3", Lock: "go-zero",
-		Flags: []string{"--lock-cmd", "bin/lockcheck-survey serve --lock go-zero", "--name", "go-zero"},
+		Flags: []string{"--lock-cmd", "bin/lockcheck-survey serve --lock go-zero", "--lock-topology", "single", "--name", "go-zero"},
 		Shape: "NewRedisLock, SetExpire(seconds), AcquireCtx, ReleaseCtx; renewed by AcquireCtx again; TTL whole seconds (rounded up) + 500 ms, so the scenarios of 100 ms leases are not exercised; one node (no Sentinel client). " +
 			"Served as a lock process, a fresh one each run: go-zero keeps one client per address for the life of the process (its clientManager) with a circuit breaker"},
 	{Name: "redislock", Language: "Go", Package: "github.com/bsm/redislock", Version: "v0.9.4", Flags: []string{"--lock", "redislock"},
