@@ -57,6 +57,10 @@ type Reply struct {
 	// TTLAddMs is what the lock adds to each TTL, after rounding
 	// (go-zero: 500).
 	TTLAddMs int64 `json:"ttl_add_ms,omitempty"`
+	// NotSent, with Error, says the request never reached Redis (a
+	// client's circuit breaker refused it, no connection could be had):
+	// it did not happen, and is counted, not recorded (lockimpl.ErrNotSent).
+	NotSent bool `json:"not_sent,omitempty"`
 }
 
 // Lock is a lock implemented by a program in any language
@@ -549,6 +553,8 @@ func (p *Lock) deadErr() error {
 // outcome maps a reply to the lockimpl.Locker error convention.
 func outcome(r Reply, req Request, definite error) error {
 	switch {
+	case r.NotSent:
+		return fmt.Errorf("%s %s: %s: %w", req.Op, req.Key, r.Error, lockimpl.ErrNotSent)
 	case r.Error != "":
 		return fmt.Errorf("%s %s: %s", req.Op, req.Key, r.Error)
 	case !r.OK:

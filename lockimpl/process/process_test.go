@@ -443,3 +443,15 @@ sleep 30`
 		t.Errorf("a process that says nothing: ScopeOf = %q, KeyTTL(600ms) = %v", got, ttl)
 	}
 }
+
+// TestProcess_NotSent: a reply that says the request never reached Redis
+// is lockimpl.ErrNotSent (counted, not recorded), not indeterminate.
+func TestProcess_NotSent(t *testing.T) {
+	p := startProc(t, `read a
+echo '{"id":2,"not_sent":true,"error":"breaker is open"}'
+sleep 30`, lockimpl.Env{OpTimeout: 2 * time.Second})
+	_, err := p.Acquire(lockimpl.WithClient(context.Background(), 1), "k", time.Second)
+	if !errors.Is(err, lockimpl.ErrNotSent) || !strings.Contains(err.Error(), "breaker is open") {
+		t.Errorf("got %v, want ErrNotSent with the process's error", err)
+	}
+}

@@ -128,7 +128,7 @@ func (s *server) serve(req Request) Reply {
 		r.OK = true
 	case errors.Is(err, lockimpl.ErrNotAcquired), errors.Is(err, lockimpl.ErrNotHeld):
 	default:
-		r.Error = err.Error()
+		r.Error, r.NotSent = err.Error(), errors.Is(err, lockimpl.ErrNotSent)
 	}
 	return r
 }

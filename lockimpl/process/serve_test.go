@@ -19,7 +19,11 @@ import (
 type fakeScoped struct{ watches chan *lockimpl.Watch }
 
 func (f fakeScoped) Acquire(_ context.Context, key string, ttl time.Duration) (lockimpl.Lease, error) {
-	if key != "free" {
+	switch key {
+	case "free":
+	case "breaker":
+		return lockimpl.Lease{}, lockimpl.ErrNotSent
+	default:
 		return lockimpl.Lease{}, lockimpl.ErrNotAcquired
 	}
 	w := lockimpl.NewScope()
@@ -33,7 +37,7 @@ func (fakeScoped) Extend(context.Context, lockimpl.Lease, time.Duration) (lockim
 func (fakeScoped) Scope() string { return "a fake scope" }
 
 // TestServe_Protocol: Serve answers a ping with the lock's scope, an
-// acquire with its token or a definite refusal, an extend's error as
+// acquire with its token, a definite refusal or not_sent, an extend's error as
 // indeterminate, and writes a lost event when the lock lets a lease go.
 func TestServe_Protocol(t *testing.T) {
 	f := fakeScoped{watches: make(chan *lockimpl.Watch, 1)}
@@ -61,6 +65,9 @@ func TestServe_Protocol(t *testing.T) {
 	}
 	if r := ask(`{"id":2,"op":"acquire","key":"taken","ttl_ms":1000}`); r["ok"] != false || r["error"] != nil {
 		t.Errorf("refused acquire: %v, want a definite ok false", r)
+	}
+	if r := ask(`{"id":5,"op":"acquire","key":"breaker","ttl_ms":1000}`); r["not_sent"] != true || r["error"] == nil {
+		t.Errorf("acquire never sent: %v, want not_sent with its error", r)
 	}
 	if r := ask(`{"id":3,"op":"acquire","key":"free","ttl_ms":1000}`); r["ok"] != true || r["token"] != "t-free" {
 		t.Errorf("acquire: %v", r)
