@@ -81,7 +81,7 @@ var Mechanisms = map[string]Mechanism{
 		Documented: "as Redlock's assumption: the Redlock page asks for restarts delayed past the TTL (or fsync=always); redsync's README does not"},
 	"redsync clock-quorum": {Text: "redsync's validity is computed on the client's clock, `until = now + expiry - elapsed - expiry*driftFactor` (mutex.go:115, driftFactor 0.01), while each master expires its key on its own clock: a forward jump on a majority of masters frees the key on them early, and another client wins a majority while the holder's `until` is still ahead.",
 		Documented: "as Redlock's assumption of bounded clock drift (the 1% driftFactor); a jump is outside it"},
-	"go-zero cut-off": {Text: "the same renewal by re-acquire (lockscript.lua:1-5 at v1.10.3): renewals sent while the client was cut off from Redis time out, and one that reaches Redis late, after the lease expired, takes the free key again for a holder that may have given up.",
+	"go-zero cut-off": {Text: "the same renewal by re-acquire (lockscript.lua:1-5 at v1.10.3): renewals sent while the client was cut off from Redis time out, and one that reaches Redis late, after the holder's release or after its lease expired, takes the free key again for a holder that has let go: the key stays refused to everyone until its TTL (+500 ms) runs out.",
 		Documented: "no"},
 	"tooz kill-everysec": toozHeart, "tooz kill-always": toozHeart, "tooz kill-delayed": toozHeart, "tooz pause-redis": toozHeart, "tooz cut-off": toozHeart,
 	"tooz stall-quiet": toozHeart, "tooz kill-extend": toozHeart,

@@ -126,7 +126,7 @@ func run(bin, out, write, only string, noRun bool) error {
 	if err != nil {
 		return err
 	}
-	m := survey.Meta{Date: time.Now().UTC().Format("2006-01-02"), Machine: machine(), Redis: redisVersion(), Lockcheck: lockcheckVersion(bin),
+	m := survey.Meta{Date: time.Now().UTC().Format("2006-01-02"), Machine: machine(), Redis: redisVersion(), Lockcheck: lockcheckVersion(),
 		Bin: "bin/lockcheck-survey", SkewRun: "bin/lockcheck-survey " + strings.Join(skewArgs, " ") + " LOCK --redis-clock-skew SKEW",
 		BenchRun: "bin/lockcheck-survey " + strings.Join(benchArgs, " ") + " --lock LOCKS", Baseline: base}
 	if err := survey.Write(f, m, results); err != nil {
@@ -264,10 +264,11 @@ func redisVersion() string {
 	return "?"
 }
 
-func lockcheckVersion(bin string) string {
-	out, err := exec.Command(bin, "version").Output()
+// lockcheckVersion is the commit the survey's lockcheck was built from.
+func lockcheckVersion() string {
+	out, err := exec.Command("git", "-C", rootDir, "rev-parse", "--short", "HEAD").Output()
 	if err != nil {
 		return "?"
 	}
-	return strings.TrimSpace(string(out))
+	return "commit " + strings.TrimSpace(string(out))
 }
