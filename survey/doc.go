@@ -126,11 +126,11 @@ func verifyCmd(m Meta, lib Library, scen string, seed int64) string {
 		args = append(args, f)
 	}
 	if scen == "" {
-		args = append(args, "--keep-going")
-	} else {
-		args = append(args, "--scenario", scen, "--require", scen)
+		return strings.Join(append(args, "--keep-going", "--seed", fmt.Sprint(seed)), " ")
 	}
-	return strings.Join(append(args, "--seed", fmt.Sprint(seed)), " ")
+	// A break is a race: up to 5 batteries, the first with the seed
+	// of the run that broke, stopping at the first that breaks.
+	return strings.Join(append(args, "--scenario", scen, "--require", scen, "--seed", fmt.Sprint(seed), "--seeds", "5"), " ")
 }
 
 // cellFor is lib's cell at scenario s over both seeds.
@@ -279,7 +279,7 @@ func breakSection(m Meta, r Result, s string, c Cell, shared bool) string {
 	default:
 		b.WriteString("Mechanism: not traced in the library's source yet.\n\n")
 	}
-	fmt.Fprintf(&b, "Reproduce (exit 1): `%s`\n\n", verifyCmd(m, r.Lib, s, seed))
+	fmt.Fprintf(&b, "Reproduce (exit 1, at the first of up to 5 batteries that breaks): `%s`\n\n", verifyCmd(m, r.Lib, s, seed))
 	return b.String()
 }
 

@@ -21,7 +21,9 @@ func TestWrite_Classifies(t *testing.T) {
 	lib := &report.Verify{Seed: 1, Rows: []report.VerifyRow{row("kill-none", report.StatusFinding, checker.Valid, checker.Invalid),
 		row("overrun", report.StatusBroken, checker.Invalid, checker.Valid), row("contention", report.StatusPassed, checker.Valid, checker.Valid),
 		{Scenario: "clock-quorum", Status: report.StatusNA, NA: "only for topology redlock"}}}
-	lib2 := &report.Verify{Seed: 2, Rows: []report.VerifyRow{row("contention", report.StatusBroken, checker.Valid, checker.Invalid)}}
+	broke2 := row("contention", report.StatusBroken, checker.Valid, checker.Invalid)
+	broke2.Seeds = []int64{2}
+	lib2 := &report.Verify{Seed: 2, Rows: []report.VerifyRow{broke2}}
 	results := []Result{{Lib: Library{Name: "ref", Baseline: true}, Seed1: ref, Seed2: ref},
 		{Lib: Library{Name: "lib", Flags: []string{"--lock-cmd", "x --y"}}, Seed1: lib, Seed2: lib2}}
 	var b strings.Builder
@@ -34,8 +36,8 @@ func TestWrite_Classifies(t *testing.T) {
 	for _, want := range []struct{ in, text string }{
 		{own, "### lib at `overrun`: lease broke"},
 		{own, "### lib at `contention`: mutex broke"},
-		{own, "`lc verify --lock-cmd \"x --y\" --scenario overrun --require overrun --seed 1`"},
-		{own, "--scenario contention --require contention --seed 1`"},
+		{own, "`lc verify --lock-cmd \"x --y\" --scenario overrun --require overrun --seed 1 --seeds 5`"},
+		{own, "--scenario contention --require contention --seed 2 --seeds 5`"},
 		{shared, "### lib at `kill-none`: mutex broke"},
 		{page, "| lib | **broke: mutex** | **broke: lease** | pass (seed 1); **broke: mutex** (seed 2) | n/a |"},
 		{page, "- only for topology redlock: lib clock-quorum."},
