@@ -128,9 +128,9 @@ func verifyCmd(m Meta, lib Library, scen string, seed int64) string {
 	if scen == "" {
 		return strings.Join(append(args, "--keep-going", "--seed", fmt.Sprint(seed)), " ")
 	}
-	// A break is a race: up to 5 batteries, the first with the seed
+	// A break is a race: up to 10 batteries, the first with the seed
 	// of the run that broke, stopping at the first that breaks.
-	return strings.Join(append(args, "--scenario", scen, "--require", scen, "--seed", fmt.Sprint(seed), "--seeds", "5"), " ")
+	return strings.Join(append(args, "--scenario", scen, "--require", scen, "--seed", fmt.Sprint(seed), "--seeds", "10"), " ")
 }
 
 // cellFor is lib's cell at scenario s over both seeds.
@@ -279,7 +279,7 @@ func breakSection(m Meta, r Result, s string, c Cell, shared bool) string {
 	default:
 		b.WriteString("Mechanism: not traced in the library's source yet.\n\n")
 	}
-	fmt.Fprintf(&b, "Reproduce (exit 1, at the first of up to 5 batteries that breaks): `%s`\n\n", verifyCmd(m, r.Lib, s, seed))
+	fmt.Fprintf(&b, "Reproduce (exit 1, at the first of up to 10 batteries that breaks): `%s`\n\n", verifyCmd(m, r.Lib, s, seed))
 	return b.String()
 }
 

@@ -36,8 +36,8 @@ func TestWrite_Classifies(t *testing.T) {
 	for _, want := range []struct{ in, text string }{
 		{own, "### lib at `overrun`: lease broke"},
 		{own, "### lib at `contention`: mutex broke"},
-		{own, "`lc verify --lock-cmd \"x --y\" --scenario overrun --require overrun --seed 1 --seeds 5`"},
-		{own, "--scenario contention --require contention --seed 2 --seeds 5`"},
+		{own, "`lc verify --lock-cmd \"x --y\" --scenario overrun --require overrun --seed 1 --seeds 10`"},
+		{own, "--scenario contention --require contention --seed 2 --seeds 10`"},
 		{shared, "### lib at `kill-none`: mutex broke"},
 		{page, "| lib | **broke: mutex** | **broke: lease** | pass (seed 1); **broke: mutex** (seed 2) | n/a |"},
 		{page, "- only for topology redlock: lib clock-quorum."},
