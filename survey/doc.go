@@ -279,7 +279,11 @@ func breakSection(m Meta, r Result, s string, c Cell, shared bool) string {
 	default:
 		b.WriteString("Mechanism: not traced in the library's source yet.\n\n")
 	}
-	fmt.Fprintf(&b, "Reproduce (exit 1, at the first of up to 10 batteries that breaks): `%s`\n\n", verifyCmd(m, r.Lib, s, seed))
+	if mech.Unreproduced != "" {
+		fmt.Fprintf(&b, "Not reproduced: `%s` was %s.\n\n", verifyCmd(m, r.Lib, s, seed), mech.Unreproduced)
+	} else {
+		fmt.Fprintf(&b, "Reproduce (exit 1, at the first of up to 10 batteries that breaks): `%s`\n\n", verifyCmd(m, r.Lib, s, seed))
+	}
 	return b.String()
 }
 
