@@ -20,6 +20,10 @@ import (
 type Runner struct {
 	cfg    Config
 	locker lockimpl.Locker
+	// keyTTLms is the TTL the lock sets in Redis for cfg.TTL
+	// (lockimpl.KeyTTL), what each acquire records: the same for the
+	// whole run, read once.
+	keyTTLms int64
 	// procs is locker's process per client, if it runs one: pauses stop
 	// it and crashes kill it.
 	procs    lockimpl.ClientProcesses
@@ -64,6 +68,7 @@ func KeyName(prefix string, i int) string {
 // error; nothing recorded is lost.
 func (r *Runner) Run(ctx context.Context, locker lockimpl.Locker) error {
 	r.locker = locker
+	r.keyTTLms = lockimpl.KeyTTL(locker, r.cfg.TTL).Milliseconds()
 	r.procs, _ = locker.(lockimpl.ClientProcesses)
 	if r.cfg.Duration > 0 {
 		var cancel context.CancelFunc
@@ -249,7 +254,7 @@ func (r *Runner) attempt(ctx context.Context, c *client, key string, due int64) 
 		return lockimpl.Lease{}, notSent
 	}
 	op := history.Op{Process: c.id, F: history.Acquire, Key: key, Token: lease.Token, Fence: lease.Fence,
-		TTLms: lockimpl.KeyTTL(r.locker, r.cfg.TTL).Milliseconds(), Call: call, Return: ret, Scheduled: min(due, call)}
+		TTLms: r.keyTTLms, Call: call, Return: ret, Scheduled: min(due, call)}
 	if lockimpl.Outcome(err) == history.Info && op.Token == "" {
 		// It may have taken effect under a token the lock did not
 		// return: a lease of its own that no one releases.
