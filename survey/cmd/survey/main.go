@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -88,7 +89,7 @@ func run(bin, out, write, only string, noRun bool) error {
 		return os.WriteFile(filepath.Join(dir, "done"), []byte(fmt.Sprintln(cmd.ProcessState.ExitCode())), 0o644)
 	}
 	for _, lib := range survey.Libraries {
-		if only != "" && !contains(strings.Split(only, ","), lib.Name) {
+		if only != "" && !slices.Contains(strings.Split(only, ","), lib.Name) {
 			continue
 		}
 		r := survey.Result{Lib: lib}
@@ -142,7 +143,7 @@ func run(bin, out, write, only string, noRun bool) error {
 func benchAll(step func(string, ...string) error, out string, results []survey.Result) ([]report.BenchRow, error) {
 	groups := map[bool][]int{} // per client? -> results
 	for i, r := range results {
-		groups[contains(r.Lib.Flags, "--lock-cmd-per-client")] = append(groups[contains(r.Lib.Flags, "--lock-cmd-per-client")], i)
+		groups[slices.Contains(r.Lib.Flags, "--lock-cmd-per-client")] = append(groups[slices.Contains(r.Lib.Flags, "--lock-cmd-per-client")], i)
 	}
 	var base []report.BenchRow
 	for _, perClient := range []bool{false, true} {
@@ -236,15 +237,6 @@ func readJSON(path string, v any) error {
 		return err
 	}
 	return json.Unmarshal(b, v)
-}
-
-func contains(s []string, x string) bool {
-	for _, y := range s {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 func machine() string {
