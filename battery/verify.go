@@ -126,8 +126,9 @@ func Verify(ctx context.Context, cfg VerifyConfig) (*report.Verify, string, erro
 // scopedRequires is what s requires of a lock whose leases are scopes:
 // where its client fault stops the lock's own renewals too (a process per
 // client, stopped whole), its own figures, or, where those count what
-// happens past a deadline, that the fault met a live lease; where the
-// fault stops only lockcheck's client, why s is n/a.
+// happens past a deadline, stale holders (one still in its section after
+// another client acquired); where the fault stops only lockcheck's
+// client, why s is n/a.
 func scopedRequires(s scenario.Scenario, perClient bool) (string, checker.Coverage) {
 	const why = "the lock's leases are scopes, with no deadline to pass, and this scenario's figures count what happens past one"
 	switch {
@@ -138,7 +139,9 @@ func scopedRequires(s scenario.Scenario, perClient bool) (string, checker.Covera
 	case len(s.Nemesis.Faults) != 1 || !s.Nemesis.ActsOnClients():
 		return why, s.Requires
 	}
-	return "", checker.Coverage{checker.Hit(s.Nemesis.Faults[0]): 3}
+	// The event a scoped lock's bug needs, not the fault's window: a
+	// holder still in its section after another client acquired.
+	return "", checker.Coverage{checker.StaleHolder: 3}
 }
 
 // deadlineOnly says whether every figure a scenario requires counts what
