@@ -95,6 +95,8 @@ const (
 	skipUncovered
 	skipCover
 	skipSurplus
+	skipEDF
+	skipOverlap
 	// skipAll is porcupine alone on every key.
 	skipAll reductions = 1<<16 - 1
 )

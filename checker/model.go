@@ -357,27 +357,36 @@ func (set stateSet) equal(o stateSet) bool {
 	return true
 }
 
+// stepSet returns every state op can lead to from a member of set; none
+// if op is illegal in all of them.
+func (m leaseModel) stepSet(set stateSet, op *lockOp) stateSet {
+	var next stateSet
+	for _, x := range set {
+		for _, n := range m.step(x.s, op) {
+			next = next.add(n)
+		}
+	}
+	return next
+}
+
+func (set stateSet) hash() uint64 {
+	var h uint64
+	for _, x := range set {
+		h = (h ^ x.h) * 0x9e3779b97f4a7c15
+	}
+	return h
+}
+
 // porcupine wraps the model for porcupine, once, with typed inputs.
 func (m leaseModel) porcupine() porcupine.Model {
 	return porcupine.Model{
 		Init: func() any { return stateSet{}.add(initialState()) },
 		Step: func(state, input, _ any) (bool, any) {
-			var next stateSet
-			for _, x := range state.(stateSet) {
-				for _, n := range m.step(x.s, input.(*lockOp)) {
-					next = next.add(n)
-				}
-			}
+			next := m.stepSet(state.(stateSet), input.(*lockOp))
 			return len(next) > 0, next
 		},
 		Equal: func(a, b any) bool { return a.(stateSet).equal(b.(stateSet)) },
-		Hash: func(state any) uint64 {
-			var h uint64
-			for _, x := range state.(stateSet) {
-				h = (h ^ x.h) * 0x9e3779b97f4a7c15
-			}
-			return h
-		},
+		Hash:  func(state any) uint64 { return state.(stateSet).hash() },
 		DescribeOperation: func(input, _ any) string { return describeOpShort(input.(*lockOp)) },
 		DescribeState: func(state any) string {
 			var parts []string

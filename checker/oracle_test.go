@@ -298,6 +298,8 @@ var checkerModes = []struct {
 	{"no uncovered-fail", skipUncovered},
 	{"no cover", skipCover},
 	{"no surplus-drop", skipSurplus},
+	{"no edf order", skipEDF},
+	{"no certain overlap", skipOverlap},
 	{"porcupine alone", skipAll},
 }
 
@@ -868,4 +870,77 @@ func TestClockBound_MutexAndLoose(t *testing.T) {
 	if r.Verdict != Unknown || len(r.Undecided) != 1 || r.Undecided[0].Reason != LooseClock || !strings.Contains(r.Note, "clocks too loose") {
 		t.Errorf("bound 6ms of a 20ms TTL: %s %+v %q, want unknown for loose clocks", r.Verdict, r.Undecided, r.Note)
 	}
+}
+
+// widen makes some of h's ops slow: each, with even odds, has its
+// interval stretched by up to 300 ms either side (ten times the longest
+// TTL simKey draws), as a starved client's or a slow lock process's ops
+// are. An op's instant stays inside its interval, so a valid history stays
+// valid.
+func widen(r *rand.Rand, h oracleHistory) oracleHistory {
+	const spread = 300 * int64(time.Millisecond)
+	h.ops = slices.Clone(h.ops)
+	for i := range h.ops {
+		if r.IntN(2) == 0 {
+			h.ops[i].Call = max(0, h.ops[i].Call-r.Int64N(spread))
+			h.ops[i].Return += r.Int64N(spread)
+		}
+	}
+	h.label += ", slow ops"
+	return h
+}
+
+// TestLinearizable_AgreesWithOracle_SlowOps compares the checker with the
+// oracle on histories whose ops reach up to ten TTLs either side (simKey
+// widened), and on mutations of them (among them leases stretched or
+// stolen, which certainOverlap must refute where it can): every widened
+// correct history valid, the mutations both ways, in every mode; and the
+// two reductions for slow ops do their part (edfOrder finds the witness's
+// order, certainOverlap refutes).
+func TestLinearizable_AgreesWithOracle_SlowOps(t *testing.T) {
+	n := *oracleCases / 5
+	verdicts := map[Verdict]int{}
+	var edf, overlaps int
+	for seed := 0; seed < n; seed++ {
+		r := rand.New(rand.NewPCG(uint64(seed), 47))
+		base := simKey(r, 2+r.IntN(7))
+		h := widen(r, base)
+		if v := agree(t, h); v != Valid {
+			t.Fatalf("seed %d: the widened correct lock is %s by the oracle:\n%s", seed, v, h)
+		}
+		// A broken lock's slow history: its ops widened, or widened first.
+		m := mutate(r, h)
+		if seed%2 == 1 {
+			m = widen(r, mutate(r, base))
+		}
+		v := agree(t, m)
+		verdicts[v]++
+		lops := h.lockOps()
+		if lin := (leaseModel{eps: int64(h.eps)}).edfOrder(context.Background(), lops, edfSteps(len(lops))); lin != nil {
+			edf++
+		}
+		if y, _ := certainOverlap(leaseModel{eps: int64(m.eps)}, m.lockOps()); y != nil {
+			if v != Invalid {
+				t.Fatalf("seed %d: certainOverlap refutes a history the oracle finds %s:\n%s", seed, v, m)
+			}
+			overlaps++
+		}
+	}
+	t.Logf("%d widened histories (edfOrder ordered %d whole), %d mutations: %d valid, %d invalid (%d refuted by certainOverlap)",
+		n, edf, n, verdicts[Valid], verdicts[Invalid], overlaps)
+	if verdicts[Valid] < n/10 || verdicts[Invalid] < n/10 {
+		t.Errorf("mutations gave %d valid and %d invalid of %d: too one-sided to prove anything", verdicts[Valid], verdicts[Invalid], n)
+	}
+	if edf < n/2 || overlaps < n/200 {
+		t.Errorf("edfOrder ordered %d of %d correct histories, certainOverlap refuted %d mutations: too few to test them", edf, n, overlaps)
+	}
+}
+
+// lockOps is h's ops as the model takes them.
+func (h oracleHistory) lockOps() []*lockOp {
+	ptrs := make([]*history.Op, len(h.ops))
+	for i := range h.ops {
+		ptrs[i] = &h.ops[i]
+	}
+	return toLockOps(ptrs, int64(h.horizon))
 }

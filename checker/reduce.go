@@ -99,6 +99,11 @@ func stopOnDone(ctx context.Context, pm porcupine.Model) porcupine.Model {
 //     1c. dropSurplusOrphans (orphans.go) keeps of interchangeable orphans
 //     only as many as can take effect.
 //
+//     1d. certainOverlap (overlap.go) refutes, in O(n log n), a key with
+//     an ok acquire that took effect, whatever the order, while another
+//     lease certainly held the key: ops too slow for porcupine to refute
+//     still show a lease that never ended or outlived its release.
+//
 //  2. Drop dominated failed acquires. If failed acquires F1 and F2 have
 //     F1.call <= F2.call and F2.return <= F1.return, F1 can be removed
 //     without changing the answer: given a timeline without F1, give F1
@@ -135,7 +140,10 @@ func stopOnDone(ctx context.Context, pm porcupine.Model) porcupine.Model {
 //     applied). A first witness confines info ops to their recorded
 //     interval (tighten). Under heavy load, when dozens of ops overlap
 //     every hand-over, this is what keeps a valid hot key from running
-//     into the timeout.
+//     into the timeout. Each search first tries edfOrder (edf.go), which
+//     takes the ops that must take effect soonest first and finds a
+//     slow lock's order where porcupine backtracks without end; porcupine
+//     decides when it finds none.
 //
 //     5b. On a key with orphans, the witness is first built without them
 //     (the search of 4), and orphans are inserted where failed acquires
@@ -167,6 +175,11 @@ func (c *keyCheck) check(key string, lops []*lockOp) (Verdict, *Violation, int) 
 	if len(fails) > 0 && c.skip&skipUncovered == 0 {
 		if f := uncoveredFail(c.m, lops); f != nil {
 			return Invalid, c.uncovered(key, lops, f), 0
+		}
+	}
+	if c.skip&skipOverlap == 0 {
+		if y, g := certainOverlap(c.m, lops); y != nil {
+			return Invalid, c.overlap(key, lops, y, g), 0
 		}
 	}
 	// outside: the failed acquires porcupine does not search.
@@ -401,7 +414,7 @@ func (c *keyCheck) expiredFail(key string, lops []*lockOp) *Violation {
 	if f == nil {
 		return nil
 	}
-	v := c.failViolation(key, lops, f, max(eMax, 0))
+	v := c.failViolation(key, lops, f, max(eMax, 0), f.ret)
 	v.Message = fmt.Sprintf("%s: p%d acquire fail at %s though every lease that could hold the key had expired by %s (tolerance %v): the key outlived its TTL (stuck lock, or Redis's clock lags ours)",
 		key, f.process, history.Seconds(f.orig), history.Seconds(eMax), time.Duration(c.m.eps))
 	if eMax <= -inf {
@@ -414,21 +427,22 @@ func (c *keyCheck) expiredFail(key string, lops []*lockOp) *Violation {
 // uncovered explains failed acquire f, which uncoveredFail found no
 // holder for.
 func (c *keyCheck) uncovered(key string, lops []*lockOp, f *lockOp) *Violation {
-	v := c.failViolation(key, lops, f, f.call)
+	v := c.failViolation(key, lops, f, f.call, f.ret)
 	v.Message = fmt.Sprintf("%s: p%d acquire fail at %s though no lease could hold the key then (every lease that could was released, expired or not yet set; tolerance %v): a definite failure with no holder",
 		key, f.process, history.Seconds(f.orig), time.Duration(c.m.eps))
 	return v
 }
 
-// failViolation is the violation of failed acquire f, its window from
-// `from`. It is drawn when the ops up to it are few: those called by its
-// return, already without a timeline, less orphans (which porcupine would
-// have to order); porcupine must exhaust them to draw the failure, which
-// on a long key costs more than the proof did.
-func (c *keyCheck) failViolation(key string, lops []*lockOp, f *lockOp, from int64) *Violation {
+// failViolation is the violation of op f, its window from `from`. It is
+// drawn when the ops up to it are few: those called by through (f's
+// return, or later when the proof needs a later op), already without a
+// timeline, less orphans (which porcupine would have to order); porcupine
+// must exhaust them to draw the failure, which on a long key costs more
+// than the proof did.
+func (c *keyCheck) failViolation(key string, lops []*lockOp, f *lockOp, from, through int64) *Violation {
 	var upTo []*lockOp
 	for _, lo := range lops {
-		if lo.call <= f.ret {
+		if lo.call <= through {
 			upTo = append(upTo, lo)
 		}
 	}

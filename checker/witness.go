@@ -245,6 +245,11 @@ func (c *keyCheck) linearization(lops []*lockOp) (porcupine.CheckResult, []int) 
 	if len(lops) == 0 {
 		return porcupine.Ok, []int{}
 	}
+	if c.skip&skipEDF == 0 {
+		if lin := c.m.edfOrder(c.ctx, lops, edfSteps(len(lops))); lin != nil {
+			return porcupine.Ok, lin
+		}
+	}
 	r, info := c.search(lops, true)
 	if r != porcupine.Ok {
 		return r, nil

@@ -774,14 +774,15 @@ func withArg(arg string) []int {
 }
 
 // TestCLI_CheckInterrupted: SIGTERM in the middle of a search that would
-// run to its timeout (a key of 400 ops reaching ten TTLs, which porcupine
-// does not decide: checker/testdata/slow-ops-wide.jsonl) ends lockcheck
+// run to its timeout (a key of 400 ops reaching ten TTLs with one lease of
+// twelve TTLs among them, which no reduction decides and porcupine does
+// not finish: checker/testdata/slow-ops-long-lease.jsonl) ends lockcheck
 // check at once, exit 3, its results written with the key unknown
 // because the check was interrupted.
 func TestCLI_CheckInterrupted(t *testing.T) {
 	bin := lockcheck(t)
 	out := t.TempDir()
-	cmd := exec.Command(bin, "check", "../checker/testdata/slow-ops-wide.jsonl", "--clock-tolerance", "50ms", "--out", out)
+	cmd := exec.Command(bin, "check", "../checker/testdata/slow-ops-long-lease.jsonl", "--clock-tolerance", "50ms", "--out", out)
 	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stdout
 	if err := cmd.Start(); err != nil {
