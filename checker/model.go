@@ -385,8 +385,8 @@ func (m leaseModel) porcupine() porcupine.Model {
 			next := m.stepSet(state.(stateSet), input.(*lockOp))
 			return len(next) > 0, next
 		},
-		Equal: func(a, b any) bool { return a.(stateSet).equal(b.(stateSet)) },
-		Hash:  func(state any) uint64 { return state.(stateSet).hash() },
+		Equal:             func(a, b any) bool { return a.(stateSet).equal(b.(stateSet)) },
+		Hash:              func(state any) uint64 { return state.(stateSet).hash() },
 		DescribeOperation: func(input, _ any) string { return describeOpShort(input.(*lockOp)) },
 		DescribeState: func(state any) string {
 			var parts []string
