@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
@@ -77,6 +78,11 @@ type Options struct {
 	// whole is the length of the whole history when a check sees part
 	// of it (Partition): a small history's keys are all visualized.
 	whole int
+
+	// minimized counts the violations given their fewest ops (minimal.go),
+	// shared by a Partition's buckets so that a check spends that search on
+	// minimalKeys keys at most; nil: each call counts its own.
+	minimized *atomic.Int64
 
 	// skip turns off reductions of reduce.go (the oracle test's modes and
 	// the benchmarks' baseline).
@@ -170,8 +176,13 @@ type Violation struct {
 	Ops     []int64 `json:"ops,omitempty"` // indexes of the ops involved
 	// Window is the span of history time the violation covers, in ns.
 	Window [2]int64 `json:"window"`
-	// Explanation is the ops around the failure point, described in words.
+	// Explanation is the ops around the failure point, described in words;
+	// first the fewest ops that cannot all be true, when they were found.
 	Explanation []string `json:"explanation,omitempty"`
+	// Minimal is the indexes of the fewest ops of the key found that no
+	// timeline explains on their own (the model re-checked them), when
+	// they were sought (the first keys of the lease contract's check).
+	Minimal []int64 `json:"minimal,omitempty"`
 	// File is a visualization of the key, relative to the results dir.
 	File string `json:"file,omitempty"`
 }

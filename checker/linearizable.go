@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -74,6 +75,12 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 			kr.why = undecided(key, lops, reason, time.Since(start))
 		}
 	})
+	minimized := cmp.Or(opt.minimized, new(atomic.Int64))
+	for k, key := range keys {
+		if out[k].verdict == Invalid && parent.Err() == nil && minimized.Add(1) <= minimalKeys {
+			kc.withMinimal(out[k].v, toLockOps(groups[key], int64(opt.InfoHorizon)))
+		}
+	}
 	collectKeys(&res, keys, groups, out)
 	return res
 }

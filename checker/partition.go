@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
@@ -197,6 +198,9 @@ func (p *Partition) Check(ctx context.Context, opt Options, each func([]history.
 	opt = opt.Resolved()
 	opt.whole = int(min(p.Ops(), SmallHistory+1))
 	opt.shares = min(runtime.GOMAXPROCS(0), len(p.sizes))
+	if opt.minimized == nil {
+		opt.minimized = new(atomic.Int64)
+	}
 	all := opt.judged(All())
 	var cs []Spec
 	for _, s := range all {

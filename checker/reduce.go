@@ -28,6 +28,9 @@ type keyCheck struct {
 	budget *budget
 	// writeErr is the first visualization the key could not write.
 	writeErr error
+	// decideOnly skips what explains a violation (a search for its
+	// failure point, its drawing): minimal only needs the verdict.
+	decideOnly bool
 }
 
 // draw writes a key's visualization from info, and keeps the first error.
@@ -393,6 +396,9 @@ const drawValidFor = 500 * time.Millisecond
 // partial linearizations, from which explain finds the failure point.
 func (c *keyCheck) violation(key string, lops []*lockOp) *Violation {
 	v := &Violation{Key: key}
+	if c.decideOnly {
+		return v
+	}
 	r, info := c.search(lops, true)
 	if r == porcupine.Illegal {
 		explain(c.m, lops, info, v)
@@ -440,6 +446,9 @@ func (c *keyCheck) uncovered(key string, lops []*lockOp, f *lockOp) *Violation {
 // must exhaust them to draw the failure, which on a long key costs more
 // than the proof did.
 func (c *keyCheck) failViolation(key string, lops []*lockOp, f *lockOp, from, through int64) *Violation {
+	if c.decideOnly {
+		return &Violation{Key: key}
+	}
 	var upTo []*lockOp
 	for _, lo := range lops {
 		if lo.call <= through {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -127,6 +128,9 @@ func TextChecks(w io.Writer, rep checker.Findings, dir string) {
 				break
 			}
 			fmt.Fprintf(w, "      %s\n", v.Message)
+			if len(v.Minimal) > 0 {
+				fmt.Fprintf(w, "        the fewest ops that cannot all be true: %s\n", opList(v.Minimal))
+			}
 			if v.File != "" {
 				fmt.Fprintf(w, "        see %s/%s\n", dir, v.File)
 			}
@@ -344,4 +348,13 @@ func (p *Progress) End() {
 	if p.tty && p.drew {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
+}
+
+// opList is indexes as the history names its ops (#12, #40).
+func opList(idx []int64) string {
+	parts := make([]string, len(idx))
+	for i, x := range idx {
+		parts[i] = "#" + strconv.FormatInt(x, 10)
+	}
+	return strings.Join(parts, ", ")
 }
