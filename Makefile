@@ -37,10 +37,13 @@ survey-deps: deps ## the survey's Python and PHP libraries, when missing
 		echo "survey-deps: missing: install them (e.g. sudo apt-get install $(SURVEY_APT))"; exit 2; \
 	fi
 
-test: survey-deps ## the race detector everywhere, then the memory-budget test without it (its RSS bound means nothing under the race detector); then the survey's adapters, each through one short run
-	LOCKCHECK_REQUIRE_REDIS=1 LOCKCHECK_REQUIRE_CHROMIUM=1 LOCKCHECK_REQUIRE_PYREDIS=1 $(GO) test -race -count=1 -timeout 40m $(RACE_PKGS)
+test: survey-deps ## the race detector everywhere, the survey's adapters (each through one short run) beside it; then the memory-budget test without it (its RSS bound means nothing under the race detector)
+	@log=$$(mktemp); \
+	(cd survey && LOCKCHECK_REQUIRE_REDIS=1 $(GO) test -race -count=1 -timeout 20m ./... >"$$log" 2>&1) & survey=$$!; \
+	LOCKCHECK_REQUIRE_REDIS=1 LOCKCHECK_REQUIRE_CHROMIUM=1 LOCKCHECK_REQUIRE_PYREDIS=1 $(GO) test -race -count=1 -timeout 40m $(RACE_PKGS); main=$$?; \
+	wait $$survey; surveyrc=$$?; echo "survey module (cd survey && go test -race ./...):"; cat "$$log"; rm -f "$$log"; \
+	[ $$main = 0 ] && [ $$surveyrc = 0 ]
 	$(GO) test -count=1 -run '^TestBudget_UnknownWithinMemory$$' ./checker/
-	cd survey && LOCKCHECK_REQUIRE_REDIS=1 $(GO) test -race -count=1 -timeout 10m ./...
 
 survey: survey-deps ## the whole survey (about 40 minutes a seed): every library through verify with --seed 1, the passes again with --seed 2, the clock-skew sweep and the bench, then docs/survey.md written from them
 	cd survey && $(GO) build -o ../bin/lockcheck-survey ./cmd/lockcheck-survey && $(GO) run ./cmd/survey --bin ../bin/lockcheck-survey --out ../results/survey --write ../docs/survey.md
