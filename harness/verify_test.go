@@ -51,9 +51,10 @@ func row(t *testing.T, v *report.Verify, scenario string) report.VerifyRow {
 
 // TestVerify_FreeKeyBugNeedsCoverage: a lock whose extend re-creates an
 // expired lease with SET NX breaks only on a free key. The extend
-// scenario finds it; forced onto two hot keys, where no overdue extend
-// finds a free key, the same scenario is not exercised: unknown, never
-// valid.
+// scenario finds it (its clients on keys of their own give it free keys
+// on purpose); forced onto two hot keys with no such client, where no
+// overdue extend finds a free key, the same scenario is not exercised:
+// unknown, never valid.
 func TestVerify_FreeKeyBugNeedsCoverage(t *testing.T) {
 	testutil.RequireRedis(t)
 	short := func(w *workload.Config) { w.Duration = 4 * time.Second }
@@ -67,7 +68,8 @@ func TestVerify_FreeKeyBugNeedsCoverage(t *testing.T) {
 		}
 	}
 
-	hot := func(w *workload.Config) { short(w); w.Clients, w.Keys = 40, 2 }
+	// Hot keys and no client on a key of its own: the free key never comes.
+	hot := func(w *workload.Config) { short(w); w.Clients, w.Keys, w.SoloKeys = 40, 2, 0 }
 	v, dir = verify(t, "spec:broken-setnx-extend", []string{"extend"}, 10*time.Second, hot)
 	r := row(t, v, "extend")
 	if v.Verdict != checker.Unknown || r.Status != report.StatusNotExercised {

@@ -77,7 +77,21 @@ type Config struct {
 	// critical section (0: 5ms + 10% of the TTL), to absorb timer and
 	// scheduling delay on a loaded machine.
 	Margin time.Duration
+	// SoloKeys, if set, gives each of the first SoloKeys clients a key of
+	// its own, which no other client locks, and stops it (its lock's
+	// background work and lock process included) for 1.5x the TTL in the
+	// middle of every other critical section: its overdue extend then
+	// lands on a key that is free, and its release after it too
+	// (late_extend_free, late_release_free), the events an ownership check
+	// on extend and release exists for, produced on purpose rather than
+	// left to a pause that happens to find a holder no one contends. One
+	// client at least always shares the keys.
+	SoloKeys int
 }
+
+// solo is how many clients have keys of their own (SoloKeys, leaving one
+// client at least on the shared keys).
+func (c Config) solo() int { return max(min(c.SoloKeys, c.Clients-1), 0) }
 
 // WithDefaults fills zero fields and checks the rest.
 func (c Config) WithDefaults() (Config, error) {
@@ -142,6 +156,9 @@ func (c Config) validate() error {
 	}
 	if c.ExtendEvery < 0 || (c.ExtendEvery > 0 && c.ExtendEvery >= c.TTL) {
 		errs = append(errs, fmt.Errorf("--extend-every %v: want more than 0 and less than the TTL %v (a third of it is usual)", c.ExtendEvery, c.TTL))
+	}
+	if c.SoloKeys < 0 {
+		errs = append(errs, fmt.Errorf("solo keys %d: want 0 or more", c.SoloKeys))
 	}
 	if c.TTLFactor < 0 {
 		errs = append(errs, fmt.Errorf("--ttl-factor %v: want more than 0", c.TTLFactor))

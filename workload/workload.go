@@ -116,6 +116,9 @@ type client struct {
 	id   int
 	rng  *rand.Rand
 	zipf *rand.Zipf
+	// sections counts its critical sections (a solo client pauses in
+	// every other one).
+	sections int
 	// ctx carries the client's id and gate to every call; ctxID is the id
 	// it was made for (a crashed client comes back under a new one).
 	ctx   context.Context
@@ -134,8 +137,13 @@ func newClient(cfg Config, id int) *client {
 
 func (r *Runner) client(ctx context.Context, id int) {
 	c := newClient(r.cfg, id)
+	slot := r.faults.slot(id)
 	for ctx.Err() == nil {
-		key := KeyName(r.cfg.KeyPrefix, c.pickKey(r.cfg.Keys))
+		k := c.pickKey(r.cfg.Keys)
+		if slot < r.cfg.solo() {
+			k = r.cfg.Keys + slot // its own key (Config.SoloKeys)
+		}
+		key := KeyName(r.cfg.KeyPrefix, k)
 		if lease, ok := r.acquire(ctx, c, key); ok {
 			r.holdAndRelease(ctx, c, lease)
 		}
@@ -290,6 +298,11 @@ func (r *Runner) attempt(ctx context.Context, c *client, key string, due int64) 
 func (r *Runner) hold(ctx context.Context, c *client, l lockimpl.Lease) {
 	start := r.now()
 	end := start + int64(r.holdTime(c))
+	if slot := r.faults.slot(c.id); slot < r.cfg.solo() {
+		if c.sections++; c.sections%2 == 0 {
+			r.faults.holdPause[slot].Store(int64(r.cfg.TTL * 3 / 2)) // taken in the section
+		}
+	}
 	if r.clientNow(c, l) < int64(l.Deadline())-int64(r.cfg.Margin) {
 		if d := r.takePause(c, false); d > 0 {
 			r.pauseClient(ctx, c, d)
