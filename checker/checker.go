@@ -103,6 +103,7 @@ const (
 	skipSurplus
 	skipEDF
 	skipOverlap
+	skipShortfall
 	// skipAll is porcupine alone on every key.
 	skipAll reductions = 1<<16 - 1
 )

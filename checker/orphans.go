@@ -32,19 +32,20 @@ type holdWindow struct{ from, to int64 }
 
 // holdWindows returns every acquired token's window. A lease is set by an
 // acquire of its token that took effect, so no earlier than the earliest
-// call of one; it is held at t only if t <= E + eps, and E is at most the
-// reach of its setters and additive extends, whatever their order
-// (reach). A token acquired once that has an ok release is free after
-// that release's instant (the release needed the lease, so it came after
-// the acquire) and nothing can set it again.
+// call of one; it is held at t only if t <= E + eps, and E is at most
+// tokenReach of its setters and extends, whatever their order. A token
+// acquired once that has an ok release is free after that release's
+// instant (the release needed the lease, so it came after the acquire)
+// and nothing can set it again.
 func holdWindows(m leaseModel, lops []*lockOp) []holdWindow {
 	type tok struct {
 		acquires int
 		from     int64
 		released int64
+		setters  []*lockOp // acquires and extends that may have taken effect
 	}
 	toks := map[string]*tok{}
-	r := newReach()
+	var order []string
 	for _, lo := range lops {
 		if lo.typ == history.Fail && lo.f == history.Acquire {
 			continue
@@ -53,30 +54,95 @@ func holdWindows(m leaseModel, lops []*lockOp) []holdWindow {
 		if t == nil {
 			t = &tok{from: inf, released: inf}
 			toks[lo.token] = t
+			order = append(order, lo.token)
 		}
 		switch {
 		case lo.f == history.Acquire:
 			t.acquires++
 			t.from = min(t.from, lo.call)
-			r.see(lo.token, false, lo.ret, lo.ttl)
+			t.setters = append(t.setters, lo)
 		case lo.f == history.Extend && lo.typ != history.Fail:
-			r.see(lo.token, lo.add, lo.ret, lo.ttl)
+			t.setters = append(t.setters, lo)
 		case lo.f == history.Release && lo.typ == history.OK:
 			t.released = min(t.released, lo.ret)
 		}
 	}
 	var out []holdWindow
-	for token, t := range toks {
+	for _, token := range order {
+		t := toks[token]
 		if t.acquires == 0 {
 			continue // never acquired: it never holds the key
 		}
-		to := addBound(min(r.set[token]+r.add[token], maxD), m.eps)
+		to := addBound(tokenReach(m, t.setters), m.eps)
 		if t.acquires == 1 {
 			to = min(to, t.released)
 		}
 		out = append(out, holdWindow{t.from, to})
 	}
 	return out
+}
+
+// tokenReach bounds the expiry of one token's lease, whatever the order
+// its setters (acquires and extends that may have taken effect) took
+// effect in. reach lets a replacing extend take effect as late as it
+// returned, lease or no lease; but it needs the lease held, t <= E + eps:
+// an indeterminate watchdog extend stuck behind a stalled Redis cannot
+// stretch its lease by the seconds of its horizon. The bound:
+//
+//   - acquires set E = t + ttl, t <= ret: base = the largest ret + ttl;
+//     additive extends add at most add = the sum of their TTLs, wherever
+//     they fall;
+//   - a replacing extend x sets E = t + ttl_x with t <= ret_x and
+//     t <= E' + eps, E' the expiry before it, so E <= min(R_x, v + d)
+//     where R_x = ret_x + ttl_x, v bounds the setters' part of E' and
+//     d = add + eps + C, C the largest TTL of these extends; and it can
+//     take effect at all only if call_x <= v + add + eps;
+//   - each extend takes effect once, and applying v -> max(v, min(R, v +
+//     d)) in ascending R gives the largest result of any order (for two,
+//     the smaller R first never gives less), so the bound is that over
+//     every extend that some order lets find its lease held. Those are
+//     found by passes that only add extends as v grows: one usable in a
+//     real timeline is usable here, by induction on that timeline.
+func tokenReach(m leaseModel, setters []*lockOp) int64 {
+	base, add, c := int64(-inf), int64(0), int64(0)
+	var replacing []*lockOp
+	for _, lo := range setters {
+		switch {
+		case lo.f == history.Acquire:
+			base = max(base, lo.ret+lo.ttl)
+		case lo.add:
+			add = min(add+lo.ttl, maxD)
+		default:
+			replacing = append(replacing, lo)
+			c = max(c, lo.ttl)
+		}
+	}
+	if base <= -inf {
+		return -inf // extends of a lease never acquired hold nothing
+	}
+	slices.SortFunc(replacing, func(a, b *lockOp) int { return cmpInt(a.ret+a.ttl, b.ret+b.ttl) })
+	d := min(add+m.eps+c, maxD)
+	used := make([]bool, len(replacing))
+	apply := func() int64 {
+		v := base
+		for i, x := range replacing {
+			if used[i] {
+				v = max(v, min(x.ret+x.ttl, addBound(v, d)))
+			}
+		}
+		return v
+	}
+	v := base
+	for changed := true; changed; {
+		changed = false
+		for i, x := range replacing {
+			if !used[i] && x.call <= addBound(v, add+m.eps) {
+				used[i], changed = true, true
+			}
+		}
+		v = apply()
+	}
+	return min(addBound(v, add), maxD)
 }
 
 // uncoveredFail returns a failed acquire whose interval meets no token's
@@ -366,3 +432,87 @@ func maxOrphanTTL(pool []*lockOp) int64 {
 	}
 	return d
 }
+
+// orphanShortfall refutes a key whose refusals, where no other lease can
+// hold the key, need more orphan leases than there are orphans that could
+// have taken effect there (reduction 1e in reduce.go): a Redis stalled
+// again and again leaves a stuck key whose every refusal one orphan or
+// another could cover, but not all of them together.
+//
+// The argument. A failed acquire needs a holder at its instant. Where its
+// interval meets no hold window of a lease that is not an orphan
+// (holdWindows), that holder is an orphan's lease: an orphan o took
+// effect at some s in [call_o, ret_o] (ret: up to its horizon) and can be
+// seen as the holder only within [s, s + ttl_o + eps]. An orphan takes
+// effect at most once, so its lease is one interval of length at most
+// L = the longest orphan TTL + eps. Take any run of such refusals (i..j
+// in the order of their returns): the leases that hold the key at their
+// instants are distinct orphans, each of which can meet one of them (its
+// call no later than the run's last return, its ret + ttl + eps no
+// earlier than the run's earliest call); and at least g of them are
+// needed, g the fewest intervals of length L that meet every refusal of
+// the run (the greedy that places each at the earliest uncovered
+// refusal's return is exact: any interval meeting that refusal starts by
+// its return, so covers no later refusal this one misses). If g exceeds
+// the orphans that could meet the run, no timeline has a holder at every
+// instant: sound, with no order searched. It does not use that orphans'
+// leases also exclude one another, so it refutes less than it could, never
+// more. O(n^2 m) for n such refusals and m orphans, skipped above
+// maxShortfallWork.
+func orphanShortfall(m leaseModel, lops []*lockOp) (f *lockOp, need, have int) {
+	var rest, fails []*lockOp
+	for _, lo := range lops {
+		if lo.f == history.Acquire && lo.typ == history.Fail {
+			fails = append(fails, lo)
+		} else {
+			rest = append(rest, lo)
+		}
+	}
+	bare, orphans := orphansOf(rest)
+	if len(orphans) == 0 || len(fails) == 0 {
+		return nil, 0, 0
+	}
+	ws := holdWindows(m, bare)
+	slices.SortFunc(ws, func(a, b holdWindow) int { return cmpInt(a.from, b.from) })
+	slices.SortFunc(fails, func(a, b *lockOp) int { return cmpInt(a.ret, b.ret) })
+	// needed: the refusals no window of the bare leases meets.
+	var needed []*lockOp
+	reach, k := int64(-inf), 0
+	for _, f := range fails {
+		for ; k < len(ws) && ws[k].from <= f.ret; k++ {
+			reach = max(reach, ws[k].to)
+		}
+		if reach < f.call {
+			needed = append(needed, f)
+		}
+	}
+	n := len(needed)
+	if n == 0 || n*n*len(orphans) > maxShortfallWork {
+		return nil, 0, 0
+	}
+	L := maxOrphanTTL(orphans) + m.eps
+	for i := range needed {
+		g, covEnd, minCall := 0, int64(-inf), needed[i].call
+		for j := i; j < n; j++ {
+			r := needed[j]
+			minCall = min(minCall, r.call)
+			if r.call > covEnd {
+				g++
+				covEnd = r.ret + L
+			}
+			avail := 0
+			for _, o := range orphans {
+				if o.call <= r.ret && addBound(o.ret, o.ttl+m.eps) >= minCall {
+					avail++
+				}
+			}
+			if g > avail {
+				return r, g, avail
+			}
+		}
+	}
+	return nil, 0, 0
+}
+
+// maxShortfallWork bounds orphanShortfall's n^2 m.
+const maxShortfallWork = 200_000_000

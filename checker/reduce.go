@@ -102,6 +102,11 @@ func stopOnDone(ctx context.Context, pm porcupine.Model) porcupine.Model {
 //     1c. dropSurplusOrphans (orphans.go) keeps of interchangeable orphans
 //     only as many as can take effect.
 //
+//     1e. orphanShortfall (orphans.go) refutes, in O(n^2 m), a key whose
+//     refusals that only orphans can cover need more orphan leases than
+//     there are orphans that could take effect there (a stuck key behind
+//     a Redis stalled again and again).
+//
 //     1d. certainOverlap (overlap.go) refutes, in O(n log n), a key with
 //     an ok acquire that took effect, whatever the order, while another
 //     lease certainly held the key: ops too slow for porcupine to refute
@@ -178,6 +183,11 @@ func (c *keyCheck) check(key string, lops []*lockOp) (Verdict, *Violation, int) 
 	if len(fails) > 0 && c.skip&skipUncovered == 0 {
 		if f := uncoveredFail(c.m, lops); f != nil {
 			return Invalid, c.uncovered(key, lops, f), 0
+		}
+	}
+	if len(fails) > 0 && c.skip&skipShortfall == 0 {
+		if f, need, have := orphanShortfall(c.m, lops); f != nil {
+			return Invalid, c.shortfall(key, lops, f, need, have), 0
 		}
 	}
 	if c.skip&skipOverlap == 0 {
@@ -436,6 +446,14 @@ func (c *keyCheck) uncovered(key string, lops []*lockOp, f *lockOp) *Violation {
 	v := c.failViolation(key, lops, f, f.call, f.ret)
 	v.Message = fmt.Sprintf("%s: p%d acquire fail at %s though no lease could hold the key then (every lease that could was released, expired or not yet set; tolerance %v): a definite failure with no holder",
 		key, f.process, history.Seconds(f.orig), time.Duration(c.m.eps))
+	return v
+}
+
+// shortfall explains the refusal f that orphanShortfall found.
+func (c *keyCheck) shortfall(key string, lops []*lockOp, f *lockOp, need, have int) *Violation {
+	v := c.failViolation(key, lops, f, f.call, f.ret)
+	v.Message = fmt.Sprintf("%s: p%d acquire fail at %s, with the refusals before it that no lease but an orphan (an indeterminate acquire no other op names) could hold the key for, needs %d orphan leases at least, and only %d orphans could have taken effect then (tolerance %v): the key stayed locked by a lease nothing recorded (a stuck lock)",
+		key, f.process, history.Seconds(f.orig), need, have, time.Duration(c.m.eps))
 	return v
 }
 
