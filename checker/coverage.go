@@ -79,6 +79,11 @@ const (
 	// are the window's, not a bucket's.
 	GrantedByDeposed = "granted_by_deposed"
 	LostAtPromotion  = "lost_at_promotion"
+	// LostRetaken counts the leases a promotion lost whose key the
+	// promoted master granted again while they would still have held it
+	// (read from it): a second holder, the event a lock that loses leases
+	// at a failover breaks on.
+	LostRetaken = "lost_retaken"
 	// GrantedBothSides counts the keys the deposed master and the
 	// promoted one held at once, read from both: the same lease granted
 	// on both sides of a split brain.
@@ -95,7 +100,7 @@ const (
 )
 
 // windowFigures are the figures read from the servers in fault windows.
-var windowFigures = []string{GrantedByDeposed, GrantedBothSides, LostAtPromotion, ExpiredByClock, LostAtRestart}
+var windowFigures = []string{GrantedByDeposed, GrantedBothSides, LostAtPromotion, LostRetaken, ExpiredByClock, LostAtRestart}
 
 // CoverageFigures names the figures and what each means, in the order
 // they are shown.
@@ -113,6 +118,7 @@ var CoverageFigures = []struct{ Name, Meaning string }{
 	{GrantedBothSides, "keys the deposed master and the promoted one held at once (read from both): one lease granted on both sides"},
 	{ExpiredByClock, "leases a node's clock jump expired at once (read from the node before and after)"},
 	{LostAtPromotion, "leases a master held just before it went down that the replica promoted in its place lacked (read from both)"},
+	{LostRetaken, "leases lost at a promotion whose key the promoted master granted again while they would still have held it (read from it)"},
 	{LostAtRestart, "leases a node restarted without persistence held, live past its restart, when it was killed (read just before the kill, its writes paused): the restart dropped them"},
 }
 

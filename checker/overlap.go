@@ -34,7 +34,7 @@ import (
 // guard is the open interval over which a lease certainly holds its key.
 type guard struct {
 	from, to int64
-	acq      *lockOp
+	acq, rel *lockOp // rel: the release that ends it, if one does
 }
 
 // guards returns the leases' guards that are not empty.
@@ -77,7 +77,7 @@ func guards(m leaseModel, lops []*lockOp) []guard {
 		g := guard{from: t.acq.ret, acq: t.acq}
 		switch {
 		case t.releases == 1:
-			g.to = t.rel.call
+			g.to, g.rel = t.rel.call, t.rel
 		case t.extend == 0 && t.mayRel == 0:
 			g.to = t.acq.call + t.acq.ttl - m.eps
 		default:
@@ -124,12 +124,30 @@ func certainOverlap(m leaseModel, lops []*lockOp) (*lockOp, guard) {
 
 // overlap explains the acquire y that certainOverlap found inside g.
 func (c *keyCheck) overlap(key string, lops []*lockOp, y *lockOp, g guard) *Violation {
-	x, released := g.acq, g.to != g.acq.call+g.acq.ttl-c.m.eps
+	x, released := g.acq, g.rel != nil
 	through := y.ret
 	if released {
 		through = max(through, g.to) // the release is part of the proof
 	}
-	v := c.failViolation(key, lops, y, x.call, through)
+	// Drawn from the ops that meet the proof's span: they are invalid
+	// too (the argument above holds for any ops that include these), and
+	// few, where the key's whole prefix may be too many to draw.
+	var span []*lockOp
+	for _, lo := range lops {
+		if lo.orig >= x.call {
+			span = append(span, lo)
+		}
+	}
+	v := c.failViolation(key, span, y, x.call, through)
+	if v.File == "" && c.outDir != "" && !c.decideOnly {
+		// Too many ops meet the span to draw: draw the proof's own.
+		proof := []*lockOp{x, y}
+		if g.rel != nil {
+			proof = append(proof, g.rel)
+		}
+		slices.SortFunc(proof, func(a, b *lockOp) int { return cmpInt(a.call, b.call) })
+		v.File = c.violation(key, proof).File
+	}
 	who := fmt.Sprintf("p%d acquire ok at %s", y.process, history.Seconds(y.orig))
 	holder := fmt.Sprintf("p%d's lease %s (acquired %s, ttl %v)", x.process, short(x.token), history.Seconds(x.call), time.Duration(x.ttl))
 	if released {

@@ -95,6 +95,17 @@ func (w *KeyWatch) note(channel, key string, at int64) {
 	}
 }
 
+// Log is a copy of what the watch recorded so far.
+func (w *KeyWatch) Log() KeyLog {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(KeyLog, len(w.log))
+	for k, spans := range w.log {
+		out[k] = append([]KeySpan(nil), spans...)
+	}
+	return out
+}
+
 // Sets is how many keys the node set so far (a write to a key it did
 // not hold).
 func (w *KeyWatch) Sets() int64 {
@@ -212,14 +223,35 @@ func holds(ctx context.Context, c *redis.Client) (Holdings, error) {
 // down) live for longer than margin that after (the promoted node's)
 // lacks, or holds with another value.
 func LostFrom(before, after Holdings, margin time.Duration) int64 {
-	var lost int64
+	return int64(len(LostKeys(before, after, margin)))
+}
+
+// LostKeys is LostFrom's leases by key, each with what was left of its
+// TTL when before was read.
+func LostKeys(before, after Holdings, margin time.Duration) map[string]time.Duration {
+	lost := map[string]time.Duration{}
 	for k, h := range before {
 		if h.TTL <= margin {
 			continue
 		}
 		if a, ok := after[k]; !ok || a.Value != h.Value {
-			lost++
+			lost[k] = h.TTL
 		}
 	}
 	return lost
+}
+
+// SetBefore counts the keys of due that log shows set (a grant) before
+// the Unix ns time due gives each.
+func SetBefore(log KeyLog, due map[string]int64) int64 {
+	var n int64
+	for k, d := range due {
+		for _, sp := range log[k] {
+			if sp.From < d {
+				n++
+				break
+			}
+		}
+	}
+	return n
 }

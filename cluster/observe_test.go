@@ -130,3 +130,50 @@ func TestHolds_LostFrom(t *testing.T) {
 		t.Errorf("lock:b retaken and lock:c gone: %d lost, want 2", got)
 	}
 }
+
+// TestKeyWatch_LostRetaken: of the leases a promotion lost (LostKeys),
+// those whose key the promoted node granted again, read from its
+// keyspace notifications, while they would still have held it
+// (SetBefore): counted when the grant comes before the lost lease's
+// expiry, not after it, and not for a key that was not lost.
+func TestKeyWatch_LostRetaken(t *testing.T) {
+	c, n, rc := oneNode(t)
+	ctx := context.Background()
+	before := cluster.Holdings{"lock:a": {Value: "tok-a", TTL: 10 * time.Second}, "lock:b": {Value: "tok-b", TTL: 10 * time.Second},
+		"lock:kept": {Value: "tok-k", TTL: 10 * time.Second}}
+	after := cluster.Holdings{"lock:kept": before["lock:kept"]}
+	lost := cluster.LostKeys(before, after, 200*time.Millisecond)
+	if len(lost) != 2 || lost["lock:a"] != 10*time.Second {
+		t.Fatalf("LostKeys = %v, want lock:a and lock:b with their TTLs", lost)
+	}
+	w, err := c.WatchKeys(ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// lock:a is granted again; lock:kept is set too (not lost); lock:b
+	// stays free. The marker makes sure every event before it is noted.
+	for _, k := range []string{"lock:a", "lock:kept", "lock:end"} {
+		if err := rc.SetNX(ctx, k, "other", 10*time.Second).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for w.Sets() < 3 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	log := w.Close()
+	now := time.Now()
+	due := map[string]int64{}
+	for k, ttl := range lost {
+		due[k] = now.Add(ttl).UnixNano()
+	}
+	if got := cluster.SetBefore(log, due); got != 1 {
+		t.Errorf("lock:a granted again while its lost lease would still hold it: %d, want 1 (log %v)", got, log)
+	}
+	for k := range due {
+		due[k] = now.Add(-time.Minute).UnixNano() // the lost leases had expired by then
+	}
+	if got := cluster.SetBefore(log, due); got != 0 {
+		t.Errorf("grants after the lost leases expired: %d, want 0", got)
+	}
+}

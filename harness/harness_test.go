@@ -99,7 +99,7 @@ func TestRun_LinearizableCatchesForeignRelease(t *testing.T) {
 		t.Fatalf("linearizable: got %s, want invalid", lin.Verdict)
 	}
 	if v := lin.Violations[0]; v.File == "" {
-		t.Errorf("no visualization for %s", v.Key)
+		t.Errorf("no visualization for %s: %s %q", v.Key, v.Message, v.Explanation)
 	} else if _, err := os.Stat(filepath.Join(res.Dir, v.File)); err != nil {
 		t.Error(err)
 	}

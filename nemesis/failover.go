@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/internal/ctxwait"
 )
 
 // failover kills the master Sentinel names and has Sentinel promote a
@@ -17,9 +18,15 @@ type failover struct {
 	env Env
 	target
 	events map[string]int64
+	// watch records what the promoted node does to keys once it serves;
+	// lost is, for each lease the promotion lost, when it would have
+	// expired (Unix ns): a grant of its key before then is LostRetaken.
+	watch *cluster.KeyWatch
+	lost  map[string]int64
 }
 
-// Events is the last window's count of leases the promotion lost.
+// Events is the last window's count of leases the promotion lost, and of
+// those whose key was granted again while they would still have held it.
 func (f *failover) Events() map[string]int64 {
 	e := f.events
 	f.events = nil
@@ -48,8 +55,54 @@ func (f *failover) countLost(ctx context.Context, before cluster.Holdings, at ti
 	}
 	// A lease that could have expired between the two reads is no loss.
 	margin := time.Since(at) + 100*time.Millisecond
-	f.events = map[string]int64{LostAtPromotion: cluster.LostFrom(before, after, margin)}
+	lost := cluster.LostKeys(before, after, margin)
+	f.events = map[string]int64{LostAtPromotion: int64(len(lost))}
+	if len(lost) == 0 {
+		return
+	}
+	// The bug's event is a lost lease's key granted again while the
+	// lease would still have held it: watch the promoted node for it
+	// (grants before the watch began are missed: conservative).
+	f.lost = map[string]int64{}
+	for k, ttl := range lost {
+		f.lost[k] = at.Add(ttl).UnixNano() - int64(margin)
+	}
+	f.watch, _ = f.env.Cluster.WatchKeys(ctx, promoted)
 }
+
+// closeWatch counts the lost leases whose key the promoted node granted
+// again while they would still have held it (LostRetaken). Clients may
+// reach the promoted node only once the old one is back and redirects
+// them (a cluster client keeps trying a dead node), so it is called
+// after the heal and waits for such a grant, up to retakenWait or until
+// every lost lease would have expired, whichever is first; it returns
+// as soon as one is seen.
+func (f *failover) closeWatch(ctx context.Context) {
+	w, lost := f.watch, f.lost
+	f.watch, f.lost = nil, nil
+	if w == nil {
+		return
+	}
+	until := time.Now().Add(retakenWait)
+	latest := int64(0)
+	for _, d := range lost {
+		latest = max(latest, d)
+	}
+	until = time.Unix(0, min(until.UnixNano(), latest))
+	for cluster.SetBefore(w.Log(), lost) == 0 && time.Now().Before(until) {
+		if !ctxwait.Sleep(ctx, 50*time.Millisecond) {
+			break
+		}
+	}
+	if f.events == nil {
+		f.events = map[string]int64{}
+	}
+	f.events[LostRetaken] = cluster.SetBefore(w.Close(), lost)
+}
+
+// retakenWait bounds how long a failover's heal waits to see a lost
+// lease's key granted again.
+const retakenWait = 5 * time.Second
 
 // sentinelMaster is the master Sentinel names, for faults that need the
 // sentinel topology.
@@ -115,6 +168,7 @@ func crash(m *cluster.Node) error {
 }
 
 func (f *failover) Stop(ctx context.Context) error {
+	defer f.closeWatch(ctx)
 	n := f.takeOne()
 	if n == nil {
 		return nil

@@ -107,6 +107,9 @@ const (
 	// LostAtPromotion counts the leases a master held just before it went
 	// down that the replica promoted in its place did not have.
 	LostAtPromotion = "lost_at_promotion"
+	// LostRetaken counts the leases a promotion lost whose key the
+	// promoted master granted again while they would still have held it.
+	LostRetaken = "lost_retaken"
 	// ExpiredByClock counts the leases a node's clock jump expired at once.
 	ExpiredByClock = "expired_by_clock"
 	// LostAtRestart counts the leases a node held just before it was
