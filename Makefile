@@ -37,9 +37,10 @@ survey-deps: deps ## the survey's Python and PHP libraries, when missing
 		echo "survey-deps: missing: install them (e.g. sudo apt-get install $(SURVEY_APT))"; exit 2; \
 	fi
 
-test: survey-deps ## the race detector everywhere, the survey's adapters (each through one short run) beside it; then the memory-budget test without it (its RSS bound means nothing under the race detector)
+test: survey-deps ## the race detector everywhere, the survey's adapters (each through one short run; go-zero's without the race detector, whose own breaker races) beside it; then the memory-budget test without it (its RSS bound means nothing under the race detector)
 	@log=$$(mktemp); \
-	(cd survey && LOCKCHECK_REQUIRE_REDIS=1 $(GO) test -race -count=1 -timeout 20m ./... >"$$log" 2>&1) & survey=$$!; \
+	(cd survey && LOCKCHECK_REQUIRE_REDIS=1 $(GO) test -race -count=1 -timeout 20m ./... >"$$log" 2>&1 && \
+	  LOCKCHECK_REQUIRE_REDIS=1 $(GO) test -count=1 -timeout 10m -run 'TestGoAdapters_Contention/go-zero' ./golocks/ >>"$$log" 2>&1) & survey=$$!; \
 	LOCKCHECK_REQUIRE_REDIS=1 LOCKCHECK_REQUIRE_CHROMIUM=1 LOCKCHECK_REQUIRE_PYREDIS=1 $(GO) test -race -count=1 -timeout 40m $(RACE_PKGS); main=$$?; \
 	wait $$survey; surveyrc=$$?; echo "survey module (cd survey && go test -race ./...):"; cat "$$log"; rm -f "$$log"; \
 	[ $$main = 0 ] && [ $$surveyrc = 0 ]

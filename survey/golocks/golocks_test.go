@@ -34,9 +34,18 @@ func judged(t *testing.T, res *harness.Result, scoped bool) {
 
 // TestGoAdapters_Contention: each Go adapter passes a short contention
 // run, judged on what it promises.
+//
+// go-zero runs without the race detector only (make test runs it so): its
+// circuit breaker, once open under this load, logs its error window, and
+// errorWindow.String reads the window's count before taking its lock
+// (core/breaker/breaker.go:267-268 at v1.10.3) while requests add to it:
+// a data race in go-zero, reported by the race detector in CI.
 func TestGoAdapters_Contention(t *testing.T) {
 	for _, e := range Entries() {
 		t.Run(e.Name, func(t *testing.T) {
+			if e.Name == "go-zero" && raceDetector {
+				t.Skip("go-zero's breaker races with itself (errorWindow.String, breaker.go:267-268 at v1.10.3): run without -race")
+			}
 			res := lockchecktest.Run(t, e.Name, e.Factory, lockchecktest.Options{Workload: contention})
 			judged(t, res, e.Watchdog)
 			if e.Name == "go-zero" && res.Findings.Coverage["contended"] == 0 {
