@@ -86,6 +86,11 @@ func TestLinearizable_Explanation(t *testing.T) {
 	if len(v.Explanation) < 2 || !strings.HasPrefix(v.Explanation[len(v.Explanation)-1], "=>") {
 		t.Errorf("explanation %q: want the window ending at the marked culprit", v.Explanation)
 	}
+	// The fewest ops that cannot all be true (the two acquires) come
+	// first, and are listed in results.json's minimal.
+	if len(v.Minimal) != 2 || len(v.Explanation) < 3 || v.Explanation[0] != fewestLine || !strings.HasPrefix(v.Explanation[1], "!! ") {
+		t.Errorf("violation: minimal %v, explanation %q; want the two acquires listed first", v.Minimal, v.Explanation)
+	}
 }
 
 func TestLinearizable_TimeoutIsUnknownNeverValid(t *testing.T) {

@@ -173,7 +173,7 @@ func cmpInt2(a1, b1, a2, b2 int64) int {
 func edfDue(m leaseModel, ops []*lockOp) []int64 {
 	end := map[string]int64{}
 	for _, o := range ops {
-		if o.f != history.Acquire && o.typ == history.OK && o.f == history.Release {
+		if o.f == history.Release && o.typ == history.OK {
 			end[o.token] = max(end[o.token], o.call)
 		}
 	}

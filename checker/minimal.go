@@ -140,7 +140,7 @@ const minimalKeys = 10
 // withMinimal puts into v the indexes of the fewest ops found that cannot
 // all be true, and their descriptions first in its explanation.
 func (c *keyCheck) withMinimal(v *Violation, lops []*lockOp) {
-	if v == nil || len(lops) > minimalOps {
+	if v == nil {
 		return
 	}
 	var hint []int64

@@ -3,11 +3,8 @@ package checker
 import (
 	"context"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/lockcheck/lockcheck/history"
 )
@@ -96,23 +93,4 @@ func indexesIn(lops, set []*lockOp) []int {
 		}
 	}
 	return out
-}
-
-// TestMinimal_InResults: a run's invalid key lists its fewest ops in the
-// violation (results.json's minimal) and first in its explanation.
-func TestMinimal_InResults(t *testing.T) {
-	ops, err := history.ReadFile("testdata/histories/acquire-ok-while-held.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := Linearizable(context.Background(), ops, corpusOpts.Resolved())
-	if len(r.Violations) != 1 {
-		t.Fatalf("%d violations, want 1", len(r.Violations))
-	}
-	v := r.Violations[0]
-	if len(v.Minimal) != 2 || len(v.Explanation) < 3 || v.Explanation[0] != fewestLine || !strings.HasPrefix(v.Explanation[1], "!! ") {
-		t.Errorf("violation: minimal %v, explanation %q; want the two acquires listed first", v.Minimal, v.Explanation)
-	}
-	_ = os.Getenv
-	_ = time.Second
 }

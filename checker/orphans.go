@@ -460,14 +460,7 @@ func maxOrphanTTL(pool []*lockOp) int64 {
 // more. O(n^2 m) for n such refusals and m orphans, skipped above
 // maxShortfallWork.
 func orphanShortfall(m leaseModel, lops []*lockOp) (f *lockOp, need, have int) {
-	var rest, fails []*lockOp
-	for _, lo := range lops {
-		if lo.f == history.Acquire && lo.typ == history.Fail {
-			fails = append(fails, lo)
-		} else {
-			rest = append(rest, lo)
-		}
-	}
+	rest, fails := splitFails(lops)
 	bare, orphans := orphansOf(rest)
 	if len(orphans) == 0 || len(fails) == 0 {
 		return nil, 0, 0

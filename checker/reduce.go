@@ -167,14 +167,7 @@ func (c *keyCheck) check(key string, lops []*lockOp) (Verdict, *Violation, int) 
 	if c.skip&skipSurplus == 0 {
 		lops = dropSurplusOrphans(c.m, lops)
 	}
-	var rest, fails []*lockOp
-	for _, lo := range lops {
-		if lo.f == history.Acquire && lo.typ == history.Fail {
-			fails = append(fails, lo)
-		} else {
-			rest = append(rest, lo)
-		}
-	}
+	rest, fails := splitFails(lops)
 	if len(fails) > 0 && c.skip&skipExpiredFail == 0 {
 		if v := c.expiredFail(key, lops); v != nil {
 			return Invalid, v, 0
@@ -354,6 +347,19 @@ func (c *keyCheck) witness(key string, lops, included, outside, orphans []*lockO
 		outside = without(outside, misfits)
 	}
 	return "", nil, false
+}
+
+// splitFails splits lops into its failed acquires and the rest, each in
+// lops's order.
+func splitFails(lops []*lockOp) (rest, fails []*lockOp) {
+	for _, lo := range lops {
+		if lo.f == history.Acquire && lo.typ == history.Fail {
+			fails = append(fails, lo)
+		} else {
+			rest = append(rest, lo)
+		}
+	}
+	return rest, fails
 }
 
 // without returns ops minus those in drop, which is a subsequence of ops.
