@@ -19,7 +19,7 @@ import (
 // them the same run has none. setnx stays valid.
 func TestRun_SoloKeys(t *testing.T) {
 	testutil.RequireRedis(t)
-	w := workload.Config{Clients: 6, Keys: 2, SoloKeys: 2, Duration: 3 * time.Second, TTL: 200 * time.Millisecond,
+	w := workload.Config{Clients: 6, Keys: 2, SoloKeys: 2, Duration: 4 * time.Second, TTL: 200 * time.Millisecond,
 		Hold: 600 * time.Millisecond, HoldDist: workload.HoldFixed, ExtendEvery: 66 * time.Millisecond,
 		Retry: workload.RetryBackoff, Margin: 40 * time.Millisecond}
 	res := run(t, "setnx", w)
@@ -27,7 +27,7 @@ func TestRun_SoloKeys(t *testing.T) {
 		t.Fatalf("setnx with solo keys: %s, want valid: %+v", res.Verdict, res.Findings.Checkers)
 	}
 	if got := res.Findings.Coverage[checker.LateExtendFree]; got < 3 {
-		t.Errorf("late_extend_free %d with 2 solo clients over 3 s, want at least 3 (coverage %v)", got, res.Findings.Coverage)
+		t.Errorf("late_extend_free %d with 2 solo clients over 4 s, want at least 3 (coverage %v)", got, res.Findings.Coverage)
 	}
 	ops, err := history.ReadFile(filepath.Join(res.Dir, "history.jsonl"))
 	if err != nil {
