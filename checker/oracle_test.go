@@ -947,8 +947,9 @@ func (h oracleHistory) lockOps() []*lockOp {
 }
 
 // simStalls is a key behind a Redis that stalls again and again (1 to 3
-// stalls): each leaves a class of interchangeable orphans (1 to 4, their
-// own interval and TTL, as clients with different settings send them),
+// stalls): each leaves a class of interchangeable orphans (1 to 4, or in
+// every other history 1 to 13 and 5 to 40 in all; their own interval and
+// TTL, as clients with different settings send them),
 // and refusals follow over a span that those orphans' leases, one after
 // another, may or may not be able to cover; a lease kept alive by an
 // extend caught in the first stall may come before. Whether it is valid
@@ -973,14 +974,31 @@ func simStalls(r *rand.Rand) oracleHistory {
 		at = 12
 	}
 	end, first := at, int64(-1)
-	for g := range 1 + r.IntN(3) {
+	// Every other history is a large one: 5 to 40 orphans in all, whose
+	// leases are longer (so that the oracle still ends); the small ones
+	// (1 to 4 a stall) are where refusals outnumber what orphans can cover.
+	large := r.IntN(2) == 0
+	counts := make([]int, 1+r.IntN(3))
+	for g := range counts {
+		counts[g] = 1 + r.IntN(4)
+		if large {
+			counts[g] = 1 + r.IntN(13)
+		}
+	}
+	if total := sumInts(counts); large && total < 5 {
+		counts[0] += 5 - total
+	}
+	for g, n := range counts {
 		call := at + r.Int64N(10)
 		ret := call + r.Int64N(8)
 		ttl := 5 + r.Int64N(20)
+		if large {
+			ttl += 3
+		}
 		if first < 0 {
 			first = call
 		}
-		for i := range 1 + r.IntN(4) {
+		for i := range n {
 			add(1+g, history.Acquire, history.Info, fmt.Sprintf("o%d.%d", g, i), ttl, call, ret)
 		}
 		end = max(end, ret+hz+ttl)
@@ -1010,13 +1028,17 @@ func simStalls(r *rand.Rand) oracleHistory {
 // some of the invalid ones and no valid one.
 func TestLinearizable_AgreesWithOracle_RepeatedStalls(t *testing.T) {
 	n := *oracleCases / 10
-	verdicts := map[Verdict]int{}
+	verdicts, large, most := map[Verdict]int{}, map[Verdict]int{}, 0
 	shortfalls := 0
 	for seed := 0; seed < n; seed++ {
 		r := rand.New(rand.NewPCG(uint64(seed), 61))
 		h := simStalls(r)
 		v := agreeIn(t, h, stallModes)
 		verdicts[v]++
+		if orphans := countOrphans(h); orphans >= 5 {
+			large[v]++
+			most = max(most, orphans)
+		}
 		m := leaseModel{eps: int64(h.eps)}
 		if f, _, _ := orphanShortfall(m, h.lockOps()); f != nil {
 			if v != Invalid {
@@ -1029,8 +1051,27 @@ func TestLinearizable_AgreesWithOracle_RepeatedStalls(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d repeated stalls: %d valid, %d invalid (%d refuted by orphanShortfall where every refusal alone has a possible holder)", n, verdicts[Valid], verdicts[Invalid], shortfalls)
-	if verdicts[Valid] < n/10 || verdicts[Invalid] < n/10 || shortfalls < n/100 {
-		t.Errorf("%d valid, %d invalid, %d shortfalls of %d: too one-sided to prove anything", verdicts[Valid], verdicts[Invalid], shortfalls, n)
+	t.Logf("%d repeated stalls: %d valid, %d invalid (%d refuted by orphanShortfall where every refusal alone has a possible holder); with 5 to %d orphans: %d valid, %d invalid", n, verdicts[Valid], verdicts[Invalid], shortfalls, most, large[Valid], large[Invalid])
+	if verdicts[Valid] < n/10 || verdicts[Invalid] < n/10 || shortfalls < n/100 || large[Valid] < n/10 || large[Invalid] < n/50 || most < 30 {
+		t.Errorf("%d valid, %d invalid, %d shortfalls of %d (5 or more orphans: %d valid, %d invalid, at most %d): too one-sided to prove anything", verdicts[Valid], verdicts[Invalid], shortfalls, n, large[Valid], large[Invalid], most)
 	}
+}
+
+// countOrphans is the number of h's info acquires.
+func countOrphans(h oracleHistory) int {
+	n := 0
+	for _, o := range h.ops {
+		if o.F == history.Acquire && o.Type == history.Info {
+			n++
+		}
+	}
+	return n
+}
+
+func sumInts(xs []int) int {
+	s := 0
+	for _, x := range xs {
+		s += x
+	}
+	return s
 }
