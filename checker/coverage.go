@@ -97,10 +97,16 @@ const (
 	// from the node before the kill and after the restart: a restart
 	// that forgot held locks (no persistence, an fsync not yet done).
 	LostAtRestart = "lost_at_restart"
+	// UnsyncedAtKill counts the leases a node held when it was killed,
+	// live past its restart, whose grant (its SET) was among the writes
+	// of the second before the kill, cut from the node's AOF as a power
+	// loss under appendfsync everysec drops them, read from the node and
+	// from the cut: an acknowledged grant the restart lost.
+	UnsyncedAtKill = "unsynced_at_kill"
 )
 
 // windowFigures are the figures read from the servers in fault windows.
-var windowFigures = []string{GrantedByDeposed, GrantedBothSides, LostAtPromotion, LostRetaken, ExpiredByClock, LostAtRestart}
+var windowFigures = []string{GrantedByDeposed, GrantedBothSides, LostAtPromotion, LostRetaken, ExpiredByClock, LostAtRestart, UnsyncedAtKill}
 
 // CoverageFigures names the figures and what each means, in the order
 // they are shown.
@@ -120,6 +126,7 @@ var CoverageFigures = []struct{ Name, Meaning string }{
 	{LostAtPromotion, "leases a master held just before it went down that the replica promoted in its place lacked (read from both)"},
 	{LostRetaken, "leases lost at a promotion whose key the promoted master granted again while they would still have held it (read from it)"},
 	{LostAtRestart, "leases a node restarted without persistence held, live past its restart, when it was killed (read just before the kill, its writes paused): the restart dropped them"},
+	{UnsyncedAtKill, "leases a node held when it was killed, live past its restart, whose grant was among the last second of writes that a power loss under appendfsync everysec dropped (read from the node, its writes paused, and from the AOF's cut tail)"},
 }
 
 // Hit is the figure of fault windows that began while a lease was

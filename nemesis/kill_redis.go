@@ -6,20 +6,31 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/internal/ctxwait"
 )
 
 // killRedis is kill-redis. On a node restarted without persistence, it
 // reads what the node holds just before it kills it, writes paused from
 // the read to the kill: the leases live then are what the restart drops,
-// for the node starts empty (LostAtRestart). With persistence, what the
-// node loads cannot be read apart from what the clients, back at once,
-// do to it, and the figure is not counted.
+// for the node starts empty (LostAtRestart). With appendfsync everysec it
+// is the host's crash, not only the server's (cluster.AOFMark): it marks
+// where each node's AOF ends, lets a second of writes through (what
+// everysec may not have fsynced), reads what the nodes hold, kills them
+// and cuts their AOF back to the mark; the leases whose grant the cut
+// dropped are what the restart loses (UnsyncedAtKill). With appendfsync
+// always nothing is lost, and nothing is counted.
 type killRedis struct {
 	env Env
 	target
-	lost   int64
-	events map[string]int64
+	lost     int64 // -1: not counted
+	unsynced int64 // -1: not counted
+	events   map[string]int64
+	marked   func() // called once the AOFs are marked (a test's hook)
 }
+
+// unsyncedSecond is how much of what a node wrote before its kill a power
+// loss drops under appendfsync everysec.
+const unsyncedSecond = time.Second
 
 // Events is the last window's count of leases a restart dropped.
 func (k *killRedis) Events() map[string]int64 {
@@ -32,35 +43,71 @@ func (k *killRedis) Events() map[string]int64 {
 func (k *killRedis) Hold() time.Duration { return k.env.RestartDelay }
 
 func (k *killRedis) Start(ctx context.Context, rng *rand.Rand) ([]string, error) {
-	k.lost = -1
+	k.lost, k.unsynced = -1, -1
 	empty := k.env.Cluster.Persistence == "none"
+	marks := map[*cluster.Node]cluster.AOFMark{}
+	if k.env.Cluster.Persistence == "aof-everysec" {
+		for _, n := range k.env.Cluster.Nodes {
+			if m, err := n.MarkAOF(); err == nil {
+				marks[n] = m
+			}
+		}
+		if k.marked != nil {
+			k.marked()
+		}
+		if len(marks) > 0 && !ctxwait.Sleep(ctx, unsyncedSecond) {
+			return nil, ctx.Err()
+		}
+	}
 	at := time.Now()
+	// Leases that expire before the restart are no loss.
+	margin := func() time.Duration { return time.Since(at) + k.env.RestartDelay + 100*time.Millisecond }
 	var before []cluster.Holdings
+	var unsynced []int64
 	names, err := k.start(ctx, k.env, rng, func(n *cluster.Node) error {
-		if empty {
-			if h, err := k.env.Cluster.HoldsFrozen(ctx, n, time.Second); err == nil {
+		m, power := marks[n]
+		var h cluster.Holdings
+		var herr error
+		if empty || power {
+			h, herr = k.env.Cluster.HoldsFrozen(ctx, n, time.Second)
+			if herr == nil && empty {
 				before = append(before, h)
 			}
 		}
-		return n.Kill()
+		if err := n.Kill(); err != nil || !power {
+			return err
+		}
+		cut, err := n.CutAOF(m)
+		if err == nil && herr == nil {
+			unsynced = append(unsynced, int64(len(cluster.UnsyncedKeys(h, cut, margin()))))
+		}
+		return err
 	})
 	if empty && len(before) == len(names) {
-		// Leases that expire before the restart are no loss.
 		k.lost = 0
 		for _, h := range before {
-			k.lost += cluster.LostFrom(h, nil, time.Since(at)+k.env.RestartDelay+100*time.Millisecond)
+			k.lost += cluster.LostFrom(h, nil, margin())
+		}
+	}
+	if len(unsynced) == len(names) && len(names) > 0 {
+		k.unsynced = 0
+		for _, u := range unsynced {
+			k.unsynced += u
 		}
 	}
 	return names, err
 }
 
 func (k *killRedis) Stop(ctx context.Context) error {
-	if k.lost >= 0 {
+	switch {
+	case k.lost >= 0:
 		k.events = map[string]int64{LostAtRestart: k.lost}
+	case k.unsynced >= 0:
+		k.events = map[string]int64{UnsyncedAtKill: k.unsynced}
 	}
 	return k.stop(func(n *cluster.Node) error { return n.Restart(ctx, k.env.Cluster.Password) })
 }
 
 // killRedisKind is the "kill-redis" fault.
-var killRedisKind = Kind{Needs: Needs{Redis: true, Servers: true}, Name: "kill-redis", Description: "SIGKILL a Redis node (--nemesis-targets) and restart it after --restart-delay (data kept only with --persistence aof-*)",
+var killRedisKind = Kind{Needs: Needs{Redis: true, Servers: true}, Name: "kill-redis", Description: "SIGKILL a Redis node (--nemesis-targets) and restart it after --restart-delay (data kept only with --persistence aof-*; with aof-everysec the host's crash: the node is killed a second after the window opens and its AOF cut back to where it ended then, the second everysec may not have fsynced)",
 	New: func(e Env) (Fault, error) { return &killRedis{env: e}, nil }}

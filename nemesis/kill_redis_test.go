@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -51,6 +52,78 @@ func TestKillRedis_LostAtRestart(t *testing.T) {
 			got, counted := k.Events()[LostAtRestart]
 			if counted != c.counted || got != c.want {
 				t.Errorf("lost_at_restart %d (counted %v), want %d (counted %v)", got, counted, c.want, c.counted)
+			}
+		})
+	}
+}
+
+// TestKillRedis_UnsyncedAtKill: under appendfsync everysec a kill is the
+// host's crash: a lease granted in the second before it is cut from the
+// AOF, so the restarted node lacks it, and the window counts it; a lease
+// granted before that second survives the restart and is not counted,
+// nor one that expires first; a window in which nothing was granted
+// counts 0; under appendfsync always nothing is cut and nothing counted.
+func TestKillRedis_UnsyncedAtKill(t *testing.T) {
+	testutil.RequireRedis(t)
+	for _, c := range []struct {
+		name, persistence string
+		grant             bool // grant leases in the second before the kill
+		want              int64
+		counted           bool
+	}{{"everysec", "aof-everysec", true, 1, true}, {"everysec-quiet", "aof-everysec", false, 0, true}, {"always", "aof-always", true, 0, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			cl, err := cluster.Up(ctx, cluster.Config{LogDir: t.TempDir(), Persistence: c.persistence})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cl.Down()
+			rc := redis.NewClient(&redis.Options{Addr: cl.Nodes[0].Addr, Password: cl.Password, MaxRetries: -1})
+			defer rc.Close()
+			if err := rc.Set(ctx, "old", "t-old", 10*time.Second).Err(); err != nil {
+				t.Fatal(err)
+			}
+			k := &killRedis{env: Env{Cluster: cl, RestartDelay: 100 * time.Millisecond}}
+			granted := make(chan error, 1)
+			grant := func() {
+				var err error
+				if c.grant {
+					for key, ttl := range map[string]time.Duration{"new": 10 * time.Second, "short": 20 * time.Millisecond} {
+						err = errors.Join(err, rc.SetArgs(ctx, key, "t-"+key, redis.SetArgs{Mode: "NX", TTL: ttl}).Err())
+					}
+				}
+				granted <- err
+			}
+			if c.persistence == "aof-everysec" {
+				// In the second between the mark and the kill.
+				k.marked = grant
+			} else {
+				grant()
+			}
+			if _, err := k.Start(ctx, rand.New(rand.NewPCG(1, 1))); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-granted; err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(k.Hold())
+			if err := k.Stop(ctx); err != nil {
+				t.Fatal(err)
+			}
+			got, counted := k.Events()[UnsyncedAtKill]
+			if counted != c.counted || got != c.want {
+				t.Errorf("unsynced_at_kill %d (counted %v), want %d (counted %v)", got, counted, c.want, c.counted)
+			}
+			// What the restarted node loaded.
+			if v, err := rc.Get(ctx, "old").Result(); err != nil || v != "t-old" {
+				t.Errorf("after the restart, old = %q (%v), want t-old: a grant before the cut survives", v, err)
+			}
+			wantNew := "t-new"
+			if c.persistence == "aof-everysec" || !c.grant {
+				wantNew = ""
+			}
+			if v, _ := rc.Get(ctx, "new").Result(); v != wantNew {
+				t.Errorf("after the restart, new = %q, want %q", v, wantNew)
 			}
 		})
 	}

@@ -116,6 +116,11 @@ const (
 	// killed, live past its restart, that it lacked once restarted (a
 	// restart without the data: no persistence, or fsync not yet done).
 	LostAtRestart = "lost_at_restart"
+	// UnsyncedAtKill counts the leases a node held when it was killed,
+	// live past its restart, whose grant was among the writes of the last
+	// second that a power loss drops under appendfsync everysec (cut from
+	// its AOF before the restart).
+	UnsyncedAtKill = "unsynced_at_kill"
 )
 
 // Kind describes a fault for lockcheck list.

@@ -4,7 +4,9 @@ import (
 	"github.com/lockcheck/lockcheck/checker"
 )
 
-// killEverysec is kill-everysec: a restart that loses the last second of writes.
-var killEverysec = Scenario{Name: "kill-everysec", Description: "kill-redis, restarted at once with appendfsync everysec", Workload: serverWorkload,
+// killEverysec is kill-everysec: the host's crash under appendfsync
+// everysec, a restart that loses the last second of writes (kill-redis
+// cuts the AOF back to where it ended a second before the kill).
+var killEverysec = Scenario{Name: "kill-everysec", Description: "kill-redis as a power loss: restarted at once with appendfsync everysec, its AOF cut back to where it ended a second before the kill", Workload: serverWorkload,
 	Nemesis: killEvery, Persistence: "aof-everysec",
-	Server: true, Requires: checker.Coverage{checker.Hit("kill-redis"): 3}, Breaks: "a restart lost the last second of writes, held locks among them"}
+	Server: true, Requires: checker.Coverage{checker.Hit("kill-redis"): 3, checker.UnsyncedAtKill: 3}, Breaks: "a restart lost the last second of writes, held locks among them"}
