@@ -84,6 +84,10 @@ type Options struct {
 	// minimalKeys keys at most; nil: each call counts its own.
 	minimized *atomic.Int64
 
+	// drawSpent is the time spent drawing valid keys (visualizeValid),
+	// shared by a Partition's buckets; nil: each call counts its own.
+	drawSpent *atomic.Int64
+
 	// skip turns off reductions of reduce.go (the oracle test's modes and
 	// the benchmarks' baseline).
 	skip reductions

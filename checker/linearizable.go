@@ -25,7 +25,7 @@ const SmallHistory = 2000
 
 // linearizableSpec registers Linearizable, of the lease contract.
 var linearizableSpec = Spec{Check: Func("linearizable", Linearizable), Guarantee: LeaseContract,
-	Figures: map[string]FigureMerge{"keys": Sum, "lock_ops": Sum, "invalid_keys": Sum, "unknown_keys": Sum, "reduced_ops": Sum}}
+	Figures: map[string]FigureMerge{"keys": Sum, "lock_ops": Sum, "invalid_keys": Sum, "unknown_keys": Sum, "reduced_ops": Sum, "undrawn_keys": Sum}}
 
 // Linearizable checks, key by key and keys in parallel, whether the
 // acquire, release and extend ops of a history could have come from a
@@ -42,7 +42,8 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 	defer cancel()
 	m := leaseModel{eps: int64(opt.ClockTolerance)}
 	kc := keyCheck{ctx: ctx, m: m, pm: m.porcupine(), notes: nemesisAnnotations(ops), outDir: opt.OutDir,
-		visualizeAll: opt.OutDir != "" && max(len(ops), opt.whole) <= SmallHistory, skip: opt.skip}
+		visualizeAll: opt.OutDir != "" && max(len(ops), opt.whole) <= SmallHistory, skip: opt.skip,
+		drawSpent: cmp.Or(opt.drawSpent, new(atomic.Int64))}
 
 	out := make([]keyResult, len(keys))
 	// The keys checked at once share the memory budget.
@@ -63,7 +64,7 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 		} else {
 			kr.verdict = Unknown
 		}
-		kr.drawErr = kc.writeErr
+		kr.drawErr, kr.undrawn = kc.writeErr, kc.undrawn && kr.verdict == Valid
 		if kr.verdict == Unknown {
 			reason := OutOfTime
 			switch {
@@ -110,15 +111,19 @@ type keyResult struct {
 	reduced int
 	why     Undecided
 	drawErr error
+	undrawn bool // valid, and not drawn (visualizeValid)
 }
 
 // collectKeys puts the keys' results into res: violations, undecided
 // keys, figures and the verdict.
 func collectKeys(res *Result, keys []string, groups map[string][]*history.Op, out []keyResult) {
-	var lockOps, reduced int64
+	var lockOps, reduced, undrawn int64
 	for k, key := range keys {
 		lockOps += int64(len(groups[key]))
 		reduced += int64(out[k].reduced)
+		if out[k].undrawn {
+			undrawn++
+		}
 		if err := out[k].drawErr; err != nil && res.WriteError == "" {
 			res.WriteError = err.Error()
 		}
@@ -135,6 +140,11 @@ func collectKeys(res *Result, keys []string, groups map[string][]*history.Op, ou
 	res.Figures["invalid_keys"] = int64(res.ViolationCount)
 	res.Figures["unknown_keys"] = int64(len(res.UnknownKeys))
 	res.Figures["reduced_ops"] = reduced
+	if undrawn > 0 {
+		// Decided valid, but the search that draws a key ran out of its
+		// bound (visualizeValid): say so rather than leave it missing.
+		res.Figures["undrawn_keys"] = undrawn
+	}
 	switch {
 	case res.ViolationCount > 0:
 		res.Verdict = Invalid

@@ -201,6 +201,9 @@ func (p *Partition) Check(ctx context.Context, opt Options, each func([]history.
 	if opt.minimized == nil {
 		opt.minimized = new(atomic.Int64)
 	}
+	if opt.drawSpent == nil {
+		opt.drawSpent = new(atomic.Int64)
+	}
 	all := opt.judged(All())
 	var cs []Spec
 	for _, s := range all {

@@ -31,6 +31,11 @@ type keyCheck struct {
 	// decideOnly skips what explains a violation (a search for its
 	// failure point, its drawing): minimal only needs the verdict.
 	decideOnly bool
+	// drawSpent is the time the check has spent drawing valid keys, in
+	// ns (shared by its keys and a Partition's buckets); undrawn says the
+	// key was valid and not drawn.
+	drawSpent *atomic.Int64
+	undrawn   bool
 }
 
 // draw writes a key's visualization from info, and keeps the first error.
@@ -395,18 +400,34 @@ func (c *keyCheck) visualizeValid(key string, lops []*lockOp) {
 	}
 	// The key is decided: its drawing may not cost more than drawValidFor
 	// (a verbose search of a key whose ops span many leases could take
-	// the whole check timeout); one not found by then is not drawn.
-	ctx, cancel := context.WithTimeout(c.ctx, drawValidFor)
+	// the whole check timeout), nor the check's drawings together more
+	// than drawValidTotal; one not found by then is not drawn, and the
+	// result says how many were not (undrawn_keys).
+	left := time.Duration(drawValidTotal.Nanoseconds() - c.drawSpent.Load())
+	if left <= 0 {
+		c.undrawn = true
+		return
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(c.ctx, min(drawValidFor, left))
 	defer cancel()
 	draw := *c
 	draw.ctx = ctx
-	if r, info := draw.search(lops, true); r == porcupine.Ok {
-		c.draw(info, key)
+	r, info := draw.search(lops, true)
+	c.drawSpent.Add(int64(time.Since(start)))
+	if r != porcupine.Ok {
+		c.undrawn = true
+		return
 	}
+	c.draw(info, key)
 }
 
-// drawValidFor bounds the search that draws a valid key.
-const drawValidFor = 500 * time.Millisecond
+// drawValidFor bounds the search that draws a valid key, and
+// drawValidTotal those of one check.
+const (
+	drawValidFor   = 500 * time.Millisecond
+	drawValidTotal = 2 * time.Second
+)
 
 // violation explains an illegal key: a second, verbose pass yields the
 // partial linearizations, from which explain finds the failure point.

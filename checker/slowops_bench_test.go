@@ -2,7 +2,10 @@ package checker
 
 import (
 	"cmp"
+	"context"
+	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
@@ -127,4 +130,42 @@ func BenchmarkLinearizable_SlowOps_Drawn(b *testing.B) {
 
 func BenchmarkLinearizable_SlowOps_NotDrawn(b *testing.B) {
 	benchCheckWant(b, genSlowOps(1, 40, time.Second), Valid, lin(Options{ClockTolerance: 50 * time.Millisecond}))
+}
+
+// TestLinearizable_UndrawnKeysSaid: in a small history every valid key is
+// drawn, but the search that draws one is bounded (500 ms a key, 2 s a
+// check); a valid key it could not draw in time (ops reaching ten TTLs)
+// is counted in undrawn_keys, so that each valid key is either drawn or
+// said not to be, and the check's verdict stands.
+func TestLinearizable_UndrawnKeysSaid(t *testing.T) {
+	var ops []history.Op
+	keys := 6
+	// k0: leases one after another, quick to draw.
+	const ms = int64(time.Millisecond)
+	for i := range int64(10) {
+		tok := fmt.Sprintf("t%d", i)
+		ops = append(ops, history.Op{Process: 1, F: history.Acquire, Type: history.OK, Key: "k0", Token: tok, TTLms: 100, Call: i * 10 * ms, Return: i*10*ms + ms},
+			history.Op{Process: 1, F: history.Release, Type: history.OK, Key: "k0", Token: tok, Call: i*10*ms + 5*ms, Return: i*10*ms + 6*ms})
+	}
+	// The others: ops reaching ten TTLs, whose drawing search does not
+	// end in time.
+	for i := 1; i < keys; i++ {
+		for _, op := range genSlowOps(uint64(i), 20, time.Second) {
+			op.Key = fmt.Sprintf("k%d", i)
+			ops = append(ops, op)
+		}
+	}
+	for i := range ops {
+		ops[i].Index = int64(i)
+	}
+	dir := t.TempDir()
+	r := Linearizable(context.Background(), ops, Options{ClockTolerance: 50 * time.Millisecond, OutDir: dir}.Resolved())
+	drawn, _ := filepath.Glob(filepath.Join(dir, "linear-*.html"))
+	t.Logf("verdict %s: %d keys drawn, undrawn_keys %d", r.Verdict, len(drawn), r.Figures["undrawn_keys"])
+	if r.Verdict != Valid {
+		t.Fatalf("verdict %s, want valid: %+v %+v", r.Verdict, r.Undecided, r.Violations)
+	}
+	if int64(len(drawn))+r.Figures["undrawn_keys"] != int64(keys) {
+		t.Errorf("%d keys drawn and %d said undrawn, of %d valid keys: each is one or the other", len(drawn), r.Figures["undrawn_keys"], keys)
+	}
 }
