@@ -3,7 +3,11 @@ GO      ?= go
 BIN     := bin/lockcheck
 PKGS    := ./...
 # Packages with concurrency run under the race detector.
-RACE_PKGS := ./agent/... ./cli/... ./battery/... ./scenario/... ./docs/... ./kube/... ./history/... ./lockimpl/... ./workload/... ./nemesis/... ./harness/... ./checker/... ./cluster/... ./report/... ./cmd/... ./lockchecktest/... ./examples/...
+RACE_PKGS := ./agent/... ./cli/... ./battery/... ./scenario/... ./docs/... ./kube/... ./history/... ./lockimpl/... ./workload/... ./nemesis/... ./checker/... ./cluster/... ./report/... ./cmd/... ./lockchecktest/... ./examples/...
+# The harness package's tests (about 25 minutes one after another) run as
+# two processes beside the rest: its fault tests, and the others.
+HARNESS_A := ^(TestFault_|TestDocker_)
+REQUIRE := LOCKCHECK_REQUIRE_REDIS=1 LOCKCHECK_REQUIRE_CHROMIUM=1 LOCKCHECK_REQUIRE_PYREDIS=1
 
 .PHONY: deps survey-deps build run test lint bench survey clean
 
@@ -37,13 +41,17 @@ survey-deps: deps ## the survey's Python and PHP libraries, when missing
 		echo "survey-deps: missing: install them (e.g. sudo apt-get install $(SURVEY_APT))"; exit 2; \
 	fi
 
-test: survey-deps ## the race detector everywhere, the survey's adapters (each through one short run; go-zero's without the race detector, whose own breaker races) beside it; then the memory-budget test without it (its RSS bound means nothing under the race detector)
-	@log=$$(mktemp); \
+test: survey-deps ## the race detector everywhere, the harness's tests in two halves and the survey's adapters (each through one short run; go-zero's without the race detector, whose own breaker races) beside the rest; then the memory-budget test without it (its RSS bound means nothing under the race detector)
+	@log=$$(mktemp); ha=$$(mktemp); hb=$$(mktemp); \
 	(cd survey && LOCKCHECK_REQUIRE_REDIS=1 $(GO) test -race -count=1 -timeout 20m ./... >"$$log" 2>&1 && \
 	  LOCKCHECK_REQUIRE_REDIS=1 $(GO) test -count=1 -timeout 10m -run 'TestGoAdapters_Contention/go-zero' ./golocks/ >>"$$log" 2>&1) & survey=$$!; \
-	LOCKCHECK_REQUIRE_REDIS=1 LOCKCHECK_REQUIRE_CHROMIUM=1 LOCKCHECK_REQUIRE_PYREDIS=1 $(GO) test -race -count=1 -timeout 40m $(RACE_PKGS); main=$$?; \
-	wait $$survey; surveyrc=$$?; echo "survey module (cd survey && go test -race ./...):"; cat "$$log"; rm -f "$$log"; \
-	[ $$main = 0 ] && [ $$surveyrc = 0 ]
+	$(REQUIRE) $(GO) test -race -count=1 -timeout 40m -run '$(HARNESS_A)' ./harness/ >"$$ha" 2>&1 & harnessa=$$!; \
+	$(REQUIRE) $(GO) test -race -count=1 -timeout 40m -skip '$(HARNESS_A)' ./harness/ >"$$hb" 2>&1 & harnessb=$$!; \
+	$(REQUIRE) $(GO) test -race -count=1 -timeout 40m $(RACE_PKGS); main=$$?; \
+	wait $$harnessa; harnessarc=$$?; wait $$harnessb; harnessbrc=$$?; \
+	echo "harness, -run '$(HARNESS_A)':"; cat "$$ha"; echo "harness, the rest:"; cat "$$hb"; \
+	wait $$survey; surveyrc=$$?; echo "survey module (cd survey && go test -race ./...):"; cat "$$log"; rm -f "$$log" "$$ha" "$$hb"; \
+	[ $$main = 0 ] && [ $$harnessarc = 0 ] && [ $$harnessbrc = 0 ] && [ $$surveyrc = 0 ]
 	$(GO) test -count=1 -run '^TestBudget_UnknownWithinMemory$$' ./checker/
 
 survey: survey-deps ## the whole survey (about 40 minutes a seed): every library through verify with --seed 1, the passes again with --seed 2, the clock-skew sweep and the bench, then docs/survey.md written from them
