@@ -34,6 +34,27 @@ type clockQuorum struct {
 	jumper *cluster.Node
 	cancel context.CancelFunc
 	done   chan error
+	// events is what the half-time read from the majority node: the
+	// leases its jump expired (ExpiredByClock) or its restart dropped
+	// (LostAtRestart), each live on a bare majority until then.
+	events map[string]int64
+}
+
+// Events is the last window's count of the bare majority's leases that
+// the jump expired, or the restart dropped, on the majority node.
+func (c *clockQuorum) Events() map[string]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.events
+	c.events = nil
+	return e
+}
+
+// counted keeps the half-time's count.
+func (c *clockQuorum) counted(figure string, n int64) {
+	c.mu.Lock()
+	c.events = map[string]int64{figure: n}
+	c.mu.Unlock()
 }
 
 func (c *clockQuorum) Start(ctx context.Context, rng *rand.Rand) ([]string, error) {
@@ -75,7 +96,9 @@ func (c *clockQuorum) Start(ctx context.Context, rng *rand.Rand) ([]string, erro
 			done <- nil
 			return
 		}
-		done <- c.comeBack(wctx, true)
+		// Stop waits for half-time's restarts rather than cancel them
+		// half done (a node left down for the rest of the run).
+		done <- c.comeBack(context.WithoutCancel(wctx), true)
 	}()
 	return targets, nil
 }
@@ -92,10 +115,16 @@ func (c *clockQuorum) comeBack(ctx context.Context, halfTime bool) error {
 	c.down = nil
 	c.mu.Unlock()
 	var errs []error
+	var held cluster.Holdings
+	var heldErr error
+	var at time.Time
 	if halfTime && c.restart && jumper != nil {
 		// Killed first, then back with the minority, all at once: the
 		// bare majority's leases are still live when three empty
-		// nodes answer.
+		// nodes answer. What it held is read just before, its writes
+		// paused until the kill.
+		held, heldErr = c.env.Cluster.HoldsFrozen(ctx, jumper, time.Second)
+		at = time.Now()
 		errs = append(errs, jumper.Kill())
 		down = append(down, jumper)
 	}
@@ -110,8 +139,20 @@ func (c *clockQuorum) comeBack(ctx context.Context, halfTime bool) error {
 	}
 	wg.Wait()
 	errs = append(errs, restarted...)
+	if halfTime && c.restart && jumper != nil && heldErr == nil && errors.Join(errs...) == nil {
+		// A lease that could have run out by the restart is no count.
+		c.counted(LostAtRestart, cluster.LostFrom(held, nil, time.Since(at)+100*time.Millisecond))
+	}
 	if halfTime && !c.restart && jumper != nil {
-		errs = append(errs, jumper.Clock.Set(c.jump(), 0))
+		before, berr := c.env.Cluster.Holds(ctx, jumper)
+		at := time.Now()
+		err := jumper.Clock.Set(c.jump(), 0)
+		errs = append(errs, err)
+		if berr == nil && err == nil {
+			if after, aerr := c.env.Cluster.Holds(ctx, jumper); aerr == nil {
+				c.counted(ExpiredByClock, cluster.LostFrom(before, after, time.Since(at)+100*time.Millisecond))
+			}
+		}
 	}
 	return errors.Join(errs...)
 }
