@@ -43,7 +43,8 @@ func (b *budget) model(pm porcupine.Model, n int) porcupine.Model {
 	}
 	b.used.Store(0)
 	step, equal, per := pm.Step, pm.Equal, int64(n/8+128) // the bitset, the entry, the slices' headers
-	var last atomic.Int64                                 // the charge of the state the last step reached
+	// last is the charge of the state the last step reached.
+	var last atomic.Int64
 	pm.Step = func(state, input, output any) (bool, any) {
 		if b.over.Load() {
 			return false, state
