@@ -124,7 +124,7 @@ var CoverageFigures = []struct{ Name, Meaning string }{
 	{GrantedBothSides, "keys the deposed master and the promoted one held at once (read from both): one lease granted on both sides"},
 	{ExpiredByClock, "leases a node's clock jump expired at once (read from the node before and after)"},
 	{LostAtPromotion, "leases a master held just before it went down that the replica promoted in its place lacked (read from both)"},
-	{LostRetaken, "leases lost at a promotion whose key the promoted master granted again while they would still have held it (read from it)"},
+	{LostRetaken, "leases lost at a promotion (or a restart without persistence) whose key the promoted (restarted) node granted again while they would still have held it (read from it)"},
 	{LostAtRestart, "leases a node restarted without persistence held, live past its restart, when it was killed (read just before the kill, its writes paused): the restart dropped them"},
 	{UnsyncedAtKill, "leases a node held when it was killed, live past its restart, whose grant was among the last second of writes that a power loss under appendfsync everysec dropped (read from the node, its writes paused, and from the AOF's cut tail)"},
 }

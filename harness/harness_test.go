@@ -198,9 +198,18 @@ func TestCheckDir_SameVerdictAsRun(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(res.Dir, ".lockcheck-spill-*")); len(left) > 0 {
 		t.Errorf("spill files left in the run dir: %v", left)
 	}
+	// The same violations, where both checks decided every key: a key
+	// whose search ran out of time (the run's check has 2 minutes, a busy
+	// machine under the race detector may need more) is unknown in one
+	// and may be invalid in the other.
 	for i, c := range rep.Checkers {
-		if c.ViolationCount != res.Findings.Checkers[i].ViolationCount {
-			t.Errorf("%s: re-check found %d violations, run %d", c.Name, c.ViolationCount, res.Findings.Checkers[i].ViolationCount)
+		r := res.Findings.Checkers[i]
+		if len(c.UnknownKeys)+len(r.UnknownKeys) > 0 {
+			t.Logf("%s: unknown keys %v (re-check), %v (run): violations not compared", c.Name, c.UnknownKeys, r.UnknownKeys)
+			continue
+		}
+		if c.ViolationCount != r.ViolationCount {
+			t.Errorf("%s: re-check found %d violations, run %d", c.Name, c.ViolationCount, r.ViolationCount)
 		}
 	}
 }

@@ -83,6 +83,17 @@ func (f *failover) closeWatch(ctx context.Context) {
 	if w == nil {
 		return
 	}
+	if f.events == nil {
+		f.events = map[string]int64{}
+	}
+	f.events[LostRetaken] = waitRetaken(ctx, w, lost)
+}
+
+// waitRetaken waits, up to retakenWait or until every lost lease would
+// have expired, for w's node to grant a lost lease's key again while the
+// lease would still have held it (lost: each key's due, Unix ns); it
+// returns as soon as one is seen, with the count, and closes w.
+func waitRetaken(ctx context.Context, w *cluster.KeyWatch, lost map[string]int64) int64 {
 	until := time.Now().Add(retakenWait)
 	latest := int64(0)
 	for _, d := range lost {
@@ -94,10 +105,7 @@ func (f *failover) closeWatch(ctx context.Context) {
 			break
 		}
 	}
-	if f.events == nil {
-		f.events = map[string]int64{}
-	}
-	f.events[LostRetaken] = cluster.SetBefore(w.Close(), lost)
+	return cluster.SetBefore(w.Close(), lost)
 }
 
 // retakenWait bounds how long a failover's heal waits to see a lost

@@ -24,8 +24,13 @@ type killRedis struct {
 	target
 	lost     int64 // -1: not counted
 	unsynced int64 // -1: not counted
+	// due is, by node, when each lease its restart drops would have
+	// expired (Unix ns): a grant of its key before then, once the node is
+	// back, is LostRetaken.
+	due      map[*cluster.Node]map[string]int64
 	events   map[string]int64
 	marked   func() // called once the AOFs are marked (a test's hook)
+	watching func() // called once the restarted nodes are watched (a test's hook)
 }
 
 // unsyncedSecond is how much of what a node wrote before its kill a power
@@ -62,7 +67,7 @@ func (k *killRedis) Start(ctx context.Context, rng *rand.Rand) ([]string, error)
 	at := time.Now()
 	// Leases that expire before the restart are no loss.
 	margin := func() time.Duration { return time.Since(at) + k.env.RestartDelay + 100*time.Millisecond }
-	var before []cluster.Holdings
+	before := map[*cluster.Node]cluster.Holdings{}
 	var unsynced []int64
 	names, err := k.start(ctx, k.env, rng, func(n *cluster.Node) error {
 		m, power := marks[n]
@@ -71,7 +76,7 @@ func (k *killRedis) Start(ctx context.Context, rng *rand.Rand) ([]string, error)
 		if empty || power {
 			h, herr = k.env.Cluster.HoldsFrozen(ctx, n, time.Second)
 			if herr == nil && empty {
-				before = append(before, h)
+				before[n] = h
 			}
 		}
 		if err := n.Kill(); err != nil || !power {
@@ -85,8 +90,18 @@ func (k *killRedis) Start(ctx context.Context, rng *rand.Rand) ([]string, error)
 	})
 	if empty && len(before) == len(names) {
 		k.lost = 0
-		for _, h := range before {
-			k.lost += cluster.LostFrom(h, nil, margin())
+		k.due = map[*cluster.Node]map[string]int64{}
+		m := margin()
+		for n, h := range before {
+			lost := cluster.LostKeys(h, nil, m)
+			k.lost += int64(len(lost))
+			if len(lost) > 0 {
+				k.due[n] = map[string]int64{}
+			}
+			for key, ttl := range lost {
+				// The TTL was read after at: the lease ends no sooner.
+				k.due[n][key] = at.Add(ttl).UnixNano()
+			}
 		}
 	}
 	if len(unsynced) == len(names) && len(names) > 0 {
@@ -105,7 +120,40 @@ func (k *killRedis) Stop(ctx context.Context) error {
 	case k.unsynced >= 0:
 		k.events = map[string]int64{UnsyncedAtKill: k.unsynced}
 	}
-	return k.stop(func(n *cluster.Node) error { return n.Restart(ctx, k.env.Cluster.Password) })
+	due := k.due
+	k.due = nil
+	var watches []*cluster.KeyWatch
+	var lost []map[string]int64
+	err := k.stop(func(n *cluster.Node) error {
+		if err := n.Restart(ctx, k.env.Cluster.Password); err != nil {
+			return err
+		}
+		// The bug's event: a dropped lease's key granted again while the
+		// lease would still have held it. Grants before the watch
+		// began are missed (conservative).
+		if len(due[n]) > 0 {
+			if w, err := k.env.Cluster.WatchKeys(ctx, n); err == nil {
+				watches, lost = append(watches, w), append(lost, due[n])
+			}
+		}
+		return nil
+	})
+	if k.watching != nil {
+		k.watching()
+	}
+	switch {
+	case k.lost >= 0 && len(watches) == len(due):
+		var retaken int64
+		for i, w := range watches {
+			retaken += waitRetaken(ctx, w, lost[i])
+		}
+		k.events[LostRetaken] = retaken
+	default:
+		for _, w := range watches {
+			w.Close()
+		}
+	}
+	return err
 }
 
 // killRedisKind is the "kill-redis" fault.

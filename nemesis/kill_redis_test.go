@@ -15,8 +15,10 @@ import (
 
 // TestKillRedis_LostAtRestart: a node restarted without persistence
 // drops the leases it held at the kill that outlive the restart, and
-// the window counts them, not one that expires first; with persistence
-// the window counts nothing (what the node loads is not read).
+// the window counts them, not one that expires first; of those, the ones
+// whose key the restarted node granted again while they would still have
+// held it are lost_retaken; with persistence the window counts nothing
+// (what the node loads is not read).
 func TestKillRedis_LostAtRestart(t *testing.T) {
 	testutil.RequireRedis(t)
 	for _, c := range []struct {
@@ -42,16 +44,23 @@ func TestKillRedis_LostAtRestart(t *testing.T) {
 				t.Fatal(err)
 			}
 			k := &killRedis{env: Env{Cluster: cl, RestartDelay: 100 * time.Millisecond}}
+			// Once the node is back and watched, another client takes a.
+			var retakeErr error
+			k.watching = func() { retakeErr = rc.Set(ctx, "a", "v2", time.Second).Err() }
 			if _, err := k.Start(ctx, rand.New(rand.NewPCG(1, 1))); err != nil {
 				t.Fatal(err)
 			}
 			time.Sleep(k.Hold())
-			if err := k.Stop(ctx); err != nil {
-				t.Fatal(err)
+			if err := k.Stop(ctx); err != nil || retakeErr != nil {
+				t.Fatal(err, retakeErr)
 			}
-			got, counted := k.Events()[LostAtRestart]
+			e := k.Events()
+			got, counted := e[LostAtRestart]
 			if counted != c.counted || got != c.want {
 				t.Errorf("lost_at_restart %d (counted %v), want %d (counted %v)", got, counted, c.want, c.counted)
+			}
+			if retaken, counted := e[LostRetaken]; counted != c.counted || (c.counted && retaken != 1) {
+				t.Errorf("lost_retaken %d (counted %v), want 1 (a) where lost_at_restart is counted", retaken, counted)
 			}
 		})
 	}
