@@ -28,13 +28,7 @@ func TestKillRedis_LostAtRestart(t *testing.T) {
 	}{{"none", 2, true}, {"aof-always", 0, false}} {
 		t.Run(c.persistence, func(t *testing.T) {
 			ctx := context.Background()
-			cl, err := cluster.Up(ctx, cluster.Config{LogDir: t.TempDir(), Persistence: c.persistence})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cl.Down()
-			rc := redis.NewClient(&redis.Options{Addr: cl.Nodes[0].Addr, Password: cl.Password, MaxRetries: -1})
-			defer rc.Close()
+			cl, rc := upOne(t, c.persistence)
 			for k, ttl := range map[string]time.Duration{"a": 5 * time.Second, "b": 5 * time.Second, "short": 20 * time.Millisecond} {
 				if err := rc.Set(ctx, k, "v", ttl).Err(); err != nil {
 					t.Fatal(err)
@@ -82,13 +76,7 @@ func TestKillRedis_UnsyncedAtKill(t *testing.T) {
 	}{{"everysec", "aof-everysec", true, 1, true}, {"everysec-quiet", "aof-everysec", false, 0, true}, {"always", "aof-always", true, 0, false}} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
-			cl, err := cluster.Up(ctx, cluster.Config{LogDir: t.TempDir(), Persistence: c.persistence})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cl.Down()
-			rc := redis.NewClient(&redis.Options{Addr: cl.Nodes[0].Addr, Password: cl.Password, MaxRetries: -1})
-			defer rc.Close()
+			cl, rc := upOne(t, c.persistence)
 			if err := rc.Set(ctx, "old", "t-old", 10*time.Second).Err(); err != nil {
 				t.Fatal(err)
 			}
@@ -136,4 +124,17 @@ func TestKillRedis_UnsyncedAtKill(t *testing.T) {
 			}
 		})
 	}
+}
+
+// upOne starts one redis-server with persistence, and a client of it;
+// both end with the test.
+func upOne(t *testing.T, persistence string) (*cluster.Cluster, *redis.Client) {
+	cl, err := cluster.Up(context.Background(), cluster.Config{LogDir: t.TempDir(), Persistence: persistence})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cl.Down() })
+	rc := redis.NewClient(&redis.Options{Addr: cl.Nodes[0].Addr, Password: cl.Password, MaxRetries: -1})
+	t.Cleanup(func() { rc.Close() })
+	return cl, rc
 }
