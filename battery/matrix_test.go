@@ -18,7 +18,11 @@ import (
 // a restart without persistence on a bare majority (redsync #186) and
 // Kleppmann's clock jump break Redlock,
 // a delayed restart does not, and a paused client breaks it as it breaks
-// a single node. A cell expected invalid gets three seeds.
+// a single node. A cell expected invalid gets three seeds. redsync at
+// clock-quorum is left unjudged: the second client's majority after the
+// jump is a matter of chance there (verify, seeds 1 to 3: one broke,
+// each with the jump's expired leases granted again on the jumped node),
+// and three valid runs on a busy CI machine failed this test.
 func TestMatrix_Redlock(t *testing.T) {
 	testutil.RequireRedis(t)
 	expect := map[string]checker.Verdict{
@@ -28,7 +32,6 @@ func TestMatrix_Redlock(t *testing.T) {
 		"redlock pause":        checker.Invalid,
 		"redsync kill-delayed": checker.Valid,
 		"redsync kill-quorum":  checker.Invalid,
-		"redsync clock-quorum": checker.Invalid,
 	}
 	res, err := battery.Matrix(context.Background(), battery.MatrixConfig{Locks: []string{"redlock", "redsync"},
 		Scenarios: []string{"kill-delayed", "kill-quorum", "clock-quorum", "pause"}, OutDir: t.TempDir(),
