@@ -82,7 +82,9 @@ const (
 	// LostRetaken counts the leases a promotion lost whose key the
 	// promoted master granted again while they would still have held it
 	// (read from it): a second holder, the event a lock that loses leases
-	// at a failover breaks on.
+	// at a failover breaks on, unless the first holder's release (sent to
+	// the node that went down, so indeterminate) came first: the node
+	// cannot tell, the history can.
 	LostRetaken = "lost_retaken"
 	// GrantedBothSides counts the keys the deposed master and the
 	// promoted one held at once, read from both: the same lease granted
