@@ -81,10 +81,11 @@ const (
 	LostAtPromotion  = "lost_at_promotion"
 	// LostRetaken counts the leases a promotion lost whose key the
 	// promoted master granted again while they would still have held it
-	// (read from it): a second holder, the event a lock that loses leases
-	// at a failover breaks on, unless the first holder's release (sent to
-	// the node that went down, so indeterminate) came first: the node
-	// cannot tell, the history can.
+	// (read from it), where the history shows the two leases overlap: a
+	// second holder, the event a lock that loses leases at a failover
+	// breaks on. The node cannot tell a grant that came after the first
+	// holder's release (or before its acquire returned) from one that
+	// overlaps it; the history can (retakenSeen).
 	LostRetaken = "lost_retaken"
 	// GrantedBothSides counts the keys the deposed master and the
 	// promoted one held at once, read from both: the same lease granted
@@ -284,19 +285,58 @@ func coverageOf(ops []history.Op, o Options) (Coverage, []windowHit) {
 	ws := FaultWindows(ops)
 	hits := make([]windowHit, len(ws))
 	for i, w := range ws {
-		hits[i] = windowHit{hit: anyLive(keys, w.Start, o), outlived: outlived(keys, w, o)}
+		hits[i] = windowHit{hit: anyLive(keys, w.Start, o), outlived: outlived(keys, w, o), retaken: retakenSeen(keys, byToken, w.Retaken, o)}
 	}
 	countWindows(cov, ws, hits)
 	return cov, hits
 }
 
 // windowHit is what a fault window met: a lease surely live at its
-// start (hit), and one still surely live when it ended (outlived).
-type windowHit struct{ hit, outlived bool }
+// start (hit), one still surely live when it ended (outlived), and how
+// many of its lost leases' keys were granted again while the history
+// shows them held (retaken).
+type windowHit struct {
+	hit, outlived bool
+	retaken       int
+}
 
-// or is what either part of a history met in one window.
+// or is what either part of a history met in one window; the parts hold
+// different keys, so their retaken add up.
 func (h windowHit) or(o windowHit) windowHit {
-	return windowHit{h.hit || o.hit, h.outlived || o.outlived}
+	return windowHit{h.hit || o.hit, h.outlived || o.outlived, h.retaken + o.retaken}
+}
+
+// retakenSeen counts the grants rs (a window's Retaken, read from a node)
+// that the history shows overlapping the lease the node lost: the lost
+// lease (its token) surely held, acquired and not yet released, from
+// before another lease of its key was acquired until that acquire
+// returned, the acquire called no later than the node was heard setting
+// the key. A lease overlapped so is a double holder whatever order the
+// ops took effect in; a grant the node made after the first holder's
+// release was called, or that no acquire of the history answers, is
+// not. A grant whose lost token no acquire of the history carries (a
+// lock whose key does not hold its token) counts as the node saw it;
+// one on a key this part of the history lacks counts nowhere here.
+func retakenSeen(keys map[string]*keyLeases, byToken map[string]*leaseSpan, rs []history.Retake, o Options) int {
+	n := 0
+	for _, r := range rs {
+		k := keys[r.Key]
+		if k == nil {
+			continue
+		}
+		lost := byToken[r.Token]
+		if lost == nil {
+			n++
+			continue
+		}
+		for _, m := range k.leases {
+			if m != lost && m.start > lost.acquiredAt && m.start <= r.At && m.acquiredAt != never && lost.liveAt(m.acquiredAt, o) {
+				n++
+				break
+			}
+		}
+	}
+	return n
 }
 
 // countWindows adds to cov each fault's windows, those hit and those
@@ -306,6 +346,10 @@ func countWindows(cov Coverage, ws []FaultWindow, hits []windowHit) {
 		cov[Windows(w.Fault)]++
 		for _, name := range windowFigures {
 			cov[name] += int(w.Events[name])
+		}
+		if w.Retaken != nil {
+			// The node's count, judged against the history.
+			cov[LostRetaken] += hits[i].retaken - int(w.Events[LostRetaken])
 		}
 		for _, f := range []struct {
 			name string

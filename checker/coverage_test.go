@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -24,11 +25,50 @@ func TestCoverageOf(t *testing.T) {
 		return history.Op{F: history.Nemesis, Type: ok, Process: history.NemesisProcess, Call: at * 1e6, Return: at * 1e6,
 			Value: &history.NemesisValue{Fault: "kill-redis", Phase: "start", Targets: []string{"n1"}}}
 	}
+	// failover: a window from 5 to 60 ms whose promoted node was heard
+	// setting k again at 30 ms, where the lease of token lost had been
+	// (nil: a history from before Retaken, its count alone).
+	failover := func(lost ...string) []history.Op {
+		stop := history.Op{F: history.Nemesis, Type: ok, Process: history.NemesisProcess, Call: 60e6, Return: 60e6,
+			Value: &history.NemesisValue{Fault: "failover", Phase: "stop", Targets: []string{"n1"},
+				Events: map[string]int64{LostAtPromotion: 1, LostRetaken: 1}}}
+		for _, tok := range lost {
+			stop.Value.Retaken = append(stop.Value.Retaken, history.Retake{Key: "k", Token: tok, At: 30e6})
+		}
+		return []history.Op{{F: history.Nemesis, Type: ok, Process: history.NemesisProcess, Call: 5e6, Return: 5e6,
+			Value: &history.NemesisValue{Fault: "failover", Phase: "start", Targets: []string{"n1"}}}, stop}
+	}
+	failed := func(want Coverage) Coverage {
+		want[Windows("failover")], want[Hit("failover")], want[LostAtPromotion] = 1, 1, 1
+		return want
+	}
 	cases := []struct {
 		name string
 		ops  []history.Op
 		want Coverage
 	}{
+		// b's acquire, called before the node was heard setting k and
+		// returned while a's lease surely held: a double holder.
+		{"lost lease retaken while held", append(failover("a"), covOp(A, ok, 1, "a", 0, 1), covOp(A, ok, 2, "b", 29, 31)),
+			failed(Coverage{LostRetaken: 1, Outlived("failover"): 1})},
+		// a's holder released (to the node that went down) first: the
+		// node's grant overlaps nothing.
+		{"lost lease released first", append(failover("a"), covOp(A, ok, 1, "a", 0, 1), covOp(R, history.Fail, 1, "a", 20, 21), covOp(A, ok, 2, "b", 29, 31)),
+			failed(Coverage{Outlived("failover"): 1})},
+		// b's acquire returned after a's lease could have ended.
+		{"retaken after the lost lease could end", append(failover("a"), covOp(A, ok, 1, "a", 0, 1), covOp(A, ok, 2, "b", 29, 120)),
+			failed(Coverage{Outlived("failover"): 1})},
+		// The grant the node made answered no acquire (its reply lost).
+		{"retaken by an indeterminate acquire", append(failover("a"), covOp(A, ok, 1, "a", 0, 1), covOp(A, info, 2, "b", 29, 31)),
+			failed(Coverage{Outlived("failover"): 1})},
+		// b called after the node's set was heard: not its grant.
+		{"acquired after the grant heard", append(failover("a"), covOp(A, ok, 1, "a", 0, 1), covOp(A, ok, 2, "b", 35, 36)),
+			failed(Coverage{Outlived("failover"): 1})},
+		// The node held a value no acquire carries: counted as it saw it.
+		{"lost token unknown to the history", append(failover("z"), covOp(A, ok, 1, "a", 0, 1), covOp(A, ok, 2, "b", 35, 36)),
+			failed(Coverage{LostRetaken: 1, Outlived("failover"): 1})},
+		{"history without the grants", append(failover(), covOp(A, ok, 1, "a", 0, 1), covOp(R, history.Fail, 1, "a", 20, 21), covOp(A, ok, 2, "b", 29, 31)),
+			failed(Coverage{LostRetaken: 1, Outlived("failover"): 1})},
 		{"release in time", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(R, ok, 1, "a", 50, 51)}, Coverage{}},
 		{"late release, free key", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(R, ok, 1, "a", 200, 201)},
 			Coverage{LateReleaseFree: 1}},
@@ -93,7 +133,15 @@ func TestCoverageOf(t *testing.T) {
 			for i := range c.ops {
 				c.ops[i].Index = int64(i)
 			}
-			got := CoverageOf(c.ops, Options{ClockTolerance: time.Millisecond, InfoHorizon: 10 * time.Millisecond}.Resolved())
+			opt := Options{ClockTolerance: time.Millisecond, InfoHorizon: 10 * time.Millisecond}
+			got := CoverageOf(c.ops, opt.Resolved())
+			// A lost lease retaken, judged by the history, is a double
+			// holder the checkers find.
+			if c.want[LostRetaken] > 0 && c.ops[1].Value.Retaken != nil && c.ops[1].Value.Retaken[0].Token == "a" {
+				if f := Check(context.Background(), c.ops, opt); f.Verdict != Invalid {
+					t.Errorf("lost_retaken %d, but the history is %s, want invalid", got[LostRetaken], f.Verdict)
+				}
+			}
 			for name, v := range got {
 				if v != c.want[name] {
 					t.Errorf("%s = %d, want %d (all: %v)", name, v, c.want[name], got)

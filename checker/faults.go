@@ -17,6 +17,10 @@ type FaultWindow struct {
 	// Events is what the servers were seen to do in the window, read from
 	// them (its stop op's history.NemesisValue.Events).
 	Events map[string]int64 `json:"events,omitempty"`
+	// Retaken are the grants behind Events' lost_retaken
+	// (history.NemesisValue.Retaken), which the coverage judges against
+	// the history (retakenSeen).
+	Retaken []history.Retake `json:"retaken,omitempty"`
 }
 
 // String is "failover n1 3.002s..9.106s".
@@ -48,7 +52,7 @@ func FaultWindows(ops []history.Op) []FaultWindow {
 			ws = append(ws, FaultWindow{Fault: op.Value.Fault, Targets: op.Value.Targets, Start: op.Call, Stop: -1, Error: op.Error})
 		case "stop":
 			if k, ok := open[id]; ok {
-				ws[k].Stop, ws[k].Events = op.Return, op.Value.Events
+				ws[k].Stop, ws[k].Events, ws[k].Retaken = op.Return, op.Value.Events, op.Value.Retaken
 				if ws[k].Error == "" {
 					ws[k].Error = op.Error
 				}

@@ -60,6 +60,18 @@ func faultyHistory(seed uint64) []history.Op {
 			history.Op{Process: history.NemesisProcess, F: history.Nemesis, Type: history.Info, Call: t + 40*ms, Return: t + 41*ms,
 				Value: &history.NemesisValue{Fault: fault, Phase: "stop", Targets: []string{"n1"},
 					Events: map[string]int64{GrantedByDeposed: int64(r.IntN(3))}}})
+		if fault == "kill-redis" {
+			// Grants of lost leases' keys, some judged overlapping by
+			// the part of the history that holds their key.
+			stop := ops[len(ops)-1].Value
+			for len(stop.Retaken) < 6 {
+				a := base[r.IntN(len(base))]
+				if a.F == history.Acquire && a.Token != "" {
+					stop.Retaken = append(stop.Retaken, history.Retake{Key: a.Key, Token: a.Token, At: a.Return + r.Int64N(100*ms)})
+				}
+			}
+			stop.Events[LostRetaken] = int64(len(stop.Retaken))
+		}
 	}
 	slices.SortStableFunc(ops, func(a, b history.Op) int { return cmpInt(a.Return, b.Return) })
 	for i := range ops {
@@ -125,6 +137,13 @@ func TestPartition_SameAsWhole(t *testing.T) {
 	// (noElapsed), so none are sought.
 	spent := new(atomic.Int64)
 	spent.Store(minimalKeys)
+	heard, retaken := 0, 0
+	defer func() {
+		t.Logf("%s: %d of %d grants heard", LostRetaken, retaken, heard)
+		if !t.Failed() && (retaken == 0 || retaken >= heard) {
+			t.Errorf("%s %d of %d grants heard; the test needs some of each", LostRetaken, retaken, heard)
+		}
+	}()
 	for seed := uint64(1); seed <= 4; seed++ {
 		ops := faultyHistory(seed)
 		whole := noElapsed(Check(context.Background(), ops, Options{minimized: spent}))
@@ -153,6 +172,14 @@ func TestPartition_SameAsWhole(t *testing.T) {
 		if granted == 0 || whole.Coverage[GrantedByDeposed] != granted {
 			t.Fatalf("seed %d: %s %d, want the stop ops' %d (not 0)", seed, GrantedByDeposed, whole.Coverage[GrantedByDeposed], granted)
 		}
+		// lost_retaken is judged by key, in the part that holds it: the
+		// test needs some grants counted and some not.
+		for _, op := range ops {
+			if op.F == history.Nemesis && op.Value.Phase == "stop" {
+				heard += len(op.Value.Retaken)
+			}
+		}
+		retaken += whole.Coverage[LostRetaken]
 		for _, buckets := range []int{1, 2, 7, 64} {
 			got := noElapsed(partitionCheck(t, ops, buckets, Options{minimized: spent}))
 			if !reflect.DeepEqual(got, whole) {

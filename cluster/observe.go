@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -226,32 +227,48 @@ func LostFrom(before, after Holdings, margin time.Duration) int64 {
 	return int64(len(LostKeys(before, after, margin)))
 }
 
-// LostKeys is LostFrom's leases by key, each with what was left of its
-// TTL when before was read.
-func LostKeys(before, after Holdings, margin time.Duration) map[string]time.Duration {
-	lost := map[string]time.Duration{}
+// LostKeys is LostFrom's leases: what before held of each key (its
+// value, and what was left of its TTL when before was read).
+func LostKeys(before, after Holdings, margin time.Duration) Holdings {
+	lost := Holdings{}
 	for k, h := range before {
 		if h.TTL <= margin {
 			continue
 		}
 		if a, ok := after[k]; !ok || a.Value != h.Value {
-			lost[k] = h.TTL
+			lost[k] = h
 		}
 	}
 	return lost
 }
 
-// SetBefore counts the keys of due that log shows set (a grant) before
-// the Unix ns time due gives each.
-func SetBefore(log KeyLog, due map[string]int64) int64 {
-	var n int64
+// Due is a lease a node lost: the value it held, and when the lease
+// would have expired (Unix ns).
+type Due struct {
+	Value string
+	Until int64
+}
+
+// Regrant is a key a node set again while a lease it lost would still
+// have held it: the lost lease's value, and when the set was heard (Unix
+// ns, its first such set).
+type Regrant struct {
+	Key, Lost string
+	At        int64
+}
+
+// SetBefore returns the keys of due that log shows set (a grant) before
+// their lost lease's Until, in key order.
+func SetBefore(log KeyLog, due map[string]Due) []Regrant {
+	var rs []Regrant
 	for k, d := range due {
 		for _, sp := range log[k] {
-			if sp.From < d {
-				n++
+			if sp.From < d.Until {
+				rs = append(rs, Regrant{Key: k, Lost: d.Value, At: sp.From})
 				break
 			}
 		}
 	}
-	return n
+	slices.SortFunc(rs, func(a, b Regrant) int { return strings.Compare(a.Key, b.Key) })
+	return rs
 }

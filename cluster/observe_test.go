@@ -143,7 +143,7 @@ func TestKeyWatch_LostRetaken(t *testing.T) {
 		"lock:kept": {Value: "tok-k", TTL: 10 * time.Second}}
 	after := cluster.Holdings{"lock:kept": before["lock:kept"]}
 	lost := cluster.LostKeys(before, after, 200*time.Millisecond)
-	if len(lost) != 2 || lost["lock:a"] != 10*time.Second {
+	if len(lost) != 2 || lost["lock:a"] != before["lock:a"] {
 		t.Fatalf("LostKeys = %v, want lock:a and lock:b with their TTLs", lost)
 	}
 	w, err := c.WatchKeys(ctx, n)
@@ -163,17 +163,18 @@ func TestKeyWatch_LostRetaken(t *testing.T) {
 	}
 	log := w.Close()
 	now := time.Now()
-	due := map[string]int64{}
-	for k, ttl := range lost {
-		due[k] = now.Add(ttl).UnixNano()
+	due := map[string]cluster.Due{}
+	for k, h := range lost {
+		due[k] = cluster.Due{Value: h.Value, Until: now.Add(h.TTL).UnixNano()}
 	}
-	if got := cluster.SetBefore(log, due); got != 1 {
-		t.Errorf("lock:a granted again while its lost lease would still hold it: %d, want 1 (log %v)", got, log)
+	if got := cluster.SetBefore(log, due); len(got) != 1 || got[0].Key != "lock:a" || got[0].Lost != "tok-a" || got[0].At != log["lock:a"][0].From {
+		t.Errorf("lock:a granted again while its lost lease would still hold it: %v, want lock:a with tok-a at its set (log %v)", got, log)
 	}
-	for k := range due {
-		due[k] = now.Add(-time.Minute).UnixNano() // the lost leases had expired by then
+	for k, d := range due {
+		d.Until = now.Add(-time.Minute).UnixNano() // the lost leases had expired by then
+		due[k] = d
 	}
-	if got := cluster.SetBefore(log, due); got != 0 {
-		t.Errorf("grants after the lost leases expired: %d, want 0", got)
+	if got := cluster.SetBefore(log, due); len(got) != 0 {
+		t.Errorf("grants after the lost leases expired: %v, want none", got)
 	}
 }

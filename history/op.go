@@ -107,6 +107,22 @@ type NemesisValue struct {
 	// grants after a promotion (granted_by_deposed), the leases a
 	// promotion lost (lost_at_promotion).
 	Events map[string]int64 `json:"events,omitempty"`
+	// Retaken are the grants behind lost_retaken (a stop op's): each key
+	// whose lease a promotion (a restart) lost, the token the node held
+	// for it before, and when the node was heard setting the key again
+	// while that lease would still have held it. The checker counts
+	// those the history shows overlapping the lost lease.
+	Retaken []Retake `json:"retaken,omitempty"`
+}
+
+// Retake is one grant of NemesisValue.Retaken.
+type Retake struct {
+	Key   string `json:"key"`
+	Token string `json:"token"`
+	// At is when lockcheck heard the node set the key (its keyspace
+	// notification), in ns on the history's clock: the grant was no
+	// later.
+	At int64 `json:"at_ns"`
 }
 
 // TTL returns the op's TTL as a duration.

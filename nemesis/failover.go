@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/ctxwait"
 )
 
@@ -19,10 +20,11 @@ type failover struct {
 	target
 	events map[string]int64
 	// watch records what the promoted node does to keys once it serves;
-	// lost is, for each lease the promotion lost, when it would have
-	// expired (Unix ns): a grant of its key before then is LostRetaken.
+	// lost is, for each lease the promotion lost, its value and when it
+	// would have expired: a grant of its key before then is LostRetaken.
 	watch *cluster.KeyWatch
-	lost  map[string]int64
+	lost  map[string]cluster.Due
+	retakes
 }
 
 // Events is the last window's count of leases the promotion lost, and of
@@ -63,9 +65,9 @@ func (f *failover) countLost(ctx context.Context, before cluster.Holdings, at ti
 	// The bug's event is a lost lease's key granted again while the
 	// lease would still have held it: watch the promoted node for it
 	// (grants before the watch began are missed: conservative).
-	f.lost = map[string]int64{}
-	for k, ttl := range lost {
-		f.lost[k] = at.Add(ttl).UnixNano() - int64(margin)
+	f.lost = map[string]cluster.Due{}
+	for k, h := range lost {
+		f.lost[k] = cluster.Due{Value: h.Value, Until: at.Add(h.TTL).UnixNano() - int64(margin)}
 	}
 	f.watch, _ = f.env.Cluster.WatchKeys(ctx, promoted)
 }
@@ -86,26 +88,45 @@ func (f *failover) closeWatch(ctx context.Context) {
 	if f.events == nil {
 		f.events = map[string]int64{}
 	}
-	f.events[LostRetaken] = waitRetaken(ctx, w, lost)
+	f.add(waitRetaken(ctx, w, lost))
+	f.events[LostRetaken] = int64(len(f.retaken))
 }
 
 // waitRetaken waits, up to retakenWait or until every lost lease would
 // have expired, for w's node to grant a lost lease's key again while the
-// lease would still have held it (lost: each key's due, Unix ns); it
-// returns as soon as one is seen, with the count, and closes w.
-func waitRetaken(ctx context.Context, w *cluster.KeyWatch, lost map[string]int64) int64 {
+// lease would still have held it; it returns as soon as one is seen,
+// with every such grant by then, and closes w.
+func waitRetaken(ctx context.Context, w *cluster.KeyWatch, lost map[string]cluster.Due) []cluster.Regrant {
 	until := time.Now().Add(retakenWait)
 	latest := int64(0)
 	for _, d := range lost {
-		latest = max(latest, d)
+		latest = max(latest, d.Until)
 	}
 	until = time.Unix(0, min(until.UnixNano(), latest))
-	for cluster.SetBefore(w.Log(), lost) == 0 && time.Now().Before(until) {
+	for len(cluster.SetBefore(w.Log(), lost)) == 0 && time.Now().Before(until) {
 		if !ctxwait.Sleep(ctx, 50*time.Millisecond) {
 			break
 		}
 	}
 	return cluster.SetBefore(w.Close(), lost)
+}
+
+// retakes are the grants a window's LostRetaken counts, kept for
+// Retaken.
+type retakes struct{ retaken []cluster.Regrant }
+
+func (r *retakes) add(rs []cluster.Regrant) { r.retaken = append(r.retaken, rs...) }
+
+// Retaken hands over the last window's grants of lost leases' keys
+// (Retaker), each with the lost lease's token and the Unix ns at which
+// the node was heard setting the key.
+func (r *retakes) Retaken() []history.Retake {
+	var hs []history.Retake
+	for _, g := range r.retaken {
+		hs = append(hs, history.Retake{Key: g.Key, Token: g.Lost, At: g.At})
+	}
+	r.retaken = nil
+	return hs
 }
 
 // retakenWait bounds how long a failover's heal waits to see a lost

@@ -24,11 +24,12 @@ type killRedis struct {
 	target
 	lost     int64 // -1: not counted
 	unsynced int64 // -1: not counted
-	// due is, by node, when each lease its restart drops would have
-	// expired (Unix ns): a grant of its key before then, once the node is
-	// back, is LostRetaken.
-	due      map[*cluster.Node]map[string]int64
-	events   map[string]int64
+	// due is, by node, each lease its restart drops: its value and when
+	// it would have expired: a grant of its key before then, once the
+	// node is back, is LostRetaken.
+	due    map[*cluster.Node]map[string]cluster.Due
+	events map[string]int64
+	retakes
 	marked   func() // called once the AOFs are marked (a test's hook)
 	watching func() // called once the restarted nodes are watched (a test's hook)
 }
@@ -90,17 +91,17 @@ func (k *killRedis) Start(ctx context.Context, rng *rand.Rand) ([]string, error)
 	})
 	if empty && len(before) == len(names) {
 		k.lost = 0
-		k.due = map[*cluster.Node]map[string]int64{}
+		k.due = map[*cluster.Node]map[string]cluster.Due{}
 		m := margin()
 		for n, h := range before {
 			lost := cluster.LostKeys(h, nil, m)
 			k.lost += int64(len(lost))
 			if len(lost) > 0 {
-				k.due[n] = map[string]int64{}
+				k.due[n] = map[string]cluster.Due{}
 			}
-			for key, ttl := range lost {
+			for key, h := range lost {
 				// The TTL was read after at: the lease ends no sooner.
-				k.due[n][key] = at.Add(ttl).UnixNano()
+				k.due[n][key] = cluster.Due{Value: h.Value, Until: at.Add(h.TTL).UnixNano()}
 			}
 		}
 	}
@@ -123,7 +124,7 @@ func (k *killRedis) Stop(ctx context.Context) error {
 	due := k.due
 	k.due = nil
 	var watches []*cluster.KeyWatch
-	var lost []map[string]int64
+	var lost []map[string]cluster.Due
 	err := k.stop(func(n *cluster.Node) error {
 		if err := n.Restart(ctx, k.env.Cluster.Password); err != nil {
 			return err
@@ -143,11 +144,10 @@ func (k *killRedis) Stop(ctx context.Context) error {
 	}
 	switch {
 	case k.lost >= 0 && len(watches) == len(due):
-		var retaken int64
 		for i, w := range watches {
-			retaken += waitRetaken(ctx, w, lost[i])
+			k.add(waitRetaken(ctx, w, lost[i]))
 		}
-		k.events[LostRetaken] = retaken
+		k.events[LostRetaken] = int64(len(k.retaken))
 	default:
 		for _, w := range watches {
 			w.Close()

@@ -95,6 +95,14 @@ type Observer interface {
 	Events() map[string]int64
 }
 
+// Retaker is an Observer whose LostRetaken comes with its grants: each
+// lost lease's key and token, and when the node was heard setting the
+// key again (At in Unix ns; Run puts it on the history's clock). Called
+// after Stop, it starts the next window's anew.
+type Retaker interface {
+	Retaken() []history.Retake
+}
+
 // The events faults observe (history.NemesisValue.Events).
 const (
 	// GrantedByDeposed counts the keys a master cut off by a partition
@@ -374,7 +382,7 @@ func Run(ctx context.Context, cfg Config, env Env, record func(history.Op), now 
 		name, f := cfg.Faults[i], faults[i]
 		call := now()
 		targets, err := f.Start(ctx, rng)
-		recordOp(record, name, "start", targets, call, now(), err, nil)
+		recordOp(record, &history.NemesisValue{Fault: name, Phase: "start", Targets: targets}, call, now(), err)
 		hold := cfg.Duration
 		if l, ok := f.(Lasting); ok && l.Hold() >= 0 {
 			hold = l.Hold()
@@ -385,11 +393,19 @@ func Run(ctx context.Context, cfg Config, env Env, record func(history.Op), now 
 		call = now()
 		err = f.Stop(hctx)
 		cancel()
-		var events map[string]int64
+		v := &history.NemesisValue{Fault: name, Phase: "stop", Targets: targets}
 		if o, ok := f.(Observer); ok {
-			events = o.Events()
+			v.Events = o.Events()
 		}
-		recordOp(record, name, "stop", targets, call, now(), err, events)
+		if r, ok := f.(Retaker); ok {
+			v.Retaken = r.Retaken()
+			// The history's clock is time since the run began.
+			offset := time.Now().UnixNano() - now()
+			for i := range v.Retaken {
+				v.Retaken[i].At -= offset
+			}
+		}
+		recordOp(record, v, call, now(), err)
 		if err != nil {
 			return fmt.Errorf("heal %s: %w", name, err)
 		}
@@ -397,9 +413,8 @@ func Run(ctx context.Context, cfg Config, env Env, record func(history.Op), now 
 	return nil
 }
 
-func recordOp(record func(history.Op), fault, phase string, targets []string, call, ret int64, err error, events map[string]int64) {
-	op := history.Op{Process: history.NemesisProcess, F: history.Nemesis, Type: history.Info, Call: call, Return: ret,
-		Value: &history.NemesisValue{Fault: fault, Phase: phase, Targets: targets, Events: events}}
+func recordOp(record func(history.Op), v *history.NemesisValue, call, ret int64, err error) {
+	op := history.Op{Process: history.NemesisProcess, F: history.Nemesis, Type: history.Info, Call: call, Return: ret, Value: v}
 	if err != nil {
 		op.Error = err.Error()
 	}
