@@ -19,6 +19,8 @@ func sampleOps() []Op {
 		{Process: 3, F: Extend, Type: OK, Key: "lock:1", Token: "ab12", TTLms: 500, Mode: ExtendAdd, Call: 41, Return: 45},
 		{Process: 4, F: Acquire, Type: Info, Key: `<script>"k"\</script>`, Token: "lost-1", TTLms: 5, Call: 1, Return: 99, Error: "i/o timeout\n\t√"},
 		{Process: NemesisProcess, F: Nemesis, Type: Info, Call: 5, Return: 5, Value: &NemesisValue{Fault: "pause-redis", Phase: "start", Targets: []string{"n1"}}},
+		{Process: NemesisProcess, F: Nemesis, Type: Info, Call: 50, Return: 60, Value: &NemesisValue{Fault: "failover", Phase: "stop", Targets: []string{"n1"},
+			Events: map[string]int64{"lost_retaken": 1}, Retaken: []Retake{{Key: "lock:1", Token: "ab12", At: 55}}}},
 	}
 }
 
@@ -226,8 +228,8 @@ func TestCounts(t *testing.T) {
 	if !reflect.DeepEqual(live, c) {
 		t.Errorf("live %v, read %v", live, c)
 	}
-	if c.Get(Write, OK) != 2 || c.Get(Acquire, "") != 3 || c.Get(Nemesis, Info) != 1 || c.Total() != int64(len(ops)) {
-		t.Errorf("counts %v: want 2 ok writes, 3 acquires, 1 nemesis op, %d in all", c, len(ops))
+	if c.Get(Write, OK) != 2 || c.Get(Acquire, "") != 3 || c.Get(Nemesis, Info) != 2 || c.Total() != int64(len(ops)) {
+		t.Errorf("counts %v: want 2 ok writes, 3 acquires, 2 nemesis ops, %d in all", c, len(ops))
 	}
 	if _, ok := Count(ops[:1])[Nemesis]; ok {
 		t.Error("a history without nemesis ops counts nemesis ops")

@@ -30,7 +30,7 @@ func TestKillRedis_LostAtRestart(t *testing.T) {
 			ctx := context.Background()
 			cl, rc := upOne(t, c.persistence)
 			for k, ttl := range map[string]time.Duration{"a": 5 * time.Second, "b": 5 * time.Second, "short": 20 * time.Millisecond} {
-				if err := rc.Set(ctx, k, "v", ttl).Err(); err != nil {
+				if err := rc.Set(ctx, k, "tok-"+k, ttl).Err(); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -55,6 +55,11 @@ func TestKillRedis_LostAtRestart(t *testing.T) {
 			}
 			if retaken, counted := e[LostRetaken]; counted != c.counted || (c.counted && retaken != 1) {
 				t.Errorf("lost_retaken %d (counted %v), want 1 (a) where lost_at_restart is counted", retaken, counted)
+			}
+			// The grant comes with the lost lease's token, for the checker
+			// to judge against the history.
+			if rs := k.Retaken(); c.counted && (len(rs) != 1 || rs[0].Key != "a" || rs[0].Token != "tok-a" || rs[0].At == 0) {
+				t.Errorf("retaken %+v, want a, its lost token tok-a and when", rs)
 			}
 		})
 	}
