@@ -59,6 +59,16 @@ var Libraries = []Library{
 			"release() reports no outcome (RedisStore::delete ignores its script's answer), so its releases are recorded indeterminate"},
 	{Name: "laravel", Language: "PHP", Package: "php-illuminate-cache (Laravel cache lock) on php-illuminate-redis", Version: "8.83.26+dfsg-2", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib laravel", "--lock-cmd-per-client", "--lock-no-extend", "--name", "laravel"},
 		Shape: "PhpRedisLock(connection, key, seconds, owner): get(), release(); SET NX EX whole seconds (rounded up); no extend; one PHP process per client"},
+	{Name: "malkusch", Language: "PHP", Package: "php-malkusch-lock (malkusch/lock, PHPRedisMutex) on php-redis", Version: "2.2.1+ds-1", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib malkusch", "--lock-cmd-per-client", "--lock-no-extend", "--name", "malkusch"},
+		Shape: "new PHPRedisMutex([redis], name, timeout)->synchronized(callback): the acquire is answered from inside the callback, which returns when the release comes; SET NX EX timeout+1 on key lock_NAME (timeout: the TTL in whole seconds, rounded up), lock() spinning up to timeout seconds; " +
+			"an unlock after timeout seconds sends no release and throws (recorded indeterminate); no extend; one node (its mutex over several masters is not surveyed: lockcheck's lock-process protocol has no reply for a Redlock attempt that split the votes); one PHP process per client"},
+}
+
+// NotSurveyed are the libraries the issue named, or that install here,
+// that the survey does not run, each with why.
+var NotSurveyed = []struct{ Name, Why string }{
+	{"Symfony Lock's CombinedStore with ConsensusStrategy, and malkusch/lock's mutex over several masters",
+		"Redlock over N masters. An attempt that split the votes (each of two clients set a minority) fails with no holder, which the lease model reads as a refusal that needs one; lockcheck's own Redlocks record such an attempt as undone (not recorded), but its lock-process protocol has no reply for it, so a correct Redlock in PHP would be judged broken. Their single-node stores are surveyed (symfony, malkusch)."},
 }
 
 // Mechanism is what a library's source says of a break lockcheck found,

@@ -112,6 +112,10 @@ func writeLibraries(b *strings.Builder, m Meta, results []Result) {
 	for _, r := range results {
 		fmt.Fprintf(b, "| %s | %s | %s %s | %s | `%s` |\n", r.Lib.Name, r.Lib.Language, r.Lib.Package, r.Lib.Version, r.Lib.Shape, verifyCmd(m, r.Lib, "", 1))
 	}
+	b.WriteString("\nNot surveyed, and why:\n\n")
+	for _, n := range NotSurveyed {
+		fmt.Fprintf(b, "- %s: %s\n", n.Name, n.Why)
+	}
 	b.WriteString("\n")
 }
 

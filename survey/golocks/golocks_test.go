@@ -57,7 +57,8 @@ func TestGoAdapters_Contention(t *testing.T) {
 
 // TestProcessAdapters_Contention: the Python and PHP adapters pass the
 // same run, through the lock-process protocol (PHP one process per
-// client, as PHP runs); tooz says its leases are scopes.
+// client, as PHP runs; malkusch's acquire answered from inside its
+// synchronized callback); tooz says its leases are scopes.
 func TestProcessAdapters_Contention(t *testing.T) {
 	adapters := filepath.Join("..", "..", "examples", "adapters")
 	for _, a := range []struct {
@@ -69,6 +70,7 @@ func TestProcessAdapters_Contention(t *testing.T) {
 		{"tooz", filepath.Join(adapters, "tooz", "lock.py"), false, true},
 		{"symfony", filepath.Join(adapters, "php", "lock.php") + " --lib symfony", true, false},
 		{"laravel", filepath.Join(adapters, "php", "lock.php") + " --lib laravel", true, false},
+		{"malkusch", filepath.Join(adapters, "php", "lock.php") + " --lib malkusch", true, false},
 	} {
 		t.Run(a.name, func(t *testing.T) {
 			e := process.Entry(a.name, a.cmd, "")

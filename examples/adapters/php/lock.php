@@ -16,6 +16,20 @@
 //                   seconds (EX): lockcheck's TTL is rounded up, and the
 //                   ping's reply says so (ttl_round_ms). It has no extend
 //                   (verify --lock-no-extend).
+//   --lib malkusch  malkusch/lock (php-malkusch-lock): PHPRedisMutex,
+//                   whose only API is synchronized(callback). The acquire
+//                   reply is sent from inside the callback, which then
+//                   serves requests until the release of its lease comes,
+//                   and returns: the library unlocks. Its key is
+//                   "lock_"+name, set NX EX timeout+1 (whole seconds),
+//                   and its lock() spins up to timeout seconds: timeout is
+//                   the TTL asked for, rounded up to whole seconds, and
+//                   the ping says the TTL rule (round to 1000, add 1000).
+//                   One node, as the others here (its mutex over several
+//                   masters is not surveyed: a Redlock attempt that split
+//                   the votes fails with no holder, and this protocol has
+//                   no reply for an attempt undone). No extend (verify
+//                   --lock-no-extend); one process per client.
 //
 // Each library is used as its documentation shows; nothing of it is
 // changed. Debian's packages are what `make survey` installs.
@@ -69,6 +83,27 @@ function connect(): \Redis
     return $r;
 }
 
+// emit writes one reply line.
+function emit(array $reply): void
+{
+    fwrite(STDOUT, json_encode($reply) . "\n");
+    fflush(STDOUT);
+}
+
+// request reads the next request, or null at the end of stdin.
+function request(): ?array
+{
+    $line = fgets(STDIN);
+    if ($line === false) {
+        return null;
+    }
+    $req = json_decode($line, true);
+    if (!is_array($req) || !isset($req['id'])) {
+        fail('not a request: ' . trim($line));
+    }
+    return $req;
+}
+
 // Server keeps the connection (made again after an error: a failover
 // moves the master) and the leases it granted, by token.
 final class Server
@@ -85,9 +120,12 @@ final class Server
         return $this->redis ??= connect();
     }
 
-    public function serve(array $req): array
+    public function serve(array $req): ?array
     {
         $reply = ['id' => $req['id']];
+        if ($this->lib === 'malkusch') {
+            return (new Malkusch($this))->serve($req);
+        }
         try {
             switch ($req['op']) {
                 case 'ping':
@@ -180,10 +218,119 @@ final class Server
     }
 }
 
+// Malkusch serves malkusch/lock's PHPRedisMutex. Its synchronized()
+// runs a callback under the lock; the lease is the callback's run.
+final class Malkusch
+{
+    private static ?array $redises = null;
+
+    public function __construct(private Server $srv)
+    {
+    }
+
+    public function serve(array $req): ?array
+    {
+        $reply = ['id' => $req['id']];
+        try {
+            switch ($req['op']) {
+                case 'ping':
+                    foreach (self::redises() as $r) {
+                        $r->ping();
+                    }
+                    // EX timeout+1, timeout the TTL in whole seconds.
+                    return $reply + ['ok' => true, 'ttl_round_ms' => 1000, 'ttl_add_ms' => 1000];
+                case 'acquire':
+                    $this->hold($req);
+                    return null; // replied from within
+                case 'release':
+                case 'extend':
+                    // Of no lease held here: its callback has returned.
+                    return $reply + ['ok' => false];
+                default:
+                    return $reply + ['error' => 'unknown op ' . $req['op']];
+            }
+        } catch (\Throwable $e) {
+            self::$redises = null;
+            return $reply + ['error' => get_class($e) . ': ' . $e->getMessage()];
+        }
+    }
+
+    private static function redises(): array
+    {
+        return self::$redises ??= [connect()];
+    }
+
+    // hold acquires through synchronized(): from inside the callback it
+    // replies to the acquire, then serves requests until the release of
+    // its lease comes, and returns; the library unlocks, and the release
+    // is answered with what it did.
+    private function hold(array $acq): void
+    {
+        $token = bin2hex(random_bytes(16));
+        $timeout = max(1, (int) ceil($acq['ttl_ms'] / 1000));
+        $mutex = new \malkusch\lock\mutex\PHPRedisMutex(self::redises(), $acq['key'], $timeout);
+        // malkusch logs a Redis error of one master as a warning and
+        // counts it as a vote not cast: a release that failed on an error
+        // did not say whether the lease was still held.
+        // (A class made here: PSR's logger loads with malkusch.)
+        $log = new class extends \Psr\Log\AbstractLogger {
+            public int $warnings = 0;
+
+            public function log($level, $message, array $context = array())
+            {
+                $this->warnings++;
+            }
+        };
+        $mutex->setLogger($log);
+        $rel = null;
+        $acquired = false;
+        try {
+            $mutex->synchronized(function () use ($acq, $token, &$rel, &$acquired, $log): void {
+                $acquired = true;
+                emit(['id' => $acq['id'], 'ok' => true, 'token' => $token]);
+                while (($req = request()) !== null) {
+                    if ($req['op'] === 'release' && ($req['token'] ?? '') === $token) {
+                        $rel = $req;
+                        $log->warnings = 0;
+                        return;
+                    }
+                    $reply = $this->srv->serve($req);
+                    if ($reply !== null) {
+                        emit($reply);
+                    }
+                }
+                exit(0); // stdin closed while held
+            });
+            emit(['id' => $rel['id'], 'ok' => true]);
+        } catch (\malkusch\lock\exception\TimeoutException $e) {
+            // Every try for timeout seconds found the key taken.
+            emit(['id' => $acq['id'], 'ok' => false]);
+        } catch (\malkusch\lock\exception\ExecutionOutsideLockException $e) {
+            // The callback outran timeout: malkusch sends no release and
+            // throws; the key (timeout+1 s) lapses by itself.
+            emit(['id' => $rel['id'], 'error' => 'ExecutionOutsideLockException: ' . $e->getMessage()]);
+        } catch (\malkusch\lock\exception\LockReleaseException $e) {
+            // No majority deleted the key: definite when every master
+            // answered (the key was not ours), unknown after an error.
+            emit($log->warnings > 0 ? ['id' => $rel['id'], 'error' => 'LockReleaseException after a Redis error: ' . $e->getMessage()] : ['id' => $rel['id'], 'ok' => false]);
+        } catch (\Throwable $e) {
+            self::$redises = null;
+            emit(['id' => $acquired ? $rel['id'] : $acq['id'], 'error' => get_class($e) . ': ' . $e->getMessage()]);
+        }
+    }
+}
+
 $opts = getopt('', ['lib:']);
 $lib = $opts['lib'] ?? '';
-if (!in_array($lib, ['symfony', 'laravel'], true)) {
-    fail('--lib symfony or --lib laravel');
+if (!in_array($lib, ['symfony', 'laravel', 'malkusch'], true)) {
+    fail('--lib symfony, --lib laravel or --lib malkusch');
+}
+if ($lib === 'malkusch') {
+    $a = '/usr/share/php/Malkusch/Lock/autoload.php';
+    if (!is_file($a)) {
+        fail("$a is missing: apt-get install php-malkusch-lock");
+    }
+    require_once $a;
 }
 if ($lib === 'laravel') {
     foreach (['/usr/share/php/Illuminate/Cache/autoload.php', '/usr/share/php/Illuminate/Redis/autoload.php'] as $a) {
@@ -194,11 +341,9 @@ if ($lib === 'laravel') {
     }
 }
 $srv = new Server($lib);
-while (($line = fgets(STDIN)) !== false) {
-    $req = json_decode($line, true);
-    if (!is_array($req) || !isset($req['id'])) {
-        fail('not a request: ' . trim($line));
+while (($req = request()) !== null) {
+    $reply = $srv->serve($req);
+    if ($reply !== null) {
+        emit($reply);
     }
-    fwrite(STDOUT, json_encode($srv->serve($req)) . "\n");
-    fflush(STDOUT);
 }
