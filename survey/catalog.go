@@ -71,6 +71,13 @@ var NotSurveyed = []struct{ Name, Why string }{
 		"Redlock over N masters. An attempt that split the votes (each of two clients set a minority) fails with no holder, which the lease model reads as a refusal that needs one; lockcheck's own Redlocks record such an attempt as undone (not recorded), but its lock-process protocol has no reply for it, so a correct Redlock in PHP would be judged broken. Their single-node stores are surveyed (symfony, malkusch)."},
 }
 
+// Other are findings outside the battery's verdicts.
+var Other = []struct{ Lib, Text string }{
+	{"go-zero", "a data race in its circuit breaker, reported by Go's race detector whenever the breaker opens while requests fail (`TestGoAdapters_Contention` runs go-zero without the detector for it): " +
+		"`errorWindow.String` sizes its slice from `ew.count` before it takes `ew.lock` (core/breaker/breaker.go:268 at v1.10.3), while `errorWindow.add` updates `ew.count` under the lock (breaker.go:263) from the requests that fail; " +
+		"`loggedThrottle.logError` formats the window when a request is dropped (breaker.go:246). The read only sizes a slice, so the lock's behaviour does not change, but a program built with -race that uses go-zero's Redis client fails its tests."},
+}
+
 // Mechanism is what a library's source says of a break lockcheck found,
 // read at the pinned version: where, why, and whether the library
 // documents it.

@@ -87,6 +87,7 @@ func Write(w io.Writer, m Meta, results []Result) error {
 	writeBreaks(&b, m, results)
 	writeSkew(&b, m, results)
 	writeBench(&b, m, results)
+	writeOther(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -381,6 +382,15 @@ func writeBench(b *strings.Builder, m Meta, results []Result) {
 				return fmt.Sprintf("%.0f/s, p99 %.1f ms%s", r.Acquisitions, r.AcquireP99, map[bool]string{true: "", false: " (" + string(r.Verdict) + ")"}[r.Verdict == checker.Valid])
 			})
 		}
+	}
+	b.WriteString("\n")
+}
+
+// writeOther lists what the survey found outside the battery's verdicts.
+func writeOther(b *strings.Builder) {
+	b.WriteString("## Other findings\n\nFound while driving the libraries, not by a verify scenario; each traced in the library's source at the pinned version.\n\n")
+	for _, f := range Other {
+		fmt.Fprintf(b, "- **%s**: %s\n", f.Lib, f.Text)
 	}
 	b.WriteString("\n")
 }

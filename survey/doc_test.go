@@ -11,7 +11,8 @@ import (
 // TestWrite_Classifies: a break the reference lock shares stands with
 // those of every lock without fencing, one it does not is the library's
 // own, a pass at seed 1 that broke at seed 2 is a break, each n/a says
-// why, and each break's command requires its scenario (exit 1).
+// why, and each break's command requires its scenario (exit 1); the
+// libraries not surveyed and the findings outside the battery are listed.
 func TestWrite_Classifies(t *testing.T) {
 	row := func(s, status string, lease, mutex checker.Verdict) report.VerifyRow {
 		return report.VerifyRow{Scenario: s, Status: status, Lease: lease, Mutex: mutex, LeaseGated: true, Seeds: []int64{1}}
@@ -41,6 +42,8 @@ func TestWrite_Classifies(t *testing.T) {
 		{shared, "### lib at `kill-none`: mutex broke"},
 		{page, "| lib | **broke: mutex** | **broke: lease** | pass (seed 1); **broke: mutex** (seed 2) | n/a |"},
 		{page, "- only for topology redlock: lib clock-quorum."},
+		{page[strings.Index(page, "## Other findings"):], "- **go-zero**: a data race in its circuit breaker"},
+		{page[strings.Index(page, "Not surveyed, and why:"):strings.Index(page, "## Who keeps")], "CombinedStore"},
 	} {
 		if !strings.Contains(want.in, want.text) {
 			t.Errorf("missing %q in:\n%s", want.text, want.in)
