@@ -61,6 +61,11 @@ type Reply struct {
 	// client's circuit breaker refused it, no connection could be had):
 	// it did not happen, and is counted, not recorded (lockimpl.ErrNotSent).
 	NotSent bool `json:"not_sent,omitempty"`
+	// Undone, on an acquire's reply, says the attempt reached no majority
+	// either way and gave back what it had set (a Redlock split vote):
+	// no holder is implied, and it is counted, not recorded
+	// (lockimpl.ErrUndone).
+	Undone bool `json:"undone,omitempty"`
 }
 
 // Lock is a lock implemented by a program in any language
@@ -555,6 +560,10 @@ func outcome(r Reply, req Request, definite error) error {
 	switch {
 	case r.NotSent:
 		return fmt.Errorf("%s %s: %s: %w", req.Op, req.Key, r.Error, lockimpl.ErrNotSent)
+	case r.Undone && req.Op == "acquire":
+		return fmt.Errorf("%s %s: %w", req.Op, req.Key, lockimpl.ErrUndone)
+	case r.Undone:
+		return fmt.Errorf("%w: a reply to %s says undone, which only an acquire can be", lockimpl.ErrBadLock, req.Op)
 	case r.Error != "":
 		return fmt.Errorf("%s %s: %s", req.Op, req.Key, r.Error)
 	case !r.OK:

@@ -444,6 +444,25 @@ sleep 30`
 	}
 }
 
+// TestProcess_Undone: an acquire's reply that says the attempt reached
+// no majority either way is lockimpl.ErrUndone (counted, not recorded,
+// no holder implied); on a release it is a breach of the protocol.
+func TestProcess_Undone(t *testing.T) {
+	p := startProc(t, `read a
+echo '{"id":2,"undone":true}'
+read b
+echo '{"id":3,"undone":true}'
+sleep 30`, lockimpl.Env{OpTimeout: 2 * time.Second})
+	ctx := lockimpl.WithClient(context.Background(), 1)
+	if _, err := p.Acquire(ctx, "k", time.Second); !errors.Is(err, lockimpl.ErrUndone) {
+		t.Errorf("acquire: got %v, want ErrUndone", err)
+	}
+	err := p.Release(ctx, lockimpl.Lease{Key: "k", Token: "t"})
+	if !errors.Is(err, lockimpl.ErrBadLock) || !strings.Contains(err.Error(), "undone") {
+		t.Errorf("release: got %v, want ErrBadLock naming undone", err)
+	}
+}
+
 // TestProcess_NotSent: a reply that says the request never reached Redis
 // is lockimpl.ErrNotSent (counted, not recorded), not indeterminate.
 func TestProcess_NotSent(t *testing.T) {

@@ -127,6 +127,8 @@ func (s *server) serve(req Request) Reply {
 	case err == nil:
 		r.OK = true
 	case errors.Is(err, lockimpl.ErrNotAcquired), errors.Is(err, lockimpl.ErrNotHeld):
+	case errors.Is(err, lockimpl.ErrUndone) && req.Op == "acquire":
+		r.Undone = true
 	default:
 		r.Error, r.NotSent = err.Error(), errors.Is(err, lockimpl.ErrNotSent)
 	}

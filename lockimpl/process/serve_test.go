@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -23,6 +24,8 @@ func (f fakeScoped) Acquire(_ context.Context, key string, ttl time.Duration) (l
 	case "free":
 	case "breaker":
 		return lockimpl.Lease{}, lockimpl.ErrNotSent
+	case "split":
+		return lockimpl.Lease{}, fmt.Errorf("acquire split: %w", lockimpl.ErrUndone)
 	default:
 		return lockimpl.Lease{}, lockimpl.ErrNotAcquired
 	}
@@ -37,7 +40,7 @@ func (fakeScoped) Extend(context.Context, lockimpl.Lease, time.Duration) (lockim
 func (fakeScoped) Scope() string { return "a fake scope" }
 
 // TestServe_Protocol: Serve answers a ping with the lock's scope, an
-// acquire with its token, a definite refusal or not_sent, an extend's error as
+// acquire with its token, a definite refusal, not_sent or undone, an extend's error as
 // indeterminate, and writes a lost event when the lock lets a lease go.
 func TestServe_Protocol(t *testing.T) {
 	f := fakeScoped{watches: make(chan *lockimpl.Watch, 1)}
@@ -68,6 +71,9 @@ func TestServe_Protocol(t *testing.T) {
 	}
 	if r := ask(`{"id":5,"op":"acquire","key":"breaker","ttl_ms":1000}`); r["not_sent"] != true || r["error"] == nil {
 		t.Errorf("acquire never sent: %v, want not_sent with its error", r)
+	}
+	if r := ask(`{"id":6,"op":"acquire","key":"split","ttl_ms":1000}`); r["undone"] != true || r["ok"] == true || r["error"] != nil {
+		t.Errorf("acquire undone: %v, want undone alone", r)
 	}
 	if r := ask(`{"id":3,"op":"acquire","key":"free","ttl_ms":1000}`); r["ok"] != true || r["token"] != "t-free" {
 		t.Errorf("acquire: %v", r)
