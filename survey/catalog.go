@@ -57,18 +57,25 @@ var Libraries = []Library{
 	{Name: "symfony", Language: "PHP", Package: "php-symfony-lock (Symfony Lock, RedisStore)", Version: "5.4.53+dfsg-0+deb12u1", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib symfony", "--lock-cmd-per-client", "--name", "symfony"},
 		Shape: "LockFactory(RedisStore)->createLock(key, ttl, autoRelease false): acquire(false), refresh(ttl), release(); one PHP process per client. " +
 			"release() reports no outcome (RedisStore::delete ignores its script's answer), so its releases are recorded indeterminate"},
+	{Name: "symfony-redlock", Language: "PHP", Package: "php-symfony-lock (Symfony Lock, CombinedStore + ConsensusStrategy over a RedisStore per master)", Version: "5.4.53+dfsg-0+deb12u1",
+		Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib symfony-redlock", "--lock-cmd-per-client", "--lock-topology", "redlock", "--name", "symfony-redlock"},
+		Shape: "Symfony's Redlock: LockFactory(new CombinedStore([RedisStore per master], new ConsensusStrategy())), each acquire connecting to Redlock's five masters afresh, as a PHP request does; acquire(false), refresh(ttl), release(). " +
+			"acquire(false) is false both when a majority refused and when the votes split (CombinedStore::save deletes what it set either way), so a failed acquire is recorded undone (counted, not recorded), as lockcheck's own Redlocks record theirs; release() reports no outcome (indeterminate); one PHP process per client"},
 	{Name: "laravel", Language: "PHP", Package: "php-illuminate-cache (Laravel cache lock) on php-illuminate-redis", Version: "8.83.26+dfsg-2", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib laravel", "--lock-cmd-per-client", "--lock-no-extend", "--name", "laravel"},
 		Shape: "PhpRedisLock(connection, key, seconds, owner): get(), release(); SET NX EX whole seconds (rounded up); no extend; one PHP process per client"},
 	{Name: "malkusch", Language: "PHP", Package: "php-malkusch-lock (malkusch/lock, PHPRedisMutex) on php-redis", Version: "2.2.1+ds-1", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib malkusch", "--lock-cmd-per-client", "--lock-no-extend", "--name", "malkusch"},
 		Shape: "new PHPRedisMutex([redis], name, timeout)->synchronized(callback): the acquire is answered from inside the callback, which returns when the release comes; SET NX EX timeout+1 on key lock_NAME (timeout: the TTL in whole seconds, rounded up), lock() spinning up to timeout seconds; " +
-			"an unlock after timeout seconds sends no release and throws (recorded indeterminate); no extend; one node (its mutex over several masters is not surveyed: lockcheck's lock-process protocol has no reply for a Redlock attempt that split the votes); one PHP process per client"},
+			"an unlock after timeout seconds sends no release and throws (recorded indeterminate); no extend; one node, as its README's example; one PHP process per client"},
+	{Name: "malkusch-redlock", Language: "PHP", Package: "php-malkusch-lock (malkusch/lock, PHPRedisMutex over N masters) on php-redis", Version: "2.2.1+ds-1",
+		Flags:   []string{"--lock-cmd", "examples/adapters/php/lock.php --lib malkusch-redlock", "--lock-cmd-per-client", "--lock-topology", "redlock", "--lock-no-extend", "--name", "malkusch-redlock"},
+		Shape:   "the same mutex given a client per master (its README: \"the distributed lock implementation of RedLock\"), each acquire connecting to Redlock's five masters afresh; a lock() that timed out is recorded undone (each failed try deleted what it set; the library does not say whether the key was taken or the votes split); one PHP process per client",
+		Assumes: "Redlock's (its README points to redis.io's distlock)"},
 }
 
 // NotSurveyed are the libraries the issue named, or that install here,
 // that the survey does not run, each with why.
 var NotSurveyed = []struct{ Name, Why string }{
-	{"Symfony Lock's CombinedStore with ConsensusStrategy, and malkusch/lock's mutex over several masters",
-		"Redlock over N masters. An attempt that split the votes (each of two clients set a minority) fails with no holder, which the lease model reads as a refusal that needs one; lockcheck's own Redlocks record such an attempt as undone (not recorded), but its lock-process protocol has no reply for it, so a correct Redlock in PHP would be judged broken. Their single-node stores are surveyed (symfony, malkusch)."},
+	{"malkusch/lock's PredisMutex", "the same RedisMutex as PHPRedisMutex over another client (php-predis); the survey drives phpredis, as the other PHP locks"},
 }
 
 // Other are findings outside the battery's verdicts.

@@ -43,7 +43,7 @@ func TestWrite_Classifies(t *testing.T) {
 		{page, "| lib | **broke: mutex** | **broke: lease** | pass (seed 1); **broke: mutex** (seed 2) | n/a |"},
 		{page, "- only for topology redlock: lib clock-quorum."},
 		{page[strings.Index(page, "## Other findings"):], "- **go-zero**: a data race in its circuit breaker"},
-		{page[strings.Index(page, "Not surveyed, and why:"):strings.Index(page, "## Who keeps")], "CombinedStore"},
+		{page[strings.Index(page, "Not surveyed, and why:"):strings.Index(page, "## Who keeps")], "PredisMutex"},
 	} {
 		if !strings.Contains(want.in, want.text) {
 			t.Errorf("missing %q in:\n%s", want.text, want.in)

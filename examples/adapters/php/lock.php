@@ -16,6 +16,13 @@
 //                   seconds (EX): lockcheck's TTL is rounded up, and the
 //                   ping's reply says so (ttl_round_ms). It has no extend
 //                   (verify --lock-no-extend).
+//   --lib symfony-redlock  Symfony Lock's CombinedStore over a RedisStore
+//                   per master with the ConsensusStrategy (its Redlock),
+//                   on topology redlock (verify --lock-topology redlock).
+//                   acquire(false) says false both when a majority
+//                   refused and when the votes split (CombinedStore
+//                   deletes what it set either way): the reply is undone,
+//                   as lockcheck's own Redlocks record such an attempt.
 //   --lib malkusch  malkusch/lock (php-malkusch-lock): PHPRedisMutex,
 //                   whose only API is synchronized(callback). The acquire
 //                   reply is sent from inside the callback, which then
@@ -25,11 +32,15 @@
 //                   and its lock() spins up to timeout seconds: timeout is
 //                   the TTL asked for, rounded up to whole seconds, and
 //                   the ping says the TTL rule (round to 1000, add 1000).
-//                   One node, as the others here (its mutex over several
-//                   masters is not surveyed: a Redlock attempt that split
-//                   the votes fails with no holder, and this protocol has
-//                   no reply for an attempt undone). No extend (verify
-//                   --lock-no-extend); one process per client.
+//                   One node. No extend (verify --lock-no-extend); one
+//                   process per client.
+//   --lib malkusch-redlock  the same mutex over every master (topology
+//                   redlock), as its README's RedLock: a lock() that
+//                   timed out is undone (each try that failed released
+//                   what it had set; the library does not say why).
+//
+// On topology redlock each acquire connects to every master afresh, as a
+// PHP request does, and its lease keeps those connections.
 //
 // Each library is used as its documentation shows; nothing of it is
 // changed. Debian's packages are what `make survey` installs.
@@ -83,6 +94,30 @@ function connect(): \Redis
     return $r;
 }
 
+// connectAll reaches every master of topology redlock. A master that is
+// down is kept as an unconnected client: the library counts its error
+// as a vote not cast.
+function connectAll(): array
+{
+    $timeout = ((int) (getenv('LOCKCHECK_OP_TIMEOUT_MS') ?: 2000)) / 1000.0;
+    $password = getenv('LOCKCHECK_REDIS_PASSWORD') ?: null;
+    $user = getenv('LOCKCHECK_REDIS_USER') ?: null;
+    $all = [];
+    foreach (explode(',', getenv('LOCKCHECK_REDIS_ADDRS')) as $a) {
+        [$host, $port] = explode(':', $a);
+        $r = new \Redis();
+        try {
+            $r->connect($host, (int) $port, $timeout, null, 0, $timeout);
+            if ($password !== null) {
+                $r->auth($user !== null ? [$user, $password] : $password);
+            }
+        } catch (\RedisException $e) {
+        }
+        $all[] = $r;
+    }
+    return $all;
+}
+
 // emit writes one reply line.
 function emit(array $reply): void
 {
@@ -111,7 +146,7 @@ final class Server
     private ?\Redis $redis = null;
     private array $leases = [];
 
-    public function __construct(private string $lib)
+    public function __construct(public readonly string $lib)
     {
     }
 
@@ -123,7 +158,7 @@ final class Server
     public function serve(array $req): ?array
     {
         $reply = ['id' => $req['id']];
-        if ($this->lib === 'malkusch') {
+        if (str_starts_with($this->lib, 'malkusch')) {
             return (new Malkusch($this))->serve($req);
         }
         try {
@@ -136,6 +171,10 @@ final class Server
                     break;
                 case 'acquire':
                     $token = $this->acquire($req['key'], $req['ttl_ms'] / 1000.0);
+                    if ($token === false) {
+                        $reply['undone'] = true;
+                        break;
+                    }
                     $reply['ok'] = $token !== null;
                     if ($token !== null) {
                         $reply['token'] = $token;
@@ -168,10 +207,20 @@ final class Server
         return $reply;
     }
 
-    private function acquire(string $key, float $ttl): ?string
+    // acquire returns the lease's token, null if refused, false if undone.
+    private function acquire(string $key, float $ttl): string|false|null
     {
         $token = bin2hex(random_bytes(16));
         switch ($this->lib) {
+            case 'symfony-redlock':
+                $stores = array_map(fn (\Redis $r) => new \Symfony\Component\Lock\Store\RedisStore($r, $ttl), connectAll());
+                $store = new \Symfony\Component\Lock\Store\CombinedStore($stores, new \Symfony\Component\Lock\Strategy\ConsensusStrategy());
+                $lock = (new \Symfony\Component\Lock\LockFactory($store))->createLock($key, $ttl, false);
+                if (!$lock->acquire(false)) {
+                    return false; // undone: refused or split, it does not say
+                }
+                $this->leases[$token] = $lock;
+                return $token;
             case 'symfony':
                 $factory = new \Symfony\Component\Lock\LockFactory(new \Symfony\Component\Lock\Store\RedisStore($this->redis(), $ttl));
                 $lock = $factory->createLock($key, $ttl, false);
@@ -210,7 +259,7 @@ final class Server
         if ($lock === null) {
             return false;
         }
-        if ($this->lib !== 'symfony') {
+        if (!str_starts_with($this->lib, 'symfony')) {
             throw new \LogicException($this->lib . ' has no extend');
         }
         $lock->refresh($ttl);
@@ -268,7 +317,8 @@ final class Malkusch
     {
         $token = bin2hex(random_bytes(16));
         $timeout = max(1, (int) ceil($acq['ttl_ms'] / 1000));
-        $mutex = new \malkusch\lock\mutex\PHPRedisMutex(self::redises(), $acq['key'], $timeout);
+        $redlock = $this->srv->lib === 'malkusch-redlock';
+        $mutex = new \malkusch\lock\mutex\PHPRedisMutex($redlock ? connectAll() : self::redises(), $acq['key'], $timeout);
         // malkusch logs a Redis error of one master as a warning and
         // counts it as a vote not cast: a release that failed on an error
         // did not say whether the lease was still held.
@@ -303,8 +353,10 @@ final class Malkusch
             });
             emit(['id' => $rel['id'], 'ok' => true]);
         } catch (\malkusch\lock\exception\TimeoutException $e) {
-            // Every try for timeout seconds found the key taken.
-            emit(['id' => $acq['id'], 'ok' => false]);
+            // Every try for timeout seconds failed: on one node, the key
+            // was taken; over several masters, taken or split, and each
+            // try gave back what it set.
+            emit(['id' => $acq['id']] + ($redlock ? ['undone' => true] : ['ok' => false]));
         } catch (\malkusch\lock\exception\ExecutionOutsideLockException $e) {
             // The callback outran timeout: malkusch sends no release and
             // throws; the key (timeout+1 s) lapses by itself.
@@ -322,10 +374,10 @@ final class Malkusch
 
 $opts = getopt('', ['lib:']);
 $lib = $opts['lib'] ?? '';
-if (!in_array($lib, ['symfony', 'laravel', 'malkusch'], true)) {
-    fail('--lib symfony, --lib laravel or --lib malkusch');
+if (!in_array($lib, ['symfony', 'symfony-redlock', 'laravel', 'malkusch', 'malkusch-redlock'], true)) {
+    fail('--lib symfony, symfony-redlock, laravel, malkusch or malkusch-redlock');
 }
-if ($lib === 'malkusch') {
+if (str_starts_with($lib, 'malkusch')) {
     $a = '/usr/share/php/Malkusch/Lock/autoload.php';
     if (!is_file($a)) {
         fail("$a is missing: apt-get install php-malkusch-lock");
