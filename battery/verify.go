@@ -96,6 +96,9 @@ func Verify(ctx context.Context, cfg VerifyConfig) (*report.Verify, string, erro
 		if s.Extends && cfg.NoExtend && !ownWatchdog && row.NA == "" {
 			row.NA = "the lock has no extend and renews nothing itself"
 		}
+		if topo == cluster.Redlock && row.NA == "" && s.Requires[checker.InfoContended] > 0 {
+			row.NA = redlockNoRefusals
+		}
 		if scope != "" && row.NA == "" && (deadlineOnly(s.Requires) || s.Nemesis.ActsOnClients()) {
 			row.NA, row.Requires = scopedRequires(s, e.PerClient || cfg.ClientFaultLock != nil)
 		}
@@ -122,6 +125,14 @@ func Verify(ctx context.Context, cfg VerifyConfig) (*report.Verify, string, erro
 	}
 	return v, dir, finishVerify(v, start, dir)
 }
+
+// redlockNoRefusals is why a Redlock cannot meet info_contended: its
+// attempts that found the key taken are undone (no majority either way,
+// lockimpl.ErrUndone), never recorded, and the figure counts
+// indeterminate acquires against recorded refusals; a phantom holder's
+// refusals (what the scenario exists to catch) are undone as well, so
+// no run could show them.
+const redlockNoRefusals = "a Redlock's refused attempts are undone (no majority either way) and never recorded: this scenario counts indeterminate acquires against recorded refusals, and a phantom holder's would be undone too"
 
 // scopedRequires is what s requires of a lock whose leases are scopes:
 // where its client fault stops the lock's own renewals too (a process per

@@ -1,6 +1,7 @@
 package battery
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -112,5 +113,25 @@ func TestVerify_Gates(t *testing.T) {
 	}
 	if v, _, _ := verifyVerdict(rows[:1]); v != checker.Valid {
 		t.Errorf("passed only: %s, want valid", v)
+	}
+}
+
+// TestVerify_RedlockInfoContendedNA: a Redlock records no refusal (its
+// failed attempts are undone), so the scenarios that count indeterminate
+// acquires against refusals are n/a for it, with why. Nothing runs: the
+// rows are decided before (a single-node lock runs them: the survey's and
+// TestVerify_* runs of setnx).
+func TestVerify_RedlockInfoContendedNA(t *testing.T) {
+	for _, lock := range []string{"redsync", "redlock"} {
+		v, _, err := Verify(context.Background(), VerifyConfig{Lock: harness.Config{Lock: lock}, Scenarios: []string{"pause-redis", "lost-reply"},
+			Seed: 1, OutDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range v.Rows {
+			if r.Status != report.StatusNA || r.NA != redlockNoRefusals {
+				t.Errorf("%s %s: %s (%q), want n/a: %s", lock, r.Scenario, r.Status, r.NA, redlockNoRefusals)
+			}
+		}
 	}
 }
