@@ -24,10 +24,13 @@
 //                   deletes what it set either way): the reply is undone,
 //                   as lockcheck's own Redlocks record such an attempt.
 //   --lib malkusch  malkusch/lock (php-malkusch-lock): PHPRedisMutex,
-//                   whose only API is synchronized(callback). The acquire
-//                   reply is sent from inside the callback, which then
-//                   serves requests until the release of its lease comes,
-//                   and returns: the library unlocks. Its key is
+//                   whose only API is synchronized(callback). Each
+//                   acquire runs synchronized() in a Fiber that suspends
+//                   inside the callback: the lease is held while it is
+//                   suspended, and its release resumes it, the callback
+//                   returns and the library unlocks. Requests come in any
+//                   order (a late acquire's give-back after the next
+//                   acquire), as nesting the callbacks could not serve. Its key is
 //                   "lock_"+name, set NX EX timeout+1 (whole seconds),
 //                   and its lock() spins up to timeout seconds: timeout is
 //                   the TTL asked for, rounded up to whole seconds, and
@@ -272,6 +275,9 @@ final class Server
 final class Malkusch
 {
     private static ?array $redises = null;
+    // held are the leases held, by token: each its synchronized() call,
+    // suspended inside the callback in a Fiber, and its logger.
+    private static array $held = [];
 
     public function __construct(private Server $srv)
     {
@@ -289,12 +295,11 @@ final class Malkusch
                     // EX timeout+1, timeout the TTL in whole seconds.
                     return $reply + ['ok' => true, 'ttl_round_ms' => 1000, 'ttl_add_ms' => 1000];
                 case 'acquire':
-                    $this->hold($req);
-                    return null; // replied from within
+                    return $reply + $this->hold($req);
                 case 'release':
+                    return $reply + $this->unhold($req['token'] ?? '');
                 case 'extend':
-                    // Of no lease held here: its callback has returned.
-                    return $reply + ['ok' => false];
+                    return $reply + ['error' => 'malkusch/lock has no extend'];
                 default:
                     return $reply + ['error' => 'unknown op ' . $req['op']];
             }
@@ -309,11 +314,10 @@ final class Malkusch
         return self::$redises ??= [connect()];
     }
 
-    // hold acquires through synchronized(): from inside the callback it
-    // replies to the acquire, then serves requests until the release of
-    // its lease comes, and returns; the library unlocks, and the release
-    // is answered with what it did.
-    private function hold(array $acq): void
+    // hold acquires through synchronized(), run in a Fiber that suspends
+    // inside the callback: the lease is held while it is suspended, and
+    // the process goes on serving requests, in whatever order they come.
+    private function hold(array $acq): array
     {
         $token = bin2hex(random_bytes(16));
         $timeout = max(1, (int) ceil($acq['ttl_ms'] / 1000));
@@ -332,42 +336,44 @@ final class Malkusch
             }
         };
         $mutex->setLogger($log);
-        $rel = null;
-        $acquired = false;
-        try {
-            $mutex->synchronized(function () use ($acq, $token, &$rel, &$acquired, $log): void {
-                $acquired = true;
-                emit(['id' => $acq['id'], 'ok' => true, 'token' => $token]);
-                while (($req = request()) !== null) {
-                    if ($req['op'] === 'release' && ($req['token'] ?? '') === $token) {
-                        $rel = $req;
-                        $log->warnings = 0;
-                        return;
-                    }
-                    $reply = $this->srv->serve($req);
-                    if ($reply !== null) {
-                        emit($reply);
-                    }
-                }
-                exit(0); // stdin closed while held
+        $fiber = new \Fiber(function () use ($mutex): void {
+            $mutex->synchronized(function (): void {
+                \Fiber::suspend(); // held until resumed by the release
             });
-            emit(['id' => $rel['id'], 'ok' => true]);
+        });
+        try {
+            $fiber->start();
         } catch (\malkusch\lock\exception\TimeoutException $e) {
             // Every try for timeout seconds failed: on one node, the key
             // was taken; over several masters, taken or split, and each
             // try gave back what it set.
-            emit(['id' => $acq['id']] + ($redlock ? ['undone' => true] : ['ok' => false]));
+            return $redlock ? ['undone' => true] : ['ok' => false];
+        }
+        self::$held[$token] = [$fiber, $log];
+        return ['ok' => true, 'token' => $token];
+    }
+
+    // unhold resumes the lease's synchronized() call: its callback
+    // returns and the library unlocks.
+    private function unhold(string $token): array
+    {
+        [$fiber, $log] = self::$held[$token] ?? [null, null];
+        unset(self::$held[$token]);
+        if ($fiber === null) {
+            return ['ok' => false];
+        }
+        $log->warnings = 0;
+        try {
+            $fiber->resume();
+            return ['ok' => true];
         } catch (\malkusch\lock\exception\ExecutionOutsideLockException $e) {
             // The callback outran timeout: malkusch sends no release and
             // throws; the key (timeout+1 s) lapses by itself.
-            emit(['id' => $rel['id'], 'error' => 'ExecutionOutsideLockException: ' . $e->getMessage()]);
+            return ['error' => 'ExecutionOutsideLockException: ' . $e->getMessage()];
         } catch (\malkusch\lock\exception\LockReleaseException $e) {
             // No majority deleted the key: definite when every master
             // answered (the key was not ours), unknown after an error.
-            emit($log->warnings > 0 ? ['id' => $rel['id'], 'error' => 'LockReleaseException after a Redis error: ' . $e->getMessage()] : ['id' => $rel['id'], 'ok' => false]);
-        } catch (\Throwable $e) {
-            self::$redises = null;
-            emit(['id' => $acquired ? $rel['id'] : $acq['id'], 'error' => get_class($e) . ': ' . $e->getMessage()]);
+            return $log->warnings > 0 ? ['error' => 'LockReleaseException after a Redis error: ' . $e->getMessage()] : ['ok' => false];
         }
     }
 }
