@@ -100,6 +100,9 @@ func (p *Lock) resolve(l *late) {
 	op, r := l.op, l.reply
 	op.Return = max(op.Return, l.at)
 	switch {
+	case r.Undone && op.F == history.Acquire:
+		// An attempt undone did not happen: not recorded, as in time.
+		return
 	case r.Error != "":
 		op.Type, op.Error = history.Info, r.Error+" (a reply after lockcheck gave up)"
 	case !r.OK:

@@ -377,6 +377,39 @@ while read x; do :; done`
 	}
 }
 
+// TestProcess_LateUndone: an acquire given up on at the op timeout whose
+// reply, when it comes, says undone is not recorded at all: it did not
+// happen, as an undone reply in time is not.
+func TestProcess_LateUndone(t *testing.T) {
+	script := `read a; sleep 1
+echo '{"id":2,"undone":true}'
+while read x; do :; done`
+	var mu sync.Mutex
+	var ops []history.Op
+	record := func(op history.Op) { mu.Lock(); ops = append(ops, op); mu.Unlock() }
+	env := lockimpl.Env{OpTimeout: 300 * time.Millisecond, Now: func() int64 { return time.Now().UnixNano() }, Record: record}
+	p, err := process.Start(pinged(script), "single", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := time.Now().UnixNano()
+	_, err = p.Acquire(lockimpl.WithClient(context.Background(), 5), "k", time.Second)
+	if lockimpl.Outcome(err) != history.Info {
+		t.Fatalf("acquire: got %v, want indeterminate at the op timeout", err)
+	}
+	lockimpl.Record(record, history.Op{Process: 5, F: history.Acquire, Key: "k", Token: "unknown-1", TTLms: 1000,
+		Call: call, Return: time.Now().UnixNano()}, err)
+	time.Sleep(1500 * time.Millisecond) // the reply has come
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ops) != 0 {
+		t.Errorf("recorded %+v, want nothing for an attempt undone", ops)
+	}
+}
+
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
