@@ -125,11 +125,6 @@ var Mechanisms = map[string]Mechanism{
 		Documented: "partly: ExecutionOutsideLockException says, afterwards, that the code ran past the timeout"},
 	"go-zero cut-off": {Text: "the same renewal by re-acquire (lockscript.lua:1-5 at v1.10.3): renewals sent while the client was cut off from Redis time out, and one that reaches Redis late, after the holder's release or after its lease expired, takes the free key again for a holder that has let go: the key stays refused to everyone until its TTL (+500 ms) runs out.",
 		Documented: "no"},
-	"laravel kill-everysec": {Text: "Redis's, not Laravel's: the history shows a release acknowledged (p17 released at 3.251 s) and the next acquire refused with no holder after the restart, the deleted key back from the AOF. " +
-		"With `appendfsync everysec`, Redis postpones the AOF write while a background fsync is still running (up to 2 s, `flushAppendOnlyFile` in aof.c) and still replies, so a SIGKILL then loses acknowledged writes, a release among them. " +
-		"Laravel's whole-second TTL (EX) keeps such a resurrected key longer; lockcheck's reference lock met no postponed write in its two runs of this scenario.",
-		Documented:   "by Redis: everysec may lose up to about a second of writes (the persistence docs); Laravel documents nothing of persistence",
-		Unreproduced: "valid in all 10 batteries (seeds 2 to 9002) when run again on 2026-11-26: the postponed write is rare"},
 	"tooz kill-everysec": toozHeart, "tooz kill-always": toozHeart, "tooz kill-delayed": toozHeart, "tooz pause-redis": toozHeart, "tooz cut-off": toozHeart,
 	"tooz stall-quiet": toozHeart, "tooz kill-extend": toozHeart,
 	"rueidislock skew": {Text: "rueidislock computes each key's expiry on the client's clock and hands Redis an instant, not a duration: " +
