@@ -332,14 +332,8 @@ echo '{"event":"extended","seq":1,"ok":true}'
 case "$x$y" in *'"op":"release"'*'"token":"real"'*) echo '{"id":3,"ok":true}';; *) echo "unexpected: $x $y" >&2;; esac
 read b
 while read x; do :; done`
-	var mu sync.Mutex
-	var ops []history.Op
-	record := func(op history.Op) { mu.Lock(); ops = append(ops, op); mu.Unlock() }
-	env := lockimpl.Env{OpTimeout: 300 * time.Millisecond, Now: func() int64 { return time.Now().UnixNano() }, Record: record}
-	p, err := process.Start(pinged(script), "single", env)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, rec := lateProc(t, script)
+	mu, record := &rec.mu, rec.record
 	ctx := lockimpl.WithClient(context.Background(), 5)
 	for i, want := range []string{"real", "never"} {
 		call := time.Now().UnixNano()
@@ -350,7 +344,7 @@ while read x; do :; done`
 		lockimpl.Record(record, history.Op{Process: 5, F: history.Acquire, Key: "k", Token: "unknown-" + want, TTLms: 1000,
 			Call: call, Return: time.Now().UnixNano()}, err)
 		if i == 0 {
-			waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(ops) == 3 })
+			waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(rec.ops) == 3 })
 		}
 	}
 	if err := p.Close(); err != nil {
@@ -358,6 +352,7 @@ while read x; do :; done`
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	ops := rec.ops
 	if len(ops) != 4 {
 		t.Fatalf("recorded %d ops, want 4 (late acquire, its extend, its release, the unanswered acquire): %+v", len(ops), ops)
 	}
@@ -384,16 +379,10 @@ func TestProcess_LateUndone(t *testing.T) {
 	script := `read a; sleep 1
 echo '{"id":2,"undone":true}'
 while read x; do :; done`
-	var mu sync.Mutex
-	var ops []history.Op
-	record := func(op history.Op) { mu.Lock(); ops = append(ops, op); mu.Unlock() }
-	env := lockimpl.Env{OpTimeout: 300 * time.Millisecond, Now: func() int64 { return time.Now().UnixNano() }, Record: record}
-	p, err := process.Start(pinged(script), "single", env)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, rec := lateProc(t, script)
+	mu, record := &rec.mu, rec.record
 	call := time.Now().UnixNano()
-	_, err = p.Acquire(lockimpl.WithClient(context.Background(), 5), "k", time.Second)
+	_, err := p.Acquire(lockimpl.WithClient(context.Background(), 5), "k", time.Second)
 	if lockimpl.Outcome(err) != history.Info {
 		t.Fatalf("acquire: got %v, want indeterminate at the op timeout", err)
 	}
@@ -405,9 +394,30 @@ while read x; do :; done`
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(ops) != 0 {
-		t.Errorf("recorded %+v, want nothing for an attempt undone", ops)
+	if len(rec.ops) != 0 {
+		t.Errorf("recorded %+v, want nothing for an attempt undone", rec.ops)
 	}
+}
+
+// recorded are the ops a lock process recorded.
+type recorded struct {
+	mu  sync.Mutex
+	ops []history.Op
+}
+
+func (r *recorded) record(op history.Op) { r.mu.Lock(); r.ops = append(r.ops, op); r.mu.Unlock() }
+
+// lateProc starts script as a lock process whose op timeout is 300 ms,
+// its ops recorded.
+func lateProc(t *testing.T, script string) (*process.Lock, *recorded) {
+	t.Helper()
+	rec := &recorded{}
+	env := lockimpl.Env{OpTimeout: 300 * time.Millisecond, Now: func() int64 { return time.Now().UnixNano() }, Record: rec.record}
+	p, err := process.Start(pinged(script), "single", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, rec
 }
 
 func waitFor(t *testing.T, cond func() bool) {
