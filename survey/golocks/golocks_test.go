@@ -58,8 +58,8 @@ func TestGoAdapters_Contention(t *testing.T) {
 
 // TestProcessAdapters_Contention: the Python and PHP adapters pass the
 // same run, through the lock-process protocol (PHP one process per
-// client, as PHP runs; malkusch's acquire answered from inside its
-// synchronized callback); tooz says its leases are scopes; Symfony's
+// client, as PHP runs; malkusch's synchronized() held suspended in a
+// Fiber until the release); tooz says its leases are scopes; Symfony's
 // CombinedStore and malkusch's mutex over Redlock's five masters answer
 // a failed attempt undone.
 func TestProcessAdapters_Contention(t *testing.T) {

@@ -30,7 +30,7 @@
 //                   suspended, and its release resumes it, the callback
 //                   returns and the library unlocks. Requests come in any
 //                   order (a late acquire's give-back after the next
-//                   acquire), as nesting the callbacks could not serve. Its key is
+//                   acquire). Its key is
 //                   "lock_"+name, set NX EX timeout+1 (whole seconds),
 //                   and its lock() spins up to timeout seconds: timeout is
 //                   the TTL asked for, rounded up to whole seconds, and
@@ -58,13 +58,30 @@ function fail(string $msg): void
     exit(2);
 }
 
+// opTimeout is lockcheck's op timeout, in seconds.
+function opTimeout(): float
+{
+    return ((int) (getenv('LOCKCHECK_OP_TIMEOUT_MS') ?: 2000)) / 1000.0;
+}
+
+// dial connects to one node, with lockcheck's op timeout and password.
+function dial(string $host, int $port): \Redis
+{
+    $password = getenv('LOCKCHECK_REDIS_PASSWORD') ?: null;
+    $user = getenv('LOCKCHECK_REDIS_USER') ?: null;
+    $r = new \Redis();
+    $r->connect($host, $port, opTimeout(), null, 0, opTimeout());
+    if ($password !== null) {
+        $r->auth($user !== null ? [$user, $password] : $password);
+    }
+    return $r;
+}
+
 // connect reaches the Redis lockcheck started: its node, or the master
 // its Sentinels name.
 function connect(): \Redis
 {
-    $timeout = ((int) (getenv('LOCKCHECK_OP_TIMEOUT_MS') ?: 2000)) / 1000.0;
-    $password = getenv('LOCKCHECK_REDIS_PASSWORD') ?: null;
-    $user = getenv('LOCKCHECK_REDIS_USER') ?: null;
+    $timeout = opTimeout();
     if (getenv('LOCKCHECK_TOPOLOGY') === 'sentinel') {
         $addr = null;
         foreach (explode(',', getenv('LOCKCHECK_SENTINELS')) as $s) {
@@ -89,12 +106,7 @@ function connect(): \Redis
     } else {
         [$host, $port] = explode(':', explode(',', getenv('LOCKCHECK_REDIS_ADDRS'))[0]);
     }
-    $r = new \Redis();
-    $r->connect($host, (int) $port, $timeout, null, 0, $timeout);
-    if ($password !== null) {
-        $r->auth($user !== null ? [$user, $password] : $password);
-    }
-    return $r;
+    return dial($host, (int) $port);
 }
 
 // connectAll reaches every master of topology redlock. A master that is
@@ -102,21 +114,14 @@ function connect(): \Redis
 // as a vote not cast.
 function connectAll(): array
 {
-    $timeout = ((int) (getenv('LOCKCHECK_OP_TIMEOUT_MS') ?: 2000)) / 1000.0;
-    $password = getenv('LOCKCHECK_REDIS_PASSWORD') ?: null;
-    $user = getenv('LOCKCHECK_REDIS_USER') ?: null;
     $all = [];
     foreach (explode(',', getenv('LOCKCHECK_REDIS_ADDRS')) as $a) {
         [$host, $port] = explode(':', $a);
-        $r = new \Redis();
         try {
-            $r->connect($host, (int) $port, $timeout, null, 0, $timeout);
-            if ($password !== null) {
-                $r->auth($user !== null ? [$user, $password] : $password);
-            }
+            $all[] = dial($host, (int) $port);
         } catch (\RedisException $e) {
+            $all[] = new \Redis();
         }
-        $all[] = $r;
     }
     return $all;
 }
@@ -158,7 +163,7 @@ final class Server
         return $this->redis ??= connect();
     }
 
-    public function serve(array $req): ?array
+    public function serve(array $req): array
     {
         $reply = ['id' => $req['id']];
         if (str_starts_with($this->lib, 'malkusch')) {
@@ -271,7 +276,8 @@ final class Server
 }
 
 // Malkusch serves malkusch/lock's PHPRedisMutex. Its synchronized()
-// runs a callback under the lock; the lease is the callback's run.
+// runs a callback under the lock; the lease is the callback's run,
+// suspended in a Fiber until its release.
 final class Malkusch
 {
     private static ?array $redises = null;
@@ -283,7 +289,7 @@ final class Malkusch
     {
     }
 
-    public function serve(array $req): ?array
+    public function serve(array $req): array
     {
         $reply = ['id' => $req['id']];
         try {
@@ -400,8 +406,5 @@ if ($lib === 'laravel') {
 }
 $srv = new Server($lib);
 while (($req = request()) !== null) {
-    $reply = $srv->serve($req);
-    if ($reply !== null) {
-        emit($reply);
-    }
+    emit($srv->serve($req));
 }
