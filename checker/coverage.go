@@ -345,11 +345,12 @@ func countWindows(cov Coverage, ws []FaultWindow, hits []windowHit) {
 	for i, w := range ws {
 		cov[Windows(w.Fault)]++
 		for _, name := range windowFigures {
+			if name == LostRetaken && w.Retaken != nil {
+				// The node's grants, judged against the history.
+				cov[name] += hits[i].retaken
+				continue
+			}
 			cov[name] += int(w.Events[name])
-		}
-		if w.Retaken != nil {
-			// The node's count, judged against the history.
-			cov[LostRetaken] += hits[i].retaken - int(w.Events[LostRetaken])
 		}
 		for _, f := range []struct {
 			name string

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockcheck/lockcheck/history"
 )
 
 // What a node did, read from the node: the coverage figures that say a
@@ -249,26 +251,20 @@ type Due struct {
 	Until int64
 }
 
-// Regrant is a key a node set again while a lease it lost would still
-// have held it: the lost lease's value, and when the set was heard (Unix
-// ns, its first such set).
-type Regrant struct {
-	Key, Lost string
-	At        int64
-}
-
 // SetBefore returns the keys of due that log shows set (a grant) before
-// their lost lease's Until, in key order.
-func SetBefore(log KeyLog, due map[string]Due) []Regrant {
-	var rs []Regrant
+// their lost lease's Until, in key order: each with the lost lease's
+// value as its token, and when its first such set was heard (At in Unix
+// ns, not yet on a history's clock).
+func SetBefore(log KeyLog, due map[string]Due) []history.Retake {
+	var rs []history.Retake
 	for k, d := range due {
 		for _, sp := range log[k] {
 			if sp.From < d.Until {
-				rs = append(rs, Regrant{Key: k, Lost: d.Value, At: sp.From})
+				rs = append(rs, history.Retake{Key: k, Token: d.Value, At: sp.From})
 				break
 			}
 		}
 	}
-	slices.SortFunc(rs, func(a, b Regrant) int { return strings.Compare(a.Key, b.Key) })
+	slices.SortFunc(rs, func(a, b history.Retake) int { return strings.Compare(a.Key, b.Key) })
 	return rs
 }

@@ -167,7 +167,7 @@ func TestKeyWatch_LostRetaken(t *testing.T) {
 	for k, h := range lost {
 		due[k] = cluster.Due{Value: h.Value, Until: now.Add(h.TTL).UnixNano()}
 	}
-	if got := cluster.SetBefore(log, due); len(got) != 1 || got[0].Key != "lock:a" || got[0].Lost != "tok-a" || got[0].At != log["lock:a"][0].From {
+	if got := cluster.SetBefore(log, due); len(got) != 1 || got[0].Key != "lock:a" || got[0].Token != "tok-a" || got[0].At != log["lock:a"][0].From {
 		t.Errorf("lock:a granted again while its lost lease would still hold it: %v, want lock:a with tok-a at its set (log %v)", got, log)
 	}
 	for k, d := range due {

@@ -96,7 +96,7 @@ func (f *failover) closeWatch(ctx context.Context) {
 // have expired, for w's node to grant a lost lease's key again while the
 // lease would still have held it; it returns as soon as one is seen,
 // with every such grant by then, and closes w.
-func waitRetaken(ctx context.Context, w *cluster.KeyWatch, lost map[string]cluster.Due) []cluster.Regrant {
+func waitRetaken(ctx context.Context, w *cluster.KeyWatch, lost map[string]cluster.Due) []history.Retake {
 	until := time.Now().Add(retakenWait)
 	latest := int64(0)
 	for _, d := range lost {
@@ -113,20 +113,17 @@ func waitRetaken(ctx context.Context, w *cluster.KeyWatch, lost map[string]clust
 
 // retakes are the grants a window's LostRetaken counts, kept for
 // Retaken.
-type retakes struct{ retaken []cluster.Regrant }
+type retakes struct{ retaken []history.Retake }
 
-func (r *retakes) add(rs []cluster.Regrant) { r.retaken = append(r.retaken, rs...) }
+func (r *retakes) add(rs []history.Retake) { r.retaken = append(r.retaken, rs...) }
 
 // Retaken hands over the last window's grants of lost leases' keys
 // (Retaker), each with the lost lease's token and the Unix ns at which
 // the node was heard setting the key.
 func (r *retakes) Retaken() []history.Retake {
-	var hs []history.Retake
-	for _, g := range r.retaken {
-		hs = append(hs, history.Retake{Key: g.Key, Token: g.Lost, At: g.At})
-	}
+	rs := r.retaken
 	r.retaken = nil
-	return hs
+	return rs
 }
 
 // retakenWait bounds how long a failover's heal waits to see a lost
