@@ -374,26 +374,31 @@ while read x; do :; done`
 
 // TestProcess_LateUndone: an acquire given up on at the op timeout whose
 // reply, when it comes, says undone is not recorded at all: it did not
-// happen, as an undone reply in time is not.
+// happen, as an undone reply in time is not. The process then refuses
+// every acquire at once: the first refusal that comes in time comes
+// after the undone reply, which has then been taken.
 func TestProcess_LateUndone(t *testing.T) {
 	script := `read a; sleep 1
 echo '{"id":2,"undone":true}'
-while read x; do :; done`
+while read x; do echo "{\"id\":$(printf '%s' "$x" | sed 's/.*"id":\([0-9]*\).*/\1/'),\"ok\":false}"; done`
 	p, rec := lateProc(t, script)
-	mu, record := &rec.mu, rec.record
+	ctx := lockimpl.WithClient(context.Background(), 5)
 	call := time.Now().UnixNano()
-	_, err := p.Acquire(lockimpl.WithClient(context.Background(), 5), "k", time.Second)
+	_, err := p.Acquire(ctx, "k", time.Second)
 	if lockimpl.Outcome(err) != history.Info {
 		t.Fatalf("acquire: got %v, want indeterminate at the op timeout", err)
 	}
-	lockimpl.Record(record, history.Op{Process: 5, F: history.Acquire, Key: "k", Token: "unknown-1", TTLms: 1000,
+	lockimpl.Record(rec.record, history.Op{Process: 5, F: history.Acquire, Key: "k", Token: "unknown-1", TTLms: 1000,
 		Call: call, Return: time.Now().UnixNano()}, err)
-	time.Sleep(1500 * time.Millisecond) // the reply has come
+	waitFor(t, func() bool {
+		_, err := p.Acquire(ctx, "k", time.Second)
+		return errors.Is(err, lockimpl.ErrNotAcquired)
+	})
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
 	if len(rec.ops) != 0 {
 		t.Errorf("recorded %+v, want nothing for an attempt undone", rec.ops)
 	}
