@@ -255,6 +255,15 @@ func verifyScenario(ctx context.Context, cfg VerifyConfig, s scenario.Scenario, 
 		res, err := harness.Run(ctx, rc)
 		row.Runs++
 		row.Seeds = append(row.Seeds, rc.Workload.Seed)
+		if err != nil && errors.Is(err, history.ErrEmpty) && ctx.Err() == nil {
+			// A run that recorded nothing judges nothing: the battery
+			// goes on, and the scenario tries its next seed.
+			emptyRun(row, res, dir)
+			if time.Now().After(share) {
+				return nil
+			}
+			continue
+		}
 		if err != nil {
 			if res != nil && res.Dir != "" {
 				err = fmt.Errorf("%s: %w (recorded in %s)", s.Name, err, res.Dir)
@@ -274,6 +283,22 @@ func verifyScenario(ctx context.Context, cfg VerifyConfig, s scenario.Scenario, 
 			return nil
 		}
 	}
+}
+
+// emptyRun folds into row a run that recorded no op (res may be nil):
+// unknown, with why and what to look at, while no run of the scenario
+// has been judged; a row already judged (short of coverage) keeps its
+// status.
+func emptyRun(row *report.VerifyRow, res *harness.Result, dir string) {
+	row.EmptyRuns++
+	if res != nil && res.Dir != "" {
+		row.Dir, _ = filepath.Rel(dir, res.Dir)
+	}
+	if row.Status != "" && row.Status != report.StatusUnknown {
+		return
+	}
+	row.Status = report.StatusUnknown
+	row.Meaning = fmt.Sprintf("%d run(s) recorded no op: no client's call returned or was cut off in the run, so there is nothing to judge; see the lock's stderr and run.json in %s, and try the scenario alone with lockcheck verify --scenario %s", row.EmptyRuns, cmp.Or(row.Dir, "its run dir"), row.Scenario)
 }
 
 // judgeRun folds one run of s into row: its guarantees, its coverage

@@ -369,7 +369,9 @@ func (r *run) start(ctx context.Context) error {
 // before it recorded any op: it holds nothing to look at, and the
 // message says what to fix.
 func (r *run) dropIfEmpty(err error) {
-	if !errors.Is(err, ErrConfig) || r.res == nil || r.res.Dir == "" || r.hw != nil && r.hw.Counts().Total() > 0 {
+	// A run that recorded nothing (history.ErrEmpty) keeps its dir: its
+	// run.json and the nodes' logs say what happened.
+	if !errors.Is(err, ErrConfig) || errors.Is(err, history.ErrEmpty) || r.res == nil || r.res.Dir == "" || r.hw != nil && r.hw.Counts().Total() > 0 {
 		return
 	}
 	if os.RemoveAll(r.res.Dir) == nil {

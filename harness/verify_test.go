@@ -184,3 +184,30 @@ func TestVerify_Stalls(t *testing.T) {
 		t.Errorf("broken-resend: verdict %s, pause-redis %s, lease %s; want invalid, broken, lease invalid", v.Verdict, r.Status, r.Lease)
 	}
 }
+
+// TestVerify_EmptyRunGoesOn: a run that records no op (here a run of one
+// microsecond, over before any call returns) judges nothing. It is an
+// unknown scenario that says why, its run dir kept, and the battery goes
+// on to the next scenario instead of stopping as at a configuration
+// error (go-zero's first survey pass stopped at overrun this way).
+func TestVerify_EmptyRunGoesOn(t *testing.T) {
+	testutil.RequireRedis(t)
+	instant := func(w *workload.Config) { w.Duration = time.Microsecond; w.Clients = 2 }
+	v, dir := verify(t, "setnx", []string{"contention", "overrun"}, 4*time.Second, instant)
+	if len(v.Rows) != 2 {
+		t.Fatalf("%d rows, want both scenarios", len(v.Rows))
+	}
+	for _, r := range v.Rows {
+		// A run of a microsecond now and then records a call or two: such
+		// a scenario is judged by those (not exercised), never unknown.
+		if every := r.EmptyRuns == r.Runs; r.EmptyRuns == 0 || every != (r.Status == report.StatusUnknown) || every && !strings.Contains(r.Meaning, "recorded no op") {
+			t.Errorf("%s: %s, %d of %d runs empty, %q; want some empty, and unknown saying so when every run was", r.Scenario, r.Status, r.EmptyRuns, r.Runs, r.Meaning)
+		}
+		if _, err := os.Stat(filepath.Join(dir, r.Dir, "run.json")); r.Dir == "" || err != nil {
+			t.Errorf("%s: the empty run's dir %q was not kept: %v", r.Scenario, r.Dir, err)
+		}
+	}
+	if v.Verdict != checker.Unknown {
+		t.Errorf("verdict %s, want unknown (no scenario judged)", v.Verdict)
+	}
+}

@@ -80,6 +80,10 @@ type VerifyRow struct {
 	// Redis node was down (checker.GrantedWhileDown): it fails open, which
 	// no deployment excuses, so it fails verify whatever the gates.
 	GrantedWhileDown int `json:"granted_while_down,omitempty"`
+	// EmptyRuns counts the scenario's runs that recorded no op at all:
+	// nothing to judge, so each is a lost attempt, and a scenario whose
+	// every run was empty is unknown.
+	EmptyRuns int `json:"empty_runs,omitempty"`
 }
 
 // ShortOf lists the figures of c below their target in req.
