@@ -183,6 +183,14 @@ func prepare(cfg Config) (plan, error) {
 		return p, err
 	}
 	p.cfg.LockVersion = cmp.Or(p.cfg.LockVersion, e.Version)
+	if e.Waits && e.Topology == "" {
+		switch cfg.Cluster.Topology {
+		case "":
+			p.cfg.Cluster.Topology = cluster.Sentinel
+		case cluster.Single, cluster.Redlock:
+			return p, fmt.Errorf("lock %s waits for a replica (WAIT): it needs --topology sentinel or cluster, not %s", p.lockName, cfg.Cluster.Topology)
+		}
+	}
 	if topology := e.Topology; topology != "" {
 		if cfg.Cluster.Topology != "" && cfg.Cluster.Topology != topology {
 			return p, fmt.Errorf("lock %s needs --topology %s, not %s", p.lockName, topology, cfg.Cluster.Topology)
@@ -456,7 +464,7 @@ func (r *run) record(op history.Op) {
 func (r *run) lock() (lockimpl.Locker, error) {
 	cl, w := r.cl, r.workload
 	env := agent.AccessOf(cl).Env(w, r.clock.Now, r.record)
-	env.TLS, env.DialAddr = cl.TLS, cl.DialAddr
+	env.TLS, env.DialAddr, env.Announced = cl.TLS, cl.DialAddr, cl.Announced()
 	// The clients exist before the lock: the faults they play reach it
 	// through env.
 	r.runner = workload.New(w, r.clock.Now, r.record)

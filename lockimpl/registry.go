@@ -32,7 +32,8 @@ type Entry struct {
 	// verify then adds no client-side extends).
 	Watchdog bool
 	// Waits: the lock sends WAIT (an external Redis's user must be
-	// allowed it).
+	// allowed it). With no Topology it runs on sentinel unless told
+	// cluster: WAIT on a node with no replica never succeeds.
 	Waits   bool
 	Factory Factory
 	// CheckTTL, if set, says why the lock cannot run with a TTL (a spec

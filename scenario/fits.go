@@ -19,6 +19,9 @@ func (s Scenario) TopologyFor(e lockimpl.Entry, perClient bool, where cluster.Co
 		return "", "its faults act inside lockcheck's own Redis client, which the lock does not use (it has a client of its own)"
 	}
 	lockTopo := e.Topology
+	if lockTopo == "" && e.Waits && s.Topology == "" {
+		lockTopo = cluster.Sentinel // WAIT needs replicas
+	}
 	if where.Backend == cluster.External {
 		if err := s.Nemesis.FitsBackend(cluster.External); err != nil {
 			return "", "its faults act on the Redis servers: an external Redis meets only the client faults"

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/nemesis"
 )
 
@@ -62,5 +64,32 @@ func TestPick(t *testing.T) {
 	}
 	if _, err := Pick(Battery(), []string{"no-such"}); err == nil {
 		t.Error("Pick of an unknown name: no error")
+	}
+}
+
+// TestTopologyFor_WaitsNeedsReplicas: a lock that sends WAIT and names no
+// topology runs on sentinel wherever a scenario names none (on one node
+// its WAIT never succeeds, every acquire ends indeterminate, and no
+// scenario is exercised), keeps a scenario's own topology, and a lock
+// that sends no WAIT stays on one node.
+func TestTopologyFor_WaitsNeedsReplicas(t *testing.T) {
+	wait, plain := lockimpl.Entry{Name: "setnx-wait", Waits: true}, lockimpl.Entry{Name: "setnx"}
+	for _, tc := range []struct {
+		scenario string
+		e        lockimpl.Entry
+		want     string
+	}{{"overrun", wait, cluster.Sentinel}, {"kill-none", wait, cluster.Sentinel}, {"failover", wait, cluster.Sentinel},
+		{"overrun", plain, cluster.Single}, {"kill-quorum", wait, cluster.Sentinel}} {
+		s, err := Lookup(tc.scenario)
+		if err != nil {
+			t.Fatal(err)
+		}
+		topo, na := s.TopologyFor(tc.e, false, cluster.Config{})
+		if topo != tc.want {
+			t.Errorf("%s on %s: topology %q (%s), want %s", tc.e.Name, tc.scenario, topo, na, tc.want)
+		}
+		if tc.scenario == "kill-quorum" && na == "" {
+			t.Errorf("%s on kill-quorum: not n/a, want only for redlock", tc.e.Name)
+		}
 	}
 }
