@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -261,6 +262,7 @@ func (a *agentRun) build(entry lockimpl.Entry) (locker lockimpl.Locker, told str
 	a.runner.UseResource(&remoteResource{conn: a.conn, now: a.now, send: a.send, timeout: plan.Workload.OpTimeout + 5*time.Second})
 	env := plan.Access.Env(plan.Workload, a.now, a.record)
 	env.DialAddr = a.clientAddr
+	env.Announced = slices.Sorted(maps.Keys(a.plan.Access.Aliases))
 	// The coordinator is told what went wrong (told); this agent's own
 	// error says which agent it was, and whether it is the user's to fix.
 	if err := a.reach(plan.Access); err != nil {

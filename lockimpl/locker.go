@@ -195,6 +195,10 @@ type Env struct {
 	// DialAddr maps an address Redis or Sentinel announced to the one to
 	// dial (nil: the same).
 	DialAddr func(addr string) string
+	// Announced are the addresses Redis or Sentinel may announce that
+	// DialAddr maps elsewhere: a lock process is given the map in its
+	// environment (LOCKCHECK_DIAL_MAP), as it cannot call DialAddr.
+	Announced []string
 	// Steady says no connection can go stale under the run: Redis is one
 	// the harness started (no idle timeout) and no fault kills, restarts,
 	// pauses or cuts it off. The clients then skip go-redis's health check

@@ -181,8 +181,9 @@ func Entry(name, cmdline, topology string) lockimpl.Entry {
 // (StartTimeout), so that its start-up is charged to no op. It
 // gets LOCKCHECK_REDIS_ADDRS (comma-separated host:port),
 // LOCKCHECK_REDIS_PASSWORD, LOCKCHECK_TOPOLOGY (topology, or if empty
-// the run's) and LOCKCHECK_OP_TIMEOUT_MS, and in the sentinel topology
-// LOCKCHECK_SENTINELS and LOCKCHECK_MASTER_NAME.
+// the run's) and LOCKCHECK_OP_TIMEOUT_MS, in the sentinel topology
+// LOCKCHECK_SENTINELS and LOCKCHECK_MASTER_NAME, and LOCKCHECK_DIAL_MAP
+// where an address Redis or Sentinel announces is not the one to dial.
 func Start(cmdline, topology string, env lockimpl.Env) (*Lock, error) {
 	return startProcess(cmdline, topology, env, -2)
 }
@@ -233,6 +234,23 @@ func (p *Lock) ready(timeout time.Duration, say func(string)) error {
 	return err
 }
 
+// dialMap is LOCKCHECK_DIAL_MAP: "announced=dial,..." for each address
+// Redis or Sentinel may announce that the process must dial elsewhere
+// (a Sentinel names the master at the address its replicas use, behind
+// lockcheck's peer proxy; clients reach it directly).
+func dialMap(env lockimpl.Env) string {
+	if env.DialAddr == nil {
+		return ""
+	}
+	var pairs []string
+	for _, a := range env.Announced {
+		if to := env.DialAddr(a); to != a {
+			pairs = append(pairs, a+"="+to)
+		}
+	}
+	return strings.Join(pairs, ",")
+}
+
 // spawn starts the process.
 func spawn(cmdline, topology string, env lockimpl.Env) (*Lock, error) {
 	p := &Lock{cmdline: cmdline, timeout: env.OpTimeout, now: lockimpl.ClockOf(env), pending: map[int64]waiter{}, late: map[int64]*late{}, owner: -2, done: make(chan struct{}),
@@ -253,6 +271,9 @@ func spawn(cmdline, topology string, env lockimpl.Env) (*Lock, error) {
 	if env.TLS != nil {
 		// The program sets up TLS itself (an external Redis over TLS).
 		cmd.Env = append(cmd.Env, "LOCKCHECK_REDIS_TLS=1")
+	}
+	if m := dialMap(env); m != "" {
+		cmd.Env = append(cmd.Env, "LOCKCHECK_DIAL_MAP="+m)
 	}
 	if env.MasterName != "" {
 		cmd.Env = append(cmd.Env, "LOCKCHECK_SENTINELS="+strings.Join(env.Sentinels, ","), "LOCKCHECK_MASTER_NAME="+env.MasterName,

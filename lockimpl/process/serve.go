@@ -2,6 +2,7 @@ package process
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -27,6 +28,16 @@ func EnvFromProcess() lockimpl.Env {
 	}
 	if s := os.Getenv("LOCKCHECK_SENTINELS"); s != "" {
 		env.Sentinels = strings.Split(s, ",")
+	}
+	if m := os.Getenv("LOCKCHECK_DIAL_MAP"); m != "" {
+		to := map[string]string{}
+		for _, pair := range strings.Split(m, ",") {
+			if from, addr, ok := strings.Cut(pair, "="); ok {
+				to[from] = addr
+				env.Announced = append(env.Announced, from)
+			}
+		}
+		env.DialAddr = func(addr string) string { return cmp.Or(to[addr], addr) }
 	}
 	if ms, err := strconv.Atoi(os.Getenv("LOCKCHECK_OP_TIMEOUT_MS")); err == nil && ms > 0 {
 		env.OpTimeout = time.Duration(ms) * time.Millisecond

@@ -64,9 +64,19 @@ function opTimeout(): float
     return ((int) (getenv('LOCKCHECK_OP_TIMEOUT_MS') ?: 2000)) / 1000.0;
 }
 
-// dial connects to one node, with lockcheck's op timeout and password.
+// dial connects to one node, with lockcheck's op timeout and password,
+// at the address LOCKCHECK_DIAL_MAP gives for the one announced (a
+// Sentinel names the master at the address its replicas use).
 function dial(string $host, int $port): \Redis
 {
+    foreach (array_filter(explode(',', getenv('LOCKCHECK_DIAL_MAP') ?: '')) as $pair) {
+        [$from, $to] = explode('=', $pair, 2);
+        if ($from === "$host:$port") {
+            [$host, $port] = explode(':', $to);
+            $port = (int) $port;
+            break;
+        }
+    }
     $password = getenv('LOCKCHECK_REDIS_PASSWORD') ?: null;
     $user = getenv('LOCKCHECK_REDIS_USER') ?: null;
     $r = new \Redis();
@@ -75,6 +85,19 @@ function dial(string $host, int $port): \Redis
         $r->auth($user !== null ? [$user, $password] : $password);
     }
     return $r;
+}
+
+// sentinel is a client of one Sentinel, on either phpredis: 6 takes an
+// array of options, 5.3 (Debian 12's) the host, port and timeout, and
+// from 5.3.5 the password seventh.
+function sentinel(string $host, int $port, float $timeout): \RedisSentinel
+{
+    $auth = getenv('LOCKCHECK_SENTINEL_PASSWORD') ?: null;
+    if (version_compare(phpversion('redis'), '6.0.0', '>=')) {
+        $opts = ['host' => $host, 'port' => $port, 'connectTimeout' => $timeout, 'readTimeout' => $timeout];
+        return new \RedisSentinel($auth !== null ? $opts + ['auth' => $auth] : $opts);
+    }
+    return $auth !== null ? new \RedisSentinel($host, $port, $timeout, null, 0, $timeout, $auth) : new \RedisSentinel($host, $port, $timeout, null, 0, $timeout);
 }
 
 // connect reaches the Redis lockcheck started: its node, or the master
@@ -87,11 +110,7 @@ function connect(): \Redis
         foreach (explode(',', getenv('LOCKCHECK_SENTINELS')) as $s) {
             [$host, $port] = explode(':', $s);
             try {
-                $opts = ['host' => $host, 'port' => (int) $port, 'connectTimeout' => $timeout];
-                if ($sp = getenv('LOCKCHECK_SENTINEL_PASSWORD')) {
-                    $opts['auth'] = $sp;
-                }
-                $m = (new \RedisSentinel($opts))->getMasterAddrByName(getenv('LOCKCHECK_MASTER_NAME'));
+                $m = sentinel($host, (int) $port, $timeout)->getMasterAddrByName(getenv('LOCKCHECK_MASTER_NAME'));
                 if ($m) {
                     $addr = $m;
                     break;

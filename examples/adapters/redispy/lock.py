@@ -38,6 +38,26 @@ import redis
 from redis.exceptions import LockError, LockNotOwnedError, RedisError
 
 
+def follow_dial_map():
+    """Dial where LOCKCHECK_DIAL_MAP says. lockcheck's Sentinels name the
+    master at the address its replicas use (behind the proxy a partition
+    cuts); clients reach it at another. redis-py's Sentinel client dials
+    what discover_master returns, so the map is applied there."""
+    from redis.sentinel import Sentinel
+    to = {}
+    for pair in filter(None, os.environ.get("LOCKCHECK_DIAL_MAP", "").split(",")):
+        frm, addr = pair.split("=", 1)
+        to[frm] = addr.rsplit(":", 1)
+    if to:
+        discover = Sentinel.discover_master
+
+        def mapped(self, service_name):
+            host, port = discover(self, service_name)
+            host, port = to.get("%s:%s" % (host, port), (host, port))
+            return host, int(port)
+        Sentinel.discover_master = mapped
+
+
 def connect():
     """The Redis lockcheck started (or the external one it was given)."""
     password = os.environ.get("LOCKCHECK_REDIS_PASSWORD") or None
@@ -49,6 +69,7 @@ def connect():
     opts = dict(username=username, password=password, socket_timeout=timeout, socket_connect_timeout=timeout, ssl=tls)
     if os.environ.get("LOCKCHECK_TOPOLOGY") == "sentinel":
         from redis.sentinel import Sentinel
+        follow_dial_map()
         hosts = [tuple(a.rsplit(":", 1)) for a in os.environ["LOCKCHECK_SENTINELS"].split(",")]
         sentinel_password = os.environ.get("LOCKCHECK_SENTINEL_PASSWORD") or None
         sentinel = Sentinel([(h, int(p)) for h, p in hosts], sentinel_kwargs={"password": sentinel_password}, **opts)

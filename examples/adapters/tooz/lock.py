@@ -30,6 +30,26 @@ SCOPE = ("tooz renews its locks from the coordinator's heartbeat thread and tell
          "nothing when a renewal fails: no deadline, no loss reported")
 
 
+def follow_dial_map():
+    """Dial where LOCKCHECK_DIAL_MAP says. lockcheck's Sentinels name the
+    master at the address its replicas use (behind the proxy a partition
+    cuts); clients reach it at another. tooz's Redis driver uses redis-py's Sentinel client, which dials
+    what discover_master returns, so the map is applied there."""
+    from redis.sentinel import Sentinel
+    to = {}
+    for pair in filter(None, os.environ.get("LOCKCHECK_DIAL_MAP", "").split(",")):
+        frm, addr = pair.split("=", 1)
+        to[frm] = addr.rsplit(":", 1)
+    if to:
+        discover = Sentinel.discover_master
+
+        def mapped(self, service_name):
+            host, port = discover(self, service_name)
+            host, port = to.get("%s:%s" % (host, port), (host, port))
+            return host, int(port)
+        Sentinel.discover_master = mapped
+
+
 def url(lock_timeout):
     """The tooz URL of the Redis lockcheck started."""
     password = os.environ.get("LOCKCHECK_REDIS_PASSWORD") or ""
@@ -37,6 +57,7 @@ def url(lock_timeout):
     q = {"lock_timeout": lock_timeout, "timeout": timeout}
     cred = ":%s@" % urllib.parse.quote(password) if password else ""
     if os.environ.get("LOCKCHECK_TOPOLOGY") == "sentinel":
+        follow_dial_map()
         sentinels = os.environ["LOCKCHECK_SENTINELS"].split(",")
         q["sentinel"] = os.environ["LOCKCHECK_MASTER_NAME"]
         q["sentinel_fallback"] = sentinels[1:]
