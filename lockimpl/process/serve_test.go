@@ -90,3 +90,24 @@ func TestServe_Protocol(t *testing.T) {
 		t.Errorf("Serve: %v", err)
 	}
 }
+
+// TestEnvFromProcess_DialMap: a served lock dials where LOCKCHECK_DIAL_MAP
+// says for each address Redis or a Sentinel announces, and where it is
+// told for any other; the map lockcheck hands a process holds exactly the
+// addresses its DialAddr moves.
+func TestEnvFromProcess_DialMap(t *testing.T) {
+	t.Setenv("LOCKCHECK_DIAL_MAP", "127.0.0.1:7001=127.0.0.1:6001,127.0.0.1:7002=127.0.0.1:6002")
+	env := process.EnvFromProcess()
+	for from, want := range map[string]string{"127.0.0.1:7001": "127.0.0.1:6001", "127.0.0.1:7002": "127.0.0.1:6002", "127.0.0.1:6379": "127.0.0.1:6379"} {
+		if env.DialAddr == nil {
+			t.Fatal("DialAddr not set")
+		}
+		if got := env.DialAddr(from); got != want {
+			t.Errorf("DialAddr(%s) = %s, want %s", from, got, want)
+		}
+	}
+	t.Setenv("LOCKCHECK_DIAL_MAP", "")
+	if env := process.EnvFromProcess(); env.DialAddr != nil {
+		t.Error("no map: DialAddr set, want nil (dial what is announced)")
+	}
+}

@@ -78,6 +78,12 @@ func TestProcessAdapters_Contention(t *testing.T) {
 		{"malkusch", php + "malkusch", true, false, ""},
 		{"symfony-redlock", php + "symfony-redlock", true, false, cluster.Redlock},
 		{"malkusch-redlock", php + "malkusch-redlock", true, false, cluster.Redlock},
+		// On Sentinel, each finds the master through the Sentinels, which
+		// name it at its peer proxy (replication 500 ms behind here):
+		// only the address LOCKCHECK_DIAL_MAP gives answers in time.
+		{"redis-py-sentinel", filepath.Join(adapters, "redispy", "lock.py"), false, false, cluster.Sentinel},
+		{"tooz-sentinel", filepath.Join(adapters, "tooz", "lock.py"), false, true, cluster.Sentinel},
+		{"symfony-sentinel", php + "symfony", true, false, cluster.Sentinel},
 	} {
 		t.Run(a.name, func(t *testing.T) {
 			e := process.Entry(a.name, a.cmd, a.topology)
@@ -95,7 +101,11 @@ func TestProcessAdapters_Contention(t *testing.T) {
 				// most of them give up in every run.
 				w.OpTimeout, w.Keys, w.Hold, w.HoldDist = 5*time.Second, 1, 600*time.Millisecond, workload.HoldFixed
 			}
-			res := lockchecktest.Run(t, a.name, e.Factory, lockchecktest.Options{Workload: w, Cluster: cluster.Config{Topology: a.topology}})
+			where := cluster.Config{Topology: a.topology}
+			if a.topology == cluster.Sentinel {
+				where.ReplicationLag, w.OpTimeout = 500*time.Millisecond, 400*time.Millisecond
+			}
+			res := lockchecktest.Run(t, a.name, e.Factory, lockchecktest.Options{Workload: w, Cluster: where})
 			judged(t, res, a.scoped)
 			// A Redlock's refusals are undone (refused or split, the
 			// library does not say): counted, none recorded.
