@@ -129,7 +129,7 @@ func (c *Cluster) upDockerSentinel(ctx context.Context, cfg Config, base []strin
 		if err != nil {
 			return err
 		}
-		args := append(append([]string{}, base...), "--replica-announce-ip", gw, "--replica-announce-port", strconv.Itoa(pport))
+		args := append(append([]string{}, base...), "--replica-announce-ip", gw, "--replica-announce-port", strconv.Itoa(pport), replSyncNow[0], replSyncNow[1])
 		if i > 1 {
 			args = append(args, "--replicaof", gw, strconv.Itoa(mport))
 		} else {

@@ -81,10 +81,16 @@ func clusterArgs(peer, bus string, busPort int) []string {
 		// A replica may take over however stale it is, and the other
 		// masters keep serving while one's slots are without a master.
 		"--cluster-replica-validity-factor", "0", "--cluster-require-full-coverage", "no",
-		// A full sync starts at once, not 5 s later in case more
-		// replicas come (a new replica, an old master rejoining).
-		"--repl-diskless-sync-delay", "0"}
+		replSyncNow[0], replSyncNow[1]}
 }
+
+// replSyncNow starts a replica's full sync at once, not 5 s later in
+// case more replicas come (a new replica, an old master rejoining, a
+// master restarted empty): with the default, every kill of a master
+// left its replicas unsynced for over 5 s, longer than the kill
+// scenarios' interval, so a lock that waits for its replicas (WAIT)
+// held nothing after the first kill of a run.
+var replSyncNow = []string{"--repl-diskless-sync-delay", "0"}
 
 // formCluster meets every node, gives each master its share of the slots
 // and each its replica, then waits until every node agrees.

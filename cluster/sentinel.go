@@ -61,7 +61,7 @@ func (c *Cluster) startSentinelNode(ctx context.Context, cfg Config, server, ver
 	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 		"--maxclients", strconv.Itoa(maxClients),
 		"--daemonize", "no", "--loglevel", "notice",
-		"--replica-announce-ip", "127.0.0.1", "--replica-announce-port", pport}, persist...)
+		"--replica-announce-ip", "127.0.0.1", "--replica-announce-port", pport, replSyncNow[0], replSyncNow[1]}, persist...)
 	if i > 1 {
 		_, mport, _ := net.SplitHostPort(c.Nodes[0].Peer.Addr)
 		args = append(args, "--replicaof", "127.0.0.1", mport)
