@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -154,6 +155,11 @@ func TestFault_CrashClient(t *testing.T) {
 	r := s.expect(t, "setnx", valid)
 	if r.Summary.Crashed == 0 {
 		t.Errorf("no client crashed")
+	}
+	// setnx-wait-all sends each command with its WAIT in one pipeline: a
+	// pipeline that succeeded arms the crash as a command does.
+	if r := s.expect(t, "setnx-wait-all", valid); r.Summary.Crashed == 0 {
+		t.Errorf("setnx-wait-all: no client crashed")
 	}
 }
 
@@ -500,4 +506,44 @@ func TestFault_TableRows(t *testing.T) {
 	partition.nemesis.Faults = []string{"partition"}
 	partition.needs = checker.Coverage{checker.Outlived("partition"): 1}
 	t.Run("setnx-wait/partition", func(t *testing.T) { partition.expect(t, "setnx-wait", invalid) })
+}
+
+// TestFault_KillMasterReplicasResync: a master killed and restarted empty
+// has its replicas back before the next kill, so a lock that waits for
+// every replica (setnx-wait-all) acquires again between kills. With
+// Redis's default 5 s delay before a diskless full sync, nothing was
+// acquired after a run's first kill, and every later kill met no lease.
+func TestFault_KillMasterReplicasResync(t *testing.T) {
+	testutil.RequireRedis(t)
+	w := workload.Config{Clients: 20, Keys: 10, TTL: time.Second, Hold: 100 * time.Millisecond, Duration: 8 * time.Second, OpTimeout: time.Second}
+	s := scenario{workload: w, nemesis: nemesis.Config{Faults: []string{"kill-redis"}, Interval: 2 * time.Second}, cluster: cluster.Config{Persistence: "none"}}
+	res := s.run(t, "setnx-wait-all", 1)
+	ops, err := history.ReadFile(filepath.Join(res.Dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kills []int64
+	for _, op := range ops {
+		if op.F == history.Nemesis && op.Value != nil && op.Value.Phase == "stop" {
+			kills = append(kills, op.Return)
+		}
+	}
+	if len(kills) < 2 {
+		t.Fatalf("%d kills, want 2 or more", len(kills))
+	}
+	// Each kill but the last is followed by an acquire granted before the
+	// next one; one such gap met is enough to tell the delays apart, and
+	// some gaps may be short of it on a busy machine.
+	granted := 0
+	for i := range kills[:len(kills)-1] {
+		for _, op := range ops {
+			if op.F == history.Acquire && op.Type == history.OK && op.Call > kills[i] && op.Return < kills[i+1] {
+				granted++
+				break
+			}
+		}
+	}
+	if granted == 0 {
+		t.Errorf("no acquire granted between kills (%d kills): the replicas did not resync in time", len(kills))
+	}
 }

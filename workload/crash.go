@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 
 	"github.com/lockcheck/lockcheck/lockimpl"
@@ -79,7 +80,13 @@ func (h crashHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 			}
 			return err
 		}
-		return next(ctx, cmds)
+		err = next(ctx, cmds)
+		// A pipeline that succeeded is such a moment too (setnx-wait-all
+		// sends every command with its WAIT in one).
+		if slices.ContainsFunc(cmds, func(c redis.Cmder) bool { return c.Err() == nil && success(c) }) {
+			h.f.succeeded(id)
+		}
+		return err
 	}
 }
 
