@@ -85,11 +85,13 @@ func Verify(ctx context.Context, cfg VerifyConfig) (*report.Verify, string, erro
 	broke, ownWatchdog := false, e.Watchdog || cfg.Watchdog
 	// scope is why the lock's leases are scopes, once a run said so.
 	var scope string
+	topos := make([]string, len(scen))
 	for i, s := range scen {
 		row := report.VerifyRow{Scenario: s.Name, Description: s.Description, Server: s.Server, Requires: s.Requires}
 		row.LeaseGated, row.MutexGated = gates(s, cfg.Require)
 		var topo string
 		topo, row.NA = s.TopologyFor(e, e.PerClient || cfg.ClientFaultLock != nil, cfg.Lock.Cluster)
+		topos[i] = topo
 		if s.Overrun && ownWatchdog && row.NA == "" {
 			row.NA = "the lock extends its leases itself: its releases are never late"
 		}
@@ -123,7 +125,40 @@ func Verify(ctx context.Context, cfg VerifyConfig) (*report.Verify, string, erro
 		report.TextVerifyProgress(cfg.Progress, row)
 		v.Rows = append(v.Rows, row)
 	}
+	if err := spendLeft(ctx, cfg, scen, topos, ownWatchdog, start, dir, v, broke); err != nil {
+		return v, dir, errors.Join(err, finishVerify(v, start, dir))
+	}
 	return v, dir, finishVerify(v, start, dir)
+}
+
+// spendLeft spends the budget that the scenarios' shares left (those
+// exercised in their first runs leave most of theirs) where coverage is
+// still missing: each scenario not exercised runs again, from its next
+// seed, in turn, the time left shared among them. A row it reruns is
+// judged over all its runs.
+func spendLeft(ctx context.Context, cfg VerifyConfig, scen []scenario.Scenario, topos []string, ownWatchdog bool, start time.Time, dir string, v *report.Verify, broke bool) error {
+	var short []int
+	for i := range v.Rows {
+		if v.Rows[i].Status == report.StatusNotExercised {
+			short = append(short, i)
+		}
+	}
+	from, end := time.Now(), start.Add(cfg.Budget)
+	for k, i := range short {
+		share := from.Add(end.Sub(from) * time.Duration(k+1) / time.Duration(len(short)))
+		if (broke && !cfg.KeepGoing) || ctx.Err() != nil || !time.Now().Before(share) {
+			continue
+		}
+		row := &v.Rows[i]
+		if err := verifyScenario(ctx, cfg, scen[i], topos[i], ownWatchdog, share, dir, row); err != nil {
+			row.Status, row.Meaning = report.StatusUnknown, err.Error()
+			return err
+		}
+		expectRow(row, cfg.Expect)
+		broke = broke || row.Status == report.StatusBroken
+		report.TextVerifyProgress(cfg.Progress, *row)
+	}
+	return nil
 }
 
 // redlockNoRefusals is why a Redlock cannot meet info_contended: its
@@ -247,10 +282,15 @@ func gates(s scenario.Scenario, require []string) (lease, mutex bool) {
 // verifyScenario runs s until its coverage is met, a guarantee breaks, or
 // its share of the budget is spent, summing the coverage of its runs.
 func verifyScenario(ctx context.Context, cfg VerifyConfig, s scenario.Scenario, topo string, ownWatchdog bool, share time.Time, dir string, row *report.VerifyRow) error {
-	began := time.Now()
+	// A row run again (spendLeft) goes on from its next seed, its
+	// coverage and time added to its first runs'.
+	before, _ := time.ParseDuration(row.Elapsed)
+	began := time.Now().Add(-before)
 	defer func() { row.Elapsed = time.Since(began).Round(time.Millisecond).String() }()
-	row.Coverage = checker.Coverage{}
-	for attempt := int64(0); ; attempt++ {
+	if row.Coverage == nil {
+		row.Coverage = checker.Coverage{}
+	}
+	for attempt := int64(row.Runs); ; attempt++ {
 		rc := verifyRun(cfg, s, topo, ownWatchdog, cfg.Seed+attempt, dir)
 		res, err := harness.Run(ctx, rc)
 		row.Runs++

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -209,5 +210,64 @@ func TestVerify_EmptyRunGoesOn(t *testing.T) {
 	}
 	if v.Verdict != checker.Unknown {
 		t.Errorf("verdict %s, want unknown (no scenario judged)", v.Verdict)
+	}
+}
+
+// timedLines records when each progress line was written.
+type timedLines struct {
+	mu    sync.Mutex
+	lines []string
+	at    []time.Time
+}
+
+func (w *timedLines) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, l := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		w.lines, w.at = append(w.lines, l), append(w.at, time.Now())
+	}
+	return len(p), nil
+}
+
+// TestVerify_LeftBudgetGoesToShortScenarios: the budget a scenario
+// exercised in one run leaves goes to a scenario still short of its
+// coverage, which runs again from its next seed, its runs adding up.
+// extend on two hot keys is never exercised (no free key); crash, after
+// it in the battery, is in one run: with time left when crash ends,
+// extend runs again.
+func TestVerify_LeftBudgetGoesToShortScenarios(t *testing.T) {
+	testutil.RequireRedis(t)
+	hot := func(w *workload.Config) { w.Duration, w.Clients, w.Keys, w.SoloKeys = 4*time.Second, 40, 2, 0 }
+	budget := 40 * time.Second
+	progress := &timedLines{}
+	end := time.Now().Add(budget)
+	cfg := battery.VerifyConfig{Lock: harness.Config{Lock: "setnx"}, Scenarios: []string{"extend", "crash"}, Budget: budget, Seed: 1,
+		Workload: hot, OutDir: t.TempDir(), Progress: progress}
+	v, _, err := battery.Verify(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var extendLines, crashAt int
+	for i, l := range progress.lines {
+		t.Logf("%s %s", progress.at[i].Format("15:04:05.000"), l)
+		switch {
+		case strings.Contains(l, " extend "):
+			extendLines++
+		case strings.Contains(l, " crash "):
+			crashAt = i
+		}
+	}
+	ext, crash := row(t, v, "extend"), row(t, v, "crash")
+	if ext.Status != report.StatusNotExercised {
+		t.Fatalf("extend %s: want not exercised", ext.Status)
+	}
+	if len(ext.Seeds) != ext.Runs || len(slices.Compact(slices.Sorted(slices.Values(ext.Seeds)))) != ext.Runs {
+		t.Errorf("extend seeds %v over %d runs: want one new seed a run", ext.Seeds, ext.Runs)
+	}
+	if left := end.Sub(progress.at[crashAt]); crash.Status == report.StatusNotExercised || left < time.Second {
+		t.Skipf("crash %s, ended %v before the budget's end: no time left to give (a busy machine)", crash.Status, left)
+	}
+	if extendLines != 2 {
+		t.Errorf("extend reported %d times, want twice: its first share, then the time crash left", extendLines)
 	}
 }
