@@ -16,7 +16,11 @@ var failover = Scenario{Name: "failover", Description: "sentinel: kill the maste
 	Server: true, Requires: checker.Coverage{checker.LostAtPromotion: 1}, Breaks: "the promoted replica had not received held locks"}
 
 // failoverWorkload is the sentinel scenarios' workload: leases of 10 s
-// held 3 s on 40 keys, so that a promotion finds leases live.
+// held 3 s on 40 keys, so that a promotion finds leases live; an op
+// timeout of 2 s, so that a lock that waits for its replicas (WAIT, up to
+// half the op timeout) hears them through the 500 ms replication lag
+// (with the base 500 ms, setnx-wait-all's every acquire ended
+// indeterminate and failover was never exercised).
 func failoverWorkload(w *workload.Config) {
-	w.TTL, w.Hold, w.Keys, w.Duration = 10*time.Second, 3*time.Second, 40, 12*time.Second
+	w.TTL, w.Hold, w.Keys, w.Duration, w.OpTimeout = 10*time.Second, 3*time.Second, 40, 12*time.Second, 2*time.Second
 }
