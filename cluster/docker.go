@@ -257,6 +257,12 @@ func (c *Cluster) runContainer(ctx context.Context, cfg Config, name string, arg
 		mounts = append(mounts, dir+":"+secretsDir+":ro")
 		args = append([]string{secretsDir + "/" + conf}, args...)
 	}
+	if sentinelConf == "" {
+		// Its data in its host dir, as a local node's: a power loss
+		// under appendfsync everysec cuts the AOF there (CutAOF).
+		mounts = append(mounts, dir+":"+dataDir)
+		args = append(args, "--dir", dataDir)
+	}
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -286,6 +292,9 @@ func (c *Cluster) runContainer(ctx context.Context, cfg Config, name string, arg
 	n.Version = nodeVersion(ctx, n.Addr, password)
 	return n, nil
 }
+
+// dataDir is where a node's container keeps its data: its host dir.
+const dataDir = "/lockcheck/data"
 
 // secretsDir is where a node's container finds its secrets file.
 const secretsDir = "/lockcheck/secrets"

@@ -73,6 +73,17 @@ func TestKillRedis_LostAtRestart(t *testing.T) {
 // counts 0; under appendfsync always nothing is cut and nothing counted.
 func TestKillRedis_UnsyncedAtKill(t *testing.T) {
 	testutil.RequireRedis(t)
+	unsyncedAtKill(t, cluster.Local)
+}
+
+// TestDocker_UnsyncedAtKill: the same power loss on the docker backend,
+// whose nodes keep their data in their host dirs for it.
+func TestDocker_UnsyncedAtKill(t *testing.T) {
+	testutil.RequireDocker(t)
+	unsyncedAtKill(t, cluster.Docker)
+}
+
+func unsyncedAtKill(t *testing.T, backend string) {
 	for _, c := range []struct {
 		name, persistence string
 		grant             bool // grant leases in the second before the kill
@@ -81,7 +92,7 @@ func TestKillRedis_UnsyncedAtKill(t *testing.T) {
 	}{{"everysec", "aof-everysec", true, 1, true}, {"everysec-quiet", "aof-everysec", false, 0, true}, {"always", "aof-always", true, 0, false}} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
-			cl, rc := upOne(t, c.persistence)
+			cl, rc := upOn(t, c.persistence, backend)
 			if err := rc.Set(ctx, "old", "t-old", 10*time.Second).Err(); err != nil {
 				t.Fatal(err)
 			}
@@ -134,7 +145,12 @@ func TestKillRedis_UnsyncedAtKill(t *testing.T) {
 // upOne starts one redis-server with persistence, and a client of it;
 // both end with the test.
 func upOne(t *testing.T, persistence string) (*cluster.Cluster, *redis.Client) {
-	cl, err := cluster.Up(context.Background(), cluster.Config{LogDir: t.TempDir(), Persistence: persistence})
+	return upOn(t, persistence, cluster.Local)
+}
+
+// upOn is upOne on backend.
+func upOn(t *testing.T, persistence, backend string) (*cluster.Cluster, *redis.Client) {
+	cl, err := cluster.Up(context.Background(), cluster.Config{LogDir: t.TempDir(), Persistence: persistence, Backend: backend})
 	if err != nil {
 		t.Fatal(err)
 	}
