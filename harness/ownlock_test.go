@@ -1,6 +1,7 @@
 package harness_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -59,7 +60,9 @@ func processLock(cfg *harness.Config, name, cmdline string, perClient bool) {
 	if perClient {
 		entry = process.PerClientEntry
 	}
-	cfg.Registry.Register(entry(name, cmdline, "single"))
+	// A lock process runs on one node unless the test asks for another
+	// topology (lockproc speaks single and sentinel).
+	cfg.Registry.Register(entry(name, cmdline, cmp.Or(cfg.Cluster.Topology, "single")))
 }
 
 var lockproc struct {
@@ -212,6 +215,22 @@ func TestOwnLock_Process(t *testing.T) {
 	s.expect(t, "cmd:lockproc", func(r *harness.Result) (bool, string) {
 		return doubleHolders(r) > 0, "double holders: " + strconv.Itoa(doubleHolders(r))
 	})
+}
+
+// TestOwnLock_ProcessOnSentinel: examples/lockproc finds the master
+// through the Sentinels, which name it at its peer proxy (replication
+// 500 ms behind here); it dials where LOCKCHECK_DIAL_MAP says, and only
+// there do replies come within the 400 ms op timeout. Dialing the proxy,
+// it was cut off with the replicas at a partition, and verify's
+// partition scenario never saw a split brain.
+func TestOwnLock_ProcessOnSentinel(t *testing.T) {
+	testutil.RequireRedis(t)
+	w := shortLeases
+	w.Duration, w.OpTimeout = 3*time.Second, 400*time.Millisecond
+	r := scenario{workload: w, cluster: cluster.Config{Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond}}.run(t, "cmd:lockproc", 1)
+	if ok := r.Summary.Ops.Get(history.Acquire, history.OK); r.Verdict != checker.Valid || ok < 50 {
+		t.Errorf("%s, %d acquires granted; want valid, the master answering in time", r.Verdict, ok)
+	}
 }
 
 // TestOwnLock_ProcessDies: a lock process that exits mid-run fails the run

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -57,6 +58,25 @@ var (
 // opTimeout bounds each command (LOCKCHECK_OP_TIMEOUT_MS).
 var opTimeout = 5 * time.Second
 
+// dialer dials where LOCKCHECK_DIAL_MAP says: lockcheck's Sentinels name
+// the master at the address its replicas use (behind the proxy that a
+// partition cuts); a client reaches it at the one the map gives.
+func dialer() func(ctx context.Context, network, addr string) (net.Conn, error) {
+	to := map[string]string{}
+	for _, pair := range strings.Split(os.Getenv("LOCKCHECK_DIAL_MAP"), ",") {
+		if from, addr, ok := strings.Cut(pair, "="); ok {
+			to[from] = addr
+		}
+	}
+	d := net.Dialer{Timeout: 5 * time.Second}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if a, ok := to[addr]; ok {
+			addr = a
+		}
+		return d.DialContext(ctx, network, addr)
+	}
+}
+
 func main() {
 	addrs := strings.Split(os.Getenv("LOCKCHECK_REDIS_ADDRS"), ",")
 	if addrs[0] == "" {
@@ -77,7 +97,7 @@ func main() {
 	if os.Getenv("LOCKCHECK_TOPOLOGY") == "sentinel" {
 		c = redis.NewFailoverClient(&redis.FailoverOptions{MasterName: os.Getenv("LOCKCHECK_MASTER_NAME"),
 			SentinelAddrs: strings.Split(os.Getenv("LOCKCHECK_SENTINELS"), ","), Password: opts.Password, MaxRetries: -1, PoolSize: 256,
-			ReadTimeout: opTimeout, WriteTimeout: opTimeout})
+			ReadTimeout: opTimeout, WriteTimeout: opTimeout, Dialer: dialer()})
 	}
 	defer c.Close()
 
