@@ -52,7 +52,7 @@ func scenarioRun(s scenario.Scenario, base harness.Config, topo string, w worklo
 // verifyRun is the run config of verify's attempt of s with seed.
 func verifyRun(cfg VerifyConfig, s scenario.Scenario, topo string, ownWatchdog bool, seed int64, dir string) harness.Config {
 	rc := cfg.Lock
-	if cfg.ClientFaultLock != nil && s.Nemesis.ActsOnClients() {
+	if cfg.ClientFaultLock != nil && (s.Nemesis.ActsOnClients() || s.MovesMaster()) {
 		rc = *cfg.ClientFaultLock
 	}
 	w := workloadOf(s, topo, ownWatchdog, cfg.Workload)

@@ -33,8 +33,10 @@ type VerifyConfig struct {
 	// Workload, Nemesis, Name and OutDir are the battery's.
 	Lock harness.Config
 	// ClientFaultLock, if set, is the lock of the scenarios whose faults
-	// pause or crash clients (a --lock-cmd with one process per client,
-	// so that a pause stops the process).
+	// pause or crash clients or move the master (a --lock-cmd with one
+	// process per client: a pause stops the process, and each client has
+	// a Redis client of its own, as in production, that follows a new
+	// master when it hears of it).
 	ClientFaultLock *harness.Config
 	// Watchdog: the lock keeps its leases alive on its own (set for a
 	// Factory; a registered lock says so in its Entry).

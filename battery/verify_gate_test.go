@@ -135,3 +135,22 @@ func TestVerify_RedlockInfoContendedNA(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyRun_ProcessPerClient: a --lock-cmd lock runs one process per
+// client (ClientFaultLock) where faults pause or crash clients and where
+// the master moves, so that each client follows a new master on its own
+// as in production; one process for every client elsewhere.
+func TestVerifyRun_ProcessPerClient(t *testing.T) {
+	shared, per := harness.Config{Lock: "shared"}, harness.Config{Lock: "per-client"}
+	cfg := VerifyConfig{Lock: shared, ClientFaultLock: &per}
+	for name, want := range map[string]string{"pause": "per-client", "crash": "per-client", "failover": "per-client",
+		"partition": "per-client", "partition-detect": "per-client", "overrun": "shared", "contention": "shared", "kill-none": "shared"} {
+		s, err := scenario.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := verifyRun(cfg, s, "", false, 1, t.TempDir()).Lock; got != want {
+			t.Errorf("%s: lock %s, want %s", name, got, want)
+		}
+	}
+}

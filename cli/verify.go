@@ -35,7 +35,7 @@ func verifyFlags(o *verifyOpts) *flag.FlagSet {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	lockFlags(fs, &o.runOpts)
 	fs.StringVar(&o.name, "name", "", "the lock's name in the results (--lock-cmd)")
-	fs.BoolVar(&o.perClient, "lock-cmd-per-client", false, "--lock-cmd: one process per client in every scenario (default: in the scenarios that pause or crash clients)")
+	fs.BoolVar(&o.perClient, "lock-cmd-per-client", false, "--lock-cmd: one process per client in every scenario (default: in the scenarios that pause or crash clients or move the master)")
 	fs.BoolVar(&o.cfg.Watchdog, "lock-watchdog", false, "the lock keeps its leases alive by itself (a --lock-cmd or --lock-spec with a watchdog): the extend scenario adds no client-side extends")
 	fs.StringVar(&o.topology, "lock-topology", "", "--lock-cmd: the one topology the lock can use (single: a lock with no Sentinel or Cluster client); scenarios on another are n/a")
 	fs.BoolVar(&o.cfg.NoExtend, "lock-no-extend", false, "the lock has no extend (and no watchdog): the scenarios that extend leases are n/a")
@@ -127,7 +127,8 @@ func (o *verifyOpts) config(fs *flag.FlagSet, args []string) error {
 		cfg.Lock.Agents = o.agents
 	}
 	if o.lockCmd != "" && !o.perClient {
-		// Pauses and crashes act on a process of the client's own.
+		// Pauses and crashes act on a process of the client's own, and
+		// each client follows a new master on its own.
 		per := cfg.Lock
 		if err := o.userLock(&per, cmdLock(per.Lock, o.lockCmd, o.topology, true)); err != nil {
 			return err

@@ -7,6 +7,7 @@
 package scenario
 
 import (
+	"slices"
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
@@ -79,6 +80,15 @@ func stallWorkload(w *workload.Config) { w.Keys, w.Duration = 3, 8*time.Second }
 // then is a workload adjustment: first, then next.
 func then(first, next func(*workload.Config)) func(*workload.Config) {
 	return func(w *workload.Config) { first(w); next(w) }
+}
+
+// MovesMaster says whether s's faults promote a replica (failover,
+// partition): a lock's clients then follow the new master each on its
+// own, and a lock that is a process of its own runs one per client, as
+// it would in production (one process for all would move every holder
+// at once).
+func (s Scenario) MovesMaster() bool {
+	return slices.ContainsFunc(s.Nemesis.Faults, func(f string) bool { return f == "failover" || f == "partition" })
 }
 
 // onServer is s on the server workload (serverWorkload, then s's own
