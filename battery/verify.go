@@ -297,7 +297,7 @@ func verifyScenario(ctx context.Context, cfg VerifyConfig, s scenario.Scenario, 
 		res, err := harness.Run(ctx, rc)
 		row.Runs++
 		row.Seeds = append(row.Seeds, rc.Workload.Seed)
-		if err != nil && errors.Is(err, history.ErrEmpty) && ctx.Err() == nil {
+		if errors.Is(err, history.ErrEmpty) && ctx.Err() == nil {
 			// A run that recorded nothing judges nothing: the battery
 			// goes on, and the scenario tries its next seed.
 			emptyRun(row, res, dir)

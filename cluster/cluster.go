@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -291,21 +290,6 @@ func (c *Cluster) Aliases() map[string]string {
 			}
 		}
 	}
-	return out
-}
-
-// Announced lists the addresses nodes and sentinels announce that
-// DialAddr maps to another (a node's peer proxy: replicas and Sentinel
-// reach a node through it, clients do not, so that a partition cuts the
-// one and not the other).
-func (c *Cluster) Announced() []string {
-	var out []string
-	for from, to := range c.dialMap {
-		if from != to {
-			out = append(out, from)
-		}
-	}
-	slices.Sort(out)
 	return out
 }
 

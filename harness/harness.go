@@ -12,10 +12,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -464,7 +466,8 @@ func (r *run) record(op history.Op) {
 func (r *run) lock() (lockimpl.Locker, error) {
 	cl, w := r.cl, r.workload
 	env := agent.AccessOf(cl).Env(w, r.clock.Now, r.record)
-	env.TLS, env.DialAddr, env.Announced = cl.TLS, cl.DialAddr, cl.Announced()
+	// The announced addresses are Aliases' keys, as an agent's are.
+	env.TLS, env.DialAddr, env.Announced = cl.TLS, cl.DialAddr, slices.Sorted(maps.Keys(cl.Aliases()))
 	// The clients exist before the lock: the faults they play reach it
 	// through env.
 	r.runner = workload.New(w, r.clock.Now, r.record)
