@@ -88,8 +88,9 @@ function dial(string $host, int $port): \Redis
 }
 
 // sentinel is a client of one Sentinel, on either phpredis: 6 takes an
-// array of options, 5.3 (Debian 12's) the host, port and timeout, and
-// from 5.3.5 the password seventh.
+// array of options, 5.3 (Debian 12's 5.3.7) the host, port and timeouts
+// only: its constructor has six parameters and no password (read with
+// ReflectionClass), so Sentinels with a password need phpredis 6.
 function sentinel(string $host, int $port, float $timeout): \RedisSentinel
 {
     $auth = getenv('LOCKCHECK_SENTINEL_PASSWORD') ?: null;
@@ -97,7 +98,10 @@ function sentinel(string $host, int $port, float $timeout): \RedisSentinel
         $opts = ['host' => $host, 'port' => $port, 'connectTimeout' => $timeout, 'readTimeout' => $timeout];
         return new \RedisSentinel($auth !== null ? $opts + ['auth' => $auth] : $opts);
     }
-    return $auth !== null ? new \RedisSentinel($host, $port, $timeout, null, 0, $timeout, $auth) : new \RedisSentinel($host, $port, $timeout, null, 0, $timeout);
+    if ($auth !== null) {
+        throw new \LogicException('Sentinels with a password need phpredis 6 (this is ' . phpversion('redis') . ', whose RedisSentinel takes no password)');
+    }
+    return new \RedisSentinel($host, $port, $timeout, null, 0, $timeout);
 }
 
 // connect reaches the Redis lockcheck started: its node, or the master
