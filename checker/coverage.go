@@ -91,6 +91,15 @@ const (
 	// promoted one held at once, read from both: the same lease granted
 	// on both sides of a split brain.
 	GrantedBothSides = "granted_both_sides"
+	// LostAtHeal counts the leases a partition's deposed master held
+	// when the partition healed that the promoted master lacked, read
+	// from both just before the heal: the heal makes the deposed master a
+	// replica, which drops them while their holders may still hold them.
+	// Those whose key the promoted master then granted again while they
+	// would still have held it, where the history shows the two leases
+	// overlap, are LostRetaken: the event a lock without replication
+	// safety breaks on when its clients stay on the deposed master.
+	LostAtHeal = "lost_at_heal"
 	// ExpiredByClock counts the leases a node's clock jump expired at
 	// once, read from the node before and after the jump: expiry moved
 	// past what the clock tolerance and a client's margin absorb.
@@ -109,7 +118,7 @@ const (
 )
 
 // windowFigures are the figures read from the servers in fault windows.
-var windowFigures = []string{GrantedByDeposed, GrantedBothSides, LostAtPromotion, LostRetaken, ExpiredByClock, LostAtRestart, UnsyncedAtKill}
+var windowFigures = []string{GrantedByDeposed, GrantedBothSides, LostAtHeal, LostAtPromotion, LostRetaken, ExpiredByClock, LostAtRestart, UnsyncedAtKill}
 
 // CoverageFigures names the figures and what each means, in the order
 // they are shown.
@@ -125,11 +134,26 @@ var CoverageFigures = []struct{ Name, Meaning string }{
 	{AbandonedTaken, "leases (maybe) acquired, never released (crashed holder), whose key another client acquired after expiry"},
 	{GrantedByDeposed, "keys a master cut off by a partition set after a replica was promoted in its place (read from that master)"},
 	{GrantedBothSides, "keys the deposed master and the promoted one held at once (read from both): one lease granted on both sides"},
+	{LostAtHeal, "leases a partition's deposed master held when the partition healed that the promoted master lacked (read from both): the heal drops them"},
 	{ExpiredByClock, "leases a node's clock jump expired at once (read from the node before and after)"},
 	{LostAtPromotion, "leases a master held just before it went down that the replica promoted in its place lacked (read from both)"},
-	{LostRetaken, "leases lost at a promotion (or a restart without persistence) whose key the promoted (restarted) node granted again while they would still have held it (read from it)"},
+	{LostRetaken, "leases lost at a promotion, a partition's heal or a restart without persistence whose key the promoted (restarted) node granted again while they would still have held it (read from it)"},
 	{LostAtRestart, "leases a node restarted without persistence held, live past its restart, when it was killed (read just before the kill, its writes paused): the restart dropped them"},
 	{UnsyncedAtKill, "leases a node held when it was killed, live past its restart, whose grant was among the last second of writes that a power loss under appendfsync everysec dropped (read from the node, its writes paused, and from the AOF's cut tail)"},
+}
+
+// AnyOf names a requirement that any of figures meets: its count
+// (Coverage.Count) is their sum.
+func AnyOf(figures ...string) string { return strings.Join(figures, "|") }
+
+// Count is the count of figure name, or of an AnyOf the sum of its
+// figures.
+func (c Coverage) Count(name string) int {
+	n := 0
+	for _, f := range strings.Split(name, "|") {
+		n += c[f]
+	}
+	return n
 }
 
 // Hit is the figure of fault windows that began while a lease was

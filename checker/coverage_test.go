@@ -155,3 +155,20 @@ func TestCoverageOf(t *testing.T) {
 		})
 	}
 }
+
+// TestCoverage_AnyOf: a requirement on AnyOf(a, b) counts their sum, so
+// either figure meets it, and a coverage with neither falls short.
+func TestCoverage_AnyOf(t *testing.T) {
+	req := AnyOf(GrantedBothSides, LostRetaken)
+	for _, tc := range []struct {
+		cov  Coverage
+		want int
+	}{{Coverage{GrantedBothSides: 2}, 2}, {Coverage{LostRetaken: 1}, 1}, {Coverage{LostAtHeal: 5}, 0}, {Coverage{GrantedBothSides: 1, LostRetaken: 1}, 2}} {
+		if got := tc.cov.Count(req); got != tc.want {
+			t.Errorf("%v.Count(%s) = %d, want %d", tc.cov, req, got, tc.want)
+		}
+	}
+	if got := (Coverage{LostAtHeal: 3}).Count(LostAtHeal); got != 3 {
+		t.Errorf("Count of one figure = %d, want 3", got)
+	}
+}

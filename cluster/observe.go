@@ -253,16 +253,22 @@ type Due struct {
 
 // SetBefore returns the keys of due that log shows set (a grant) before
 // their lost lease's Until, in key order: each with the lost lease's
-// value as its token, and when its first such set was heard (At in Unix
-// ns, not yet on a history's clock).
+// value as its token, and when its last such set was heard (At in Unix
+// ns, not yet on a history's clock). The last, not the first: a log that
+// began before the lost lease was granted (a split brain's promoted
+// master, watched from its promotion) may show the key set and freed
+// before it, and only a set after the lost lease's grant can overlap it.
 func SetBefore(log KeyLog, due map[string]Due) []history.Retake {
 	var rs []history.Retake
 	for k, d := range due {
+		at := int64(-1)
 		for _, sp := range log[k] {
 			if sp.From < d.Until {
-				rs = append(rs, history.Retake{Key: k, Token: d.Value, At: sp.From})
-				break
+				at = sp.From
 			}
+		}
+		if at >= 0 {
+			rs = append(rs, history.Retake{Key: k, Token: d.Value, At: at})
 		}
 	}
 	slices.SortFunc(rs, func(a, b history.Retake) int { return strings.Compare(a.Key, b.Key) })

@@ -178,3 +178,20 @@ func TestKeyWatch_LostRetaken(t *testing.T) {
 		t.Errorf("grants after the lost leases expired: %v, want none", got)
 	}
 }
+
+// TestSetBefore_LastSet: a split brain's promoted master is watched from
+// its promotion, so its log may show a key set and freed before the
+// deposed master granted the lease the heal lost: the grant reported is
+// the last one before the lost lease's expiry, which alone can overlap
+// it, and none at all when every set came after that expiry.
+func TestSetBefore_LastSet(t *testing.T) {
+	log := cluster.KeyLog{"lock:a": {{From: 100, To: 200}, {From: 500}, {From: 2000}}}
+	due := map[string]cluster.Due{"lock:a": {Value: "tok", Until: 1000}}
+	if got := cluster.SetBefore(log, due); len(got) != 1 || got[0].At != 500 || got[0].Token != "tok" {
+		t.Errorf("SetBefore = %v, want lock:a at 500 (the last set before 1000)", got)
+	}
+	due["lock:a"] = cluster.Due{Value: "tok", Until: 50}
+	if got := cluster.SetBefore(log, due); len(got) != 0 {
+		t.Errorf("SetBefore = %v, want none: every set came after the lease's expiry", got)
+	}
+}

@@ -118,6 +118,10 @@ const (
 	// LostRetaken counts the leases a promotion lost whose key the
 	// promoted master granted again while they would still have held it.
 	LostRetaken = "lost_retaken"
+	// LostAtHeal counts the leases a partition's deposed master held
+	// when the partition healed that the promoted master lacked: the
+	// heal makes the deposed master a replica, which drops them.
+	LostAtHeal = "lost_at_heal"
 	// ExpiredByClock counts the leases a node's clock jump expired at once.
 	ExpiredByClock = "expired_by_clock"
 	// LostAtRestart counts the leases a node held just before it was

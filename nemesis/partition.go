@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"time"
 
 	"github.com/lockcheck/lockcheck/cluster"
 )
@@ -16,14 +17,21 @@ type partition struct {
 	env Env
 	target
 	// deposed and promoted record what the two masters do to keys after
-	// the promotion; events is the last window's count.
+	// the promotion (cut and up are the nodes); events is the last
+	// window's count.
 	deposed, promoted *cluster.KeyWatch
+	cut, up           *cluster.Node
 	events            map[string]int64
+	retakes
 }
 
 // Events is the last window's count: the keys the deposed master set
-// once cut off (GrantedByDeposed: grants no replica received), and those
-// it and the promoted master held at once (GrantedBothSides).
+// once cut off (GrantedByDeposed: grants no replica received), those it
+// and the promoted master held at once (GrantedBothSides), the leases
+// the deposed master held at the heal that the promoted one lacked
+// (LostAtHeal: the heal makes it a replica, which drops them), and
+// those of them whose key the promoted master granted again while they
+// would still have held it (LostRetaken, with its grants: Retaken).
 func (p *partition) Events() map[string]int64 {
 	e := p.events
 	p.events = nil
@@ -34,6 +42,7 @@ func (p *partition) Events() map[string]int64 {
 // the moment it is cut off: every grant from here on reaches no replica.
 func (p *partition) watchDeposed(ctx context.Context, m *cluster.Node) {
 	p.deposed, _ = p.env.Cluster.WatchKeys(ctx, m)
+	p.cut = m
 }
 
 // watchPromoted starts recording what the promoted master does, once it
@@ -44,22 +53,64 @@ func (p *partition) watchPromoted(ctx context.Context, n *cluster.Node) {
 		return
 	}
 	p.promoted, _ = p.env.Cluster.WatchKeys(ctx, n)
+	p.up = n
 }
 
-// closeWatch ends the records, before the partition heals.
-func (p *partition) closeWatch() {
+// beforeHeal ends the deposed master's record and reads, on direct
+// connections, the leases it holds that the promoted master lacks (or
+// holds under another token): the heal turns it into the promoted one's
+// replica, which drops them while their holders may still hold them. It
+// returns them, each with when it would have expired; the promoted
+// master's record goes on, for the grants of their keys after the heal.
+func (p *partition) beforeHeal(ctx context.Context) map[string]cluster.Due {
 	d, pr := p.deposed, p.promoted
-	p.deposed, p.promoted = nil, nil
+	p.deposed = nil
 	switch {
 	case d == nil:
-		return
+		return nil
 	case pr == nil:
 		d.Close()
-		return
+		return nil
 	}
 	sets := d.Sets()
-	both := cluster.HeldOnBoth(d.Close(), pr.Close())
+	both := cluster.HeldOnBoth(d.Close(), pr.Log())
 	p.events = map[string]int64{GrantedByDeposed: sets, GrantedBothSides: both}
+	before, err := p.env.Cluster.Holds(ctx, p.cut)
+	if err != nil {
+		return nil
+	}
+	at := time.Now()
+	after, err := p.env.Cluster.Holds(ctx, p.up)
+	if err != nil {
+		return nil
+	}
+	// A lease that could have expired between the reads is no loss.
+	margin := time.Since(at) + 100*time.Millisecond
+	lost := cluster.LostKeys(before, after, margin)
+	p.events[LostAtHeal] = int64(len(lost))
+	due := map[string]cluster.Due{}
+	for k, h := range lost {
+		due[k] = cluster.Due{Value: h.Value, Until: at.Add(h.TTL).UnixNano() - int64(margin)}
+	}
+	return due
+}
+
+// afterHeal waits, as a failover's heal does, for the promoted master
+// to grant a lost lease's key again while the lease would still have
+// held it (clients reach it once the healed master turns them away),
+// and ends its record.
+func (p *partition) afterHeal(ctx context.Context, lost map[string]cluster.Due) {
+	pr := p.promoted
+	p.promoted = nil
+	if pr == nil {
+		return
+	}
+	if len(lost) == 0 || p.events == nil {
+		pr.Close()
+		return
+	}
+	p.add(waitRetaken(ctx, pr, lost))
+	p.events[LostRetaken] = int64(len(p.retaken))
 }
 
 var partitionToxics = []string{"partition-down", "partition-up"}
@@ -126,11 +177,22 @@ func cut(px *cluster.Proxy) error {
 }
 
 func (p *partition) Stop(ctx context.Context) error {
-	p.closeWatch()
+	lost := p.beforeHeal(ctx)
 	n := p.takeOne()
 	if n == nil {
+		p.afterHeal(ctx, nil)
 		return nil
 	}
+	if err := p.heal(ctx, n); err != nil {
+		p.afterHeal(ctx, nil)
+		return err
+	}
+	p.afterHeal(ctx, lost)
+	return nil
+}
+
+// heal removes the partition from n.
+func (p *partition) heal(ctx context.Context, n *cluster.Node) error {
 	if n.Bus == nil {
 		return n.Peer.RemoveToxics(partitionToxics...)
 	}

@@ -90,8 +90,8 @@ type VerifyRow struct {
 func ShortOf(c, req checker.Coverage) []string {
 	var out []string
 	for name, n := range req {
-		if c[name] < n {
-			out = append(out, fmt.Sprintf("%s %d < %d", name, c[name], n))
+		if c.Count(name) < n {
+			out = append(out, fmt.Sprintf("%s %d < %d", name, c.Count(name), n))
 		}
 	}
 	sort.Strings(out)
@@ -106,7 +106,7 @@ func (r VerifyRow) CoverageText() string {
 	}
 	var parts []string
 	for _, n := range slices.Sorted(maps.Keys(r.Requires)) {
-		parts = append(parts, fmt.Sprintf("%s=%d/%d", n, r.Coverage[n], r.Requires[n]))
+		parts = append(parts, fmt.Sprintf("%s=%d/%d", n, r.Coverage.Count(n), r.Requires[n]))
 	}
 	return strings.Join(parts, " ")
 }

@@ -12,7 +12,7 @@ func Hit(cov checker.Coverage, faults []string, needs checker.Coverage) bool {
 		}
 	}
 	for name, n := range needs {
-		if cov[name] < n {
+		if cov.Count(name) < n {
 			return false
 		}
 	}
