@@ -108,6 +108,7 @@ const (
 	skipEDF
 	skipOverlap
 	skipShortfall
+	skipNarrow
 	// skipAll is porcupine alone on every key.
 	skipAll reductions = 1<<16 - 1
 )

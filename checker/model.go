@@ -111,6 +111,24 @@ type lockOp struct {
 	ret int64
 	// orig is the op's recorded return.
 	orig int64
+	// gaps, on an orphan whose interval narrowOrphans narrowed, are the
+	// instants inside [call, ret] still closed to it (disjoint, in order).
+	gaps []openSpan
+}
+
+// segments are the stretches of [call, ret] open to lo: the whole of it
+// unless narrowOrphans found gaps.
+func (lo *lockOp) segments() [][2]int64 {
+	if len(lo.gaps) == 0 {
+		return [][2]int64{{lo.call, lo.ret}}
+	}
+	var out [][2]int64
+	from := lo.call
+	for _, g := range lo.gaps {
+		out = append(out, [2]int64{from, g.from})
+		from = g.to
+	}
+	return append(out, [2]int64{from, lo.ret})
 }
 
 // leaseModel is the timeline semantics with clock tolerance eps.

@@ -77,6 +77,15 @@ func holdWindows(m leaseModel, lops []*lockOp) []holdWindow {
 		if t.acquires == 1 {
 			to = min(to, t.released)
 		}
+		if len(t.setters) == 1 && len(t.setters[0].gaps) > 0 {
+			// An orphan narrowed with gaps: each open stretch holds the
+			// key from its start to its end's reach.
+			o := t.setters[0]
+			for _, sg := range o.segments() {
+				out = append(out, holdWindow{sg[0], min(to, addBound(sg[1], o.ttl+m.eps))})
+			}
+			continue
+		}
 		out = append(out, holdWindow{t.from, to})
 	}
 	return out
@@ -495,8 +504,11 @@ func orphanShortfall(m leaseModel, lops []*lockOp) (f *lockOp, need, have int) {
 			}
 			avail := 0
 			for _, o := range orphans {
-				if o.call <= r.ret && addBound(o.ret, o.ttl+m.eps) >= minCall {
-					avail++
+				for _, sg := range o.segments() {
+					if sg[0] <= r.ret && addBound(sg[1], o.ttl+m.eps) >= minCall {
+						avail++
+						break
+					}
 				}
 			}
 			if g > avail {

@@ -172,6 +172,9 @@ func (c *keyCheck) check(key string, lops []*lockOp) (Verdict, *Violation, int) 
 	if c.skip&skipSurplus == 0 {
 		lops = dropSurplusOrphans(c.m, lops)
 	}
+	if c.skip&skipNarrow == 0 {
+		lops = narrowOrphans(c.m, lops)
+	}
 	rest, fails := splitFails(lops)
 	if len(fails) > 0 && c.skip&skipExpiredFail == 0 {
 		if v := c.expiredFail(key, lops); v != nil {
