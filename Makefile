@@ -55,7 +55,7 @@ test: survey-deps ## the race detector everywhere, the harness's tests in two ha
 	$(GO) test -count=1 -run '^TestBudget_UnknownWithinMemory$$' ./checker/
 
 survey: survey-deps ## the whole survey (about 40 minutes a seed): every library through verify with --seed 1, the passes again with --seed 2, the clock-skew sweep and the bench, then docs/survey.md written from them
-	cd survey && $(GO) build -o ../bin/lockcheck-survey ./cmd/lockcheck-survey && $(GO) run ./cmd/survey --bin ../bin/lockcheck-survey --out ../results/survey --write ../docs/survey.md
+	cd survey && $(GO) build -o ../bin/lockcheck-survey ./cmd/lockcheck-survey && git describe --always --dirty >../bin/lockcheck-survey.rev && $(GO) run ./cmd/survey --bin ../bin/lockcheck-survey --out ../results/survey --write ../docs/survey.md
 
 lint:
 	$(GO) vet $(PKGS)

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"maps"
 	"fmt"
 	"os"
 	"os/exec"
@@ -86,6 +87,9 @@ func run(bin, out, write, only string, noRun bool) error {
 		if err != nil && !errors.As(err, &exit) {
 			return err
 		}
+		if err := os.WriteFile(filepath.Join(dir, "revision"), []byte(binRevision(bin)+"\n"), 0o644); err != nil {
+			return err
+		}
 		return os.WriteFile(filepath.Join(dir, "done"), []byte(fmt.Sprintln(cmd.ProcessState.ExitCode())), 0o644)
 	}
 	for _, lib := range survey.Libraries {
@@ -127,7 +131,7 @@ func run(bin, out, write, only string, noRun bool) error {
 	if err != nil {
 		return err
 	}
-	m := survey.Meta{Date: time.Now().UTC().Format("2006-01-02"), Machine: machine(), Redis: redisVersion(), Lockcheck: lockcheckVersion(),
+	m := survey.Meta{Date: time.Now().UTC().Format("2006-01-02"), Machine: machine(), Redis: redisVersion(), Lockcheck: revisions(out),
 		Bin: "bin/lockcheck-survey", SkewRun: "bin/lockcheck-survey " + strings.Join(skewArgs, " ") + " LOCK --redis-clock-skew SKEW",
 		BenchRun: "bin/lockcheck-survey " + strings.Join(benchArgs, " ") + " --lock LOCKS", Baseline: base}
 	if err := survey.Write(f, m, results); err != nil {
@@ -257,10 +261,44 @@ func redisVersion() string {
 }
 
 // lockcheckVersion is the commit the survey's lockcheck was built from.
-func lockcheckVersion() string {
-	out, err := exec.Command("git", "-C", rootDir, "rev-parse", "--short", "HEAD").Output()
+// binRevision is the commit bin was built from, as make survey wrote it
+// beside the binary (BIN.rev: git describe --always --dirty at the build),
+// or "?".
+func binRevision(bin string) string {
+	b, err := os.ReadFile(bin + ".rev")
 	if err != nil {
 		return "?"
 	}
-	return "commit " + strings.TrimSpace(string(out))
+	return strings.TrimSpace(string(b))
+}
+
+// revisions names the commits the outputs under out came from (each
+// step's revision file), the most used first: a survey resumed after a
+// commit ran its later steps on another binary, and the page says so.
+func revisions(out string) string {
+	count := map[string]int{}
+	files, _ := filepath.Glob(filepath.Join(out, "*", "*", "revision"))
+	more, _ := filepath.Glob(filepath.Join(out, "*", "revision"))
+	for _, f := range append(files, more...) {
+		if b, err := os.ReadFile(f); err == nil {
+			count[strings.TrimSpace(string(b))]++
+		}
+	}
+	if len(count) == 0 {
+		return "commit ?"
+	}
+	revs := slices.SortedFunc(maps.Keys(count), func(a, b string) int {
+		if c := count[b] - count[a]; c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, len(revs))
+	for i, r := range revs {
+		parts[i] = fmt.Sprintf("%s (%d of %d steps)", r, count[r], len(files)+len(more))
+	}
+	if len(parts) == 1 {
+		return "commit " + revs[0]
+	}
+	return "commits " + strings.Join(parts, ", ")
 }
