@@ -2,6 +2,7 @@ package checker
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -170,5 +171,37 @@ func TestCoverage_AnyOf(t *testing.T) {
 	}
 	if got := (Coverage{LostAtHeal: 3}).Count(LostAtHeal); got != 3 {
 		t.Errorf("Count of one figure = %d, want 3", got)
+	}
+}
+
+// TestCoverageOf_ScopeHeld: a fault window that begins while a scope is
+// held (acquired, not yet released) is a hit for a lock whose leases are
+// scopes, however long ago the acquire's TTL ran out (the library renews
+// unrecorded), and not one for a lease lock, whose lease the history
+// shows expired; after the release it is a hit for neither.
+func TestCoverageOf_ScopeHeld(t *testing.T) {
+	window := func(at int64) []history.Op {
+		v := func(phase string) *history.NemesisValue {
+			return &history.NemesisValue{Fault: "client-partition", Phase: phase, Targets: []string{"c1"}}
+		}
+		return []history.Op{{F: history.Nemesis, Type: history.Info, Process: history.NemesisProcess, Call: at * 1e6, Return: at * 1e6, Value: v("start")},
+			{F: history.Nemesis, Type: history.Info, Process: history.NemesisProcess, Call: (at + 20) * 1e6, Return: (at + 20) * 1e6, Value: v("stop")}}
+	}
+	held := []history.Op{covOp(history.Acquire, history.OK, 1, "a", 0, 1), covOp(history.Release, history.OK, 1, "a", 300, 301)}
+	scoped := Options{NotJudged: map[Guarantee]string{LeaseContract: "scopes"}}
+	for _, tc := range []struct {
+		name string
+		at   int64
+		o    Options
+		want int
+	}{{"lease past its TTL", 150, Options{}, 0}, {"scope held past its TTL", 150, scoped, 1}, {"scope released", 350, scoped, 0}} {
+		ops := append(append([]history.Op{}, held...), window(tc.at)...)
+		slices.SortStableFunc(ops, func(a, b history.Op) int { return cmpInt(a.Call, b.Call) })
+		for i := range ops {
+			ops[i].Index = int64(i)
+		}
+		if got := CoverageOf(ops, tc.o.Resolved())[Hit("client-partition")]; got != tc.want {
+			t.Errorf("%s: hit:client-partition = %d, want %d", tc.name, got, tc.want)
+		}
 	}
 }
