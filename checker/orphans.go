@@ -464,10 +464,21 @@ func maxOrphanTTL(pool []*lockOp) int64 {
 // refusal's return is exact: any interval meeting that refusal starts by
 // its return, so covers no later refusal this one misses). If g exceeds
 // the orphans that could meet the run, no timeline has a holder at every
-// instant: sound, with no order searched. It does not use that orphans'
-// leases also exclude one another, so it refutes less than it could, never
-// more. O(n^2 m) for n such refusals and m orphans, skipped above
-// maxShortfallWork.
+// instant: sound, with no order searched.
+//
+// Nor if g exceeds how many orphans' leases fit one after another where
+// they could meet the run: two orphans that both took effect are at least
+// the shorter TTL - eps apart (the later needs the earlier's lease gone,
+// and nothing but its expiry ends an orphan's lease), and each took effect
+// within its open stretches (narrowOrphans) at an s with s <= the run's
+// last return and s + ttl + eps >= its earliest call. So with S and F the
+// earliest and the latest such s of any orphan, and T the shortest TTL
+// among them, at most 1 + (F - S) / (T - eps) took effect there. A master
+// restarted empty under a held lease, then holding the key for grants no
+// replica acknowledged until another client's grant, gives such a run:
+// the held lease closes the stretch before S, the grant the one after F
+// (checker/testdata/wait-all-kill-none-chain.jsonl). O(n^2 m) for n such
+// refusals and m orphans, skipped above maxShortfallWork.
 func orphanShortfall(m leaseModel, lops []*lockOp) (f *lockOp, need, have int) {
 	rest, fails := splitFails(lops)
 	bare, orphans := orphansOf(rest)
@@ -494,25 +505,37 @@ func orphanShortfall(m leaseModel, lops []*lockOp) (f *lockOp, need, have int) {
 	}
 	L := maxOrphanTTL(orphans) + m.eps
 	for i := range needed {
-		g, covEnd, minCall := 0, int64(-inf), needed[i].call
+		g, covEnd, minCall, maxRet := 0, int64(-inf), needed[i].call, int64(-inf)
 		for j := i; j < n; j++ {
 			r := needed[j]
-			minCall = min(minCall, r.call)
+			minCall, maxRet = min(minCall, r.call), max(maxRet, r.ret)
 			if r.call > covEnd {
 				g++
 				covEnd = r.ret + L
 			}
-			avail := 0
+			avail, S, F, T := 0, int64(inf), int64(-inf), int64(inf)
 			for _, o := range orphans {
+				met := false
 				for _, sg := range o.segments() {
-					if sg[0] <= r.ret && addBound(sg[1], o.ttl+m.eps) >= minCall {
-						avail++
-						break
+					// The instants s of this stretch at which o could
+					// meet the run.
+					from, to := max(sg[0], minCall-o.ttl-m.eps), min(sg[1], maxRet)
+					if from <= to {
+						met = true
+						S, F = min(S, from), max(F, to)
 					}
 				}
+				if met {
+					avail++
+					T = min(T, o.ttl)
+				}
 			}
-			if g > avail {
-				return r, g, avail
+			have := avail
+			if avail > 0 && T > m.eps {
+				have = int(min(int64(avail), 1+(F-S)/(T-m.eps)))
+			}
+			if g > have {
+				return r, g, have
 			}
 		}
 	}

@@ -124,3 +124,27 @@ func TestLinearizable_WaitAllKillNone(t *testing.T) {
 		t.Errorf("violation %q: want the uncovered refusal", v.Message)
 	}
 }
+
+// TestLinearizable_WaitAllKillNoneChain: another setnx-wait-all key from
+// kill-none (checker/testdata/wait-all-kill-none-chain.jsonl): the master
+// restarted empty under a lease held until at least 4.92 s; refusals went
+// on from 5.46 s to 6.79 s, and another client acquired at 6.81 s. Only
+// orphans can hold the key for those refusals, and their leases (1 s)
+// exclude one another: one set after 4.92 s cannot reach 6.79 s unless
+// set after 5.74 s, and two cannot both fit before the grant (the second
+// would start after 5.87 s and block it). orphanShortfall counts the
+// leases that fit one after another; before it, the key was out of memory
+// after 48 s in a verify run.
+func TestLinearizable_WaitAllKillNoneChain(t *testing.T) {
+	ops, err := history.ReadFile("testdata/wait-all-kill-none-chain.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Linearizable(context.Background(), ops, Options{ClockTolerance: Exactly(50 * time.Millisecond), InfoHorizon: Exactly(4 * time.Second), Timeout: 2 * time.Minute}.Resolved())
+	if r.Verdict != Invalid || len(r.Violations) != 1 {
+		t.Fatalf("verdict %s, violations %+v, undecided %+v: want invalid (more orphan leases needed than fit)", r.Verdict, r.Violations, r.Undecided)
+	}
+	if v := r.Violations[0]; !strings.Contains(v.Message, "one after another") {
+		t.Errorf("violation %q: want the orphan shortfall", v.Message)
+	}
+}

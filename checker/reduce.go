@@ -482,7 +482,7 @@ func (c *keyCheck) uncovered(key string, lops []*lockOp, f *lockOp) *Violation {
 // shortfall explains the refusal f that orphanShortfall found.
 func (c *keyCheck) shortfall(key string, lops []*lockOp, f *lockOp, need, have int) *Violation {
 	v := c.failViolation(key, lops, f, f.call, f.ret)
-	v.Message = fmt.Sprintf("%s: p%d acquire fail at %s, with the refusals before it that no lease but an orphan (an indeterminate acquire no other op names) could hold the key for, needs %d orphan leases at least, and only %d orphans could have taken effect then (tolerance %v): the key stayed locked by a lease nothing recorded (a stuck lock)",
+	v.Message = fmt.Sprintf("%s: p%d acquire fail at %s, with the refusals before it that no lease but an orphan (an indeterminate acquire no other op names) could hold the key for, needs %d orphan leases at least, and at most %d could have taken effect then, one after another (tolerance %v): refusals with no possible holder, a key locked by a lease nothing recorded (a stuck lock) or a held lease lost (a restart, a failover)",
 		key, f.process, history.Seconds(f.orig), need, have, time.Duration(c.m.eps))
 	return v
 }
