@@ -193,6 +193,40 @@ func (c *Cluster) Promoted(ctx context.Context, old *Node) (*Node, error) {
 	}
 }
 
+// Demote makes old, a master the sentinels replaced while it was cut
+// off, a replica of the master they name now: what Sentinel does once it
+// hears from old again (it sends old REPLICAOF after its next INFO round,
+// seconds later), done at once, so that a split brain's heal turns the
+// deposed master's clients away while the leases it granted are still
+// held. The address is the one the sentinels name, which replicas reach.
+func (c *Cluster) Demote(ctx context.Context, old *Node) error {
+	if len(c.Sentinels) == 0 {
+		return errors.New("demote: no sentinels")
+	}
+	var addr []string
+	var err error
+	for _, s := range c.Sentinels {
+		sc := redis.NewSentinelClient(&redis.Options{Addr: s.Addr, Protocol: 2, DisableIdentity: true})
+		addr, err = sc.GetMasterAddrByName(ctx, MasterName).Result()
+		sc.Close()
+		if err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("demote %s: %w", old.Name, err)
+	}
+	if hp := net.JoinHostPort(addr[0], addr[1]); old.Peer != nil && old.Peer.Addr == hp || old.Addr == hp {
+		return nil // no replica was promoted: old is still the master
+	}
+	a := c.admin(old)
+	defer a.Close()
+	if err := a.Do(ctx, "REPLICAOF", addr[0], addr[1]).Err(); err != nil {
+		return fmt.Errorf("demote %s: %w", old.Name, err)
+	}
+	return nil
+}
+
 // Master returns the node the sentinels currently name master.
 func (c *Cluster) Master(ctx context.Context) (*Node, error) {
 	if len(c.Sentinels) == 0 {

@@ -191,10 +191,18 @@ func (p *partition) Stop(ctx context.Context) error {
 	return nil
 }
 
-// heal removes the partition from n.
+// heal removes the partition from n. On Sentinel it then makes n a
+// replica of the promoted master, as the sentinels would on their next
+// INFO round: left to them, that took longer than the rest of a run, the
+// deposed master took its clients' writes to the end, and a lock whose
+// clients stay on one connection (redis-py's pool, tooz, the PHP locks)
+// never met the heal that drops the leases it granted.
 func (p *partition) heal(ctx context.Context, n *cluster.Node) error {
 	if n.Bus == nil {
-		return n.Peer.RemoveToxics(partitionToxics...)
+		if err := n.Peer.RemoveToxics(partitionToxics...); err != nil {
+			return err
+		}
+		return p.env.Cluster.Demote(ctx, n)
 	}
 	for _, px := range []*cluster.Proxy{n.Peer, n.Bus} {
 		if err := px.RemoveToxics(partitionToxics...); err != nil {
