@@ -119,3 +119,41 @@ func upReshardFailoverDown(t *testing.T, backend string) {
 		}
 	}
 }
+
+// TestRedisCluster_TakeOverAfterElection: a replica whose master was
+// killed is elected on its own once cluster-node-timeout passes; a forced
+// takeover that comes after that (a busy machine) finds a master, not a
+// replica, and is done, not an error: the replica took over all the same.
+func TestRedisCluster_TakeOverAfterElection(t *testing.T) {
+	testutil.RequireRedis(t)
+	ctx := context.Background()
+	c, err := cluster.Up(ctx, cluster.Config{Topology: cluster.RedisCluster, LogDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Down()
+	shards, err := c.Shards(ctx)
+	if err != nil || len(shards) != 3 {
+		t.Fatalf("shards %v, %v", shards, err)
+	}
+	m, r := shards[0].Master, shards[0].Replica
+	if err := m.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	a := redis.NewClient(&redis.Options{Addr: r.Addr, Password: c.Password, Protocol: 2})
+	defer a.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		role, err := a.Do(ctx, "role").Slice()
+		if err == nil && len(role) > 0 && role[0] == "master" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not elected within 30 s of its master's kill (role %v, %v)", r.Name, role, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := c.TakeOver(ctx, r, "force"); err != nil {
+		t.Errorf("takeover after the election: %v, want done", err)
+	}
+}
