@@ -104,6 +104,8 @@ var Mechanisms = map[string]Mechanism{
 		"a lock nobody holds, refused to every other client until its TTL (+500 ms) runs out, and, after an expiry, a lapse in mutual exclusion reported as a successful renewal.",
 		Documented: "no: the renewal path is the script's, not a documented API"},
 	"rueidislock extend": rueidisPause, "valkeylock extend": rueidisPause,
+	"rueidislock failover": rueidisSwitch, "rueidislock partition": rueidisSwitch, "rueidislock partition-detect": rueidisSwitch,
+	"valkeylock failover": valkeySwitch, "valkeylock partition": valkeySwitch, "valkeylock partition-detect": valkeySwitch,
 	"redsync kill-quorum": {Text: "redsync takes the lock on `quorum = len(pools)/2 + 1` masters (redsync.go:40 at v4.18.1) and holds it on any `n >= m.quorum` (mutex.go:116): a lease on a bare majority is lost when one of those masters restarts without its key, and another client then wins a majority (redsync #186).",
 		Documented: "as Redlock's assumption: the Redlock page asks for restarts delayed past the TTL (or fsync=always); redsync's README does not"},
 	"redsync clock-quorum": {Text: "redsync's validity is computed on the client's clock, `until = now + expiry - elapsed - expiry*driftFactor` (mutex.go:115, driftFactor 0.01), while each master expires its key on its own clock: a forward jump on a majority of masters frees the key on them early, and another client wins a majority while the holder's `until` is still ahead.",
@@ -136,6 +138,16 @@ var Mechanisms = map[string]Mechanism{
 	"valkeylock skew": {Text: "valkeylock is rueidislock's fork with the same code: `now := time.Now()`, `deadline := now.Add(duration)` (valkeylock/lock.go:258, 265 at v1.0.79), `SET NX PXAT` (`acqat`, lock.go:437), renewals by `PEXPIREAT` of `time.Now().Add(m.validity)` (lock.go:279, 435).",
 		Documented: "no: FallbackSETPX is documented as compatibility with Valkey < 6.2"},
 }
+
+// rueidisSwitch: a holder stops when its own client switches masters,
+// not when another's does.
+var rueidisSwitch = Mechanism{Text: "the lease lives in one master, as the reference lock's, and a promotion that lost the key (or a deposed master's grant) lets another client acquire it. rueidislock narrows the window without closing it: when a connection drops (its Sentinel client moving to the promoted master), rueidis calls `OnInvalidations(nil)` (pipe.go:513-518 at v1.0.79), and rueidislock's `onInvalidations` signals every held lock's monitoring goroutine (rueidislock/lock.go:214-229), which extends at once on the new connection (lock.go:283-288); the promoted master lacks the key or another holds it, the extend fails, and the holder's context is cancelled (lock.go:295-296). " +
+	"So a holder stops when its own client switches masters. With one process per client, as in production and in this survey since the master-moving scenarios run so, each client switches on its own Sentinel event: a holder whose client has not yet switched goes on writing while another, already on the promoted master, acquires. With one client for all holders (one process) the same switch cancels every holder as it sends the next acquires over, and the scenario passes.",
+	Documented: "no: the README says the context is cancelled when the lock is lost, not that this waits for the holder's own connection to fail"}
+
+// valkeySwitch: rueidisSwitch in the fork, at the same lines.
+var valkeySwitch = Mechanism{Text: "valkeylock is rueidislock's fork with the same code at the same lines (valkey-go pipe.go:513-518, valkeylock/lock.go:214-229, 283-288, 295-296 at v1.0.79): " + rueidisSwitch.Text,
+	Documented: rueidisSwitch.Documented}
 
 // InProcess are the flags that select lib in lockcheck's process where
 // it can be (Lock: the skew sweep, the bench), else as it is verified.
