@@ -82,7 +82,7 @@ func (p *Lock) lateReply(r Reply, at int64) bool {
 	if l.acquire && r.OK && r.Token != "" {
 		// Its process's own extends of this lease are the client's.
 		p.emu.Lock()
-		p.holders[r.Token] = l.client
+		p.holders[r.Token] = holder{client: l.client, key: l.key}
 		p.emu.Unlock()
 	}
 	if l.op == nil {

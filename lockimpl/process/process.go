@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
@@ -101,10 +102,12 @@ type Lock struct {
 
 	// What the process reports on its own (Event): record writes
 	// its extends into the history, under the process of the client
-	// whose lease they extend (holders, by token).
+	// whose lease they extend (holders, by token). holders are the
+	// leases it granted and no release was asked of: its exit may end
+	// them (Close).
 	record  func(history.Op)
 	emu     sync.Mutex
-	holders map[string]int
+	holders map[string]holder
 	// scope is why the process's leases are scopes ("": leases), from
 	// its first ping; scopes are its live ones, by token.
 	scope  string
@@ -254,7 +257,7 @@ func dialMap(env lockimpl.Env) string {
 // spawn starts the process.
 func spawn(cmdline, topology string, env lockimpl.Env) (*Lock, error) {
 	p := &Lock{cmdline: cmdline, timeout: env.OpTimeout, now: lockimpl.ClockOf(env), pending: map[int64]waiter{}, late: map[int64]*late{}, owner: -2, done: make(chan struct{}),
-		record: env.Record, holders: map[string]int{}, scopes: map[string]*lockimpl.Watch{}, events: map[int64]*history.Op{}}
+		record: env.Record, holders: map[string]holder{}, scopes: map[string]*lockimpl.Watch{}, events: map[int64]*history.Op{}}
 	if p.record == nil {
 		p.record = func(history.Op) {}
 	}
@@ -405,7 +408,7 @@ func (p *Lock) line(line []byte) error {
 		// Before the next line is read: an extend the process
 		// announces next must find its holder.
 		p.emu.Lock()
-		p.holders[r.Token] = w.client
+		p.holders[r.Token] = holder{client: w.client, key: w.key}
 		p.emu.Unlock()
 	}
 	w.ch <- r // buffered
@@ -436,7 +439,8 @@ func (p *Lock) event(line []byte) error {
 		if len(p.events) >= maxUnreported {
 			return fmt.Errorf("announced %d extends whose outcome it never reported", len(p.events))
 		}
-		client, ok := p.holders[e.Token]
+		h, ok := p.holders[e.Token]
+		client := h.client
 		if !ok {
 			client = p.owner
 		}
@@ -492,7 +496,7 @@ func (p *Lock) ask(ctx context.Context, req Request, timeout time.Duration) (Rep
 		p.mu.Unlock()
 		return Reply{}, err
 	}
-	p.pending[req.ID] = waiter{ch: ch, client: req.Client, acquire: req.Op == "acquire"}
+	p.pending[req.ID] = waiter{ch: ch, client: req.Client, key: req.Key, acquire: req.Op == "acquire"}
 	p.mu.Unlock()
 	b, _ := json.Marshal(req) // a struct of strings and ints cannot fail
 	if err := p.send(append(b, '\n')); err != nil {
@@ -554,7 +558,14 @@ func (p *Lock) send(line []byte) error {
 type waiter struct {
 	ch      chan Reply
 	client  int
+	key     string
 	acquire bool
+}
+
+// holder is a lease the process granted: the client it went to, its key.
+type holder struct {
+	client int
+	key    string
 }
 
 // forget moves request id from pending to late, and reports whether it
@@ -672,6 +683,7 @@ func (p *Lock) Close() error {
 		p.mu.Unlock()
 		p.wg.Wait()
 		p.wmu.Lock()
+		closed := p.now()
 		_ = p.in.Close()
 		p.wmu.Unlock()
 		select {
@@ -685,8 +697,30 @@ func (p *Lock) Close() error {
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		p.unreported()
 		p.closeLate()
+		p.leftHeld(closed)
 	})
 	return nil
+}
+
+// leftHeld records, for each lease the process granted that no release
+// was asked of (a late grant lockcheck no longer gave back, a lease its
+// client held at the end), a release of unknown outcome from when its
+// stdin closed: a program may release what it holds as it exits (a PHP
+// Fiber suspended inside malkusch/lock's synchronized() is unwound at
+// shutdown and its unlock runs; tooz's stop() releases its locks), or
+// leave it to expire. Without it, a grant another process made after
+// that exit contradicts a lease the history still shows held.
+func (p *Lock) leftHeld(closed int64) {
+	p.emu.Lock()
+	defer p.emu.Unlock()
+	tokens := slices.Sorted(maps.Keys(p.holders))
+	now := p.now()
+	for _, t := range tokens {
+		h := p.holders[t]
+		p.record(history.Op{Process: h.client, F: history.Release, Type: history.Info, Key: h.key, Token: t,
+			Call: closed, Return: max(now, closed), Error: "held when lockcheck closed the lock process: its exit may release it"})
+	}
+	clear(p.holders)
 }
 
 // unreported records the extends the process announced and never

@@ -1,14 +1,19 @@
 package golocks
 
 import (
+	"context"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/testutil"
 	"github.com/lockcheck/lockcheck/lockchecktest"
 	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/lockimpl/process"
@@ -152,6 +157,61 @@ func TestRueidislock_ClockSkew(t *testing.T) {
 			// The pass had its chance: keys contended all run long.
 			if c.want == checker.Valid && (res.Findings.Coverage["contended"] < 100 || m.Figures["writes"] < 50) {
 				t.Fatalf("a pass without contention: contended %d, writes %d", res.Findings.Coverage["contended"], m.Figures["writes"])
+			}
+		})
+	}
+}
+
+// TestProcessAdapters_ExitReleases: what a PHP lock process does with the
+// leases it holds when its stdin ends, on a real Redis. malkusch/lock's
+// synchronized() is suspended in a Fiber inside its callback, and PHP
+// unwinds a suspended Fiber at shutdown (exit() too): the callback's
+// finally runs the library's unlock, and the key is gone. Symfony's lock
+// (autoRelease false) leaves it to expire. Either way lockcheck records
+// the lease released with an unknown outcome from the close: the
+// survey's malkusch runs showed grants at the end of a run that
+// contradicted leases its history still held, which the exit had
+// released.
+func TestProcessAdapters_ExitReleases(t *testing.T) {
+	c := testutil.StartRedis(t)
+	rc := redis.NewClient(&redis.Options{Addr: c.Addrs()[0], Password: c.Password})
+	defer rc.Close()
+	php := filepath.Join("..", "..", "examples", "adapters", "php", "lock.php") + " --lib "
+	for _, a := range []struct {
+		lib, key string // the key the library sets for lockcheck's key k
+		released bool
+	}{
+		{"malkusch", "lock_k-malkusch", true},
+		{"symfony", "k-symfony", false},
+	} {
+		t.Run(a.lib, func(t *testing.T) {
+			var mu sync.Mutex
+			var ops []history.Op
+			env := lockimpl.Env{Addrs: c.Addrs(), Password: c.Password, OpTimeout: 2 * time.Second, Now: func() int64 { return time.Now().UnixNano() },
+				Record: func(op history.Op) { mu.Lock(); ops = append(ops, op); mu.Unlock() }}
+			p, err := process.Start(php+a.lib, cluster.Single, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := p.Acquire(lockimpl.WithClient(context.Background(), 3), "k-"+a.lib, 10*time.Second)
+			if err != nil {
+				p.Close()
+				t.Fatal(err)
+			}
+			if n := rc.Exists(context.Background(), a.key).Val(); n != 1 {
+				p.Close()
+				t.Fatalf("%s not set while held", a.key)
+			}
+			if err := p.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if n := rc.Exists(context.Background(), a.key).Val(); (n == 0) != a.released {
+				t.Errorf("%s exists %d after the process exited: want released %v", a.key, n, a.released)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(ops) != 1 || ops[0].F != history.Release || ops[0].Type != history.Info || ops[0].Token != l.Token || ops[0].Process != 3 {
+				t.Errorf("recorded %+v, want the held lease's release, outcome unknown", ops)
 			}
 		})
 	}
