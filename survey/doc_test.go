@@ -12,7 +12,9 @@ import (
 // those of every lock without fencing, one it does not is the library's
 // own, a pass at seed 1 that broke at seed 2 is a break, each n/a says
 // why, and each break's command requires its scenario (exit 1); the
-// libraries not surveyed and the findings outside the battery are listed.
+// libraries not surveyed and the findings outside the battery are listed;
+// each break says what its command did when the survey ran it again, and
+// the corrections to earlier pages close the page.
 func TestWrite_Classifies(t *testing.T) {
 	row := func(s, status string, lease, mutex checker.Verdict) report.VerifyRow {
 		return report.VerifyRow{Scenario: s, Status: status, Lease: lease, Mutex: mutex, LeaseGated: true, Seeds: []int64{1}}
@@ -26,7 +28,8 @@ func TestWrite_Classifies(t *testing.T) {
 	broke2.Seeds = []int64{2}
 	lib2 := &report.Verify{Seed: 2, Rows: []report.VerifyRow{broke2}}
 	results := []Result{{Lib: Library{Name: "ref", Baseline: true}, Seed1: ref, Seed2: ref},
-		{Lib: Library{Name: "lib", Flags: []string{"--lock-cmd", "x --y"}}, Seed1: lib, Seed2: lib2}}
+		{Lib: Library{Name: "lib", Flags: []string{"--lock-cmd", "x --y"}}, Seed1: lib, Seed2: lib2,
+			Repro: map[string]Rerun{"overrun": {Exit: 1, Elapsed: "12s"}, "contention": {Exit: 0, Elapsed: "5m1s"}}}}
 	var b strings.Builder
 	if err := Write(&b, Meta{Bin: "lc"}, results); err != nil {
 		t.Fatal(err)
@@ -43,6 +46,11 @@ func TestWrite_Classifies(t *testing.T) {
 		{page, "| lib | **broke: mutex** | **broke: lease** | pass (seed 1); **broke: mutex** (seed 2) | n/a |"},
 		{page, "- only for topology redlock: lib clock-quorum."},
 		{page[strings.Index(page, "## Other findings"):], "- **go-zero**: a data race in its circuit breaker"},
+		{own, "--seed 1 --seeds 10`\n\nRun again by the survey: exit 1 in 12s, broke again."},
+		{own, "--seed 2 --seeds 10`\n\nRun again by the survey: exit 0 in 5m1s, **not reproduced** (every battery held)."},
+		{shared, "Run again by the survey: not yet."},
+		{page, "Each break's command, run again by the survey: 2 of 3 run, 1 broke again (exit 1)."},
+		{page[strings.Index(page, "## Corrections"):], "malkusch at `pause` and `overrun-free`"},
 		{page[strings.Index(page, "Not surveyed, and why:"):strings.Index(page, "## Who keeps")], "PredisMutex"},
 	} {
 		if !strings.Contains(want.in, want.text) {

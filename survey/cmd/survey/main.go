@@ -2,14 +2,19 @@
 // every library of survey.Libraries through lockcheck verify with --seed
 // 1 --keep-going, the scenarios each passed again with --seed 2, the
 // clock-skew sweep of those that compute expiry from their own clock,
-// and one bench sweep of all of them. A step whose outputs are already
-// under --out is not run again (delete them to measure again); the page
-// is written from the outputs alone.
+// one bench sweep of all of them, and (--reproduce) each break's command
+// run again. A step whose outputs are already under --out is not run
+// again (delete them to measure again); the page is written from the
+// outputs alone. --archive copies what the page is written from (a few
+// hundred KB of JSON, no history) to a directory kept in the repository,
+// from which --no-run writes the page again on any machine.
 //
-//	cd survey && go run ./cmd/survey --bin ../bin/lockcheck-survey --out ../results/survey --write ../docs/survey.md
+//	cd survey && go run ./cmd/survey --bin ../bin/lockcheck-survey --out ../results/survey --reproduce --archive data --write ../docs/survey.md
+//	cd survey && go run ./cmd/survey --no-run --out data --write ../docs/survey.md
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -44,15 +49,17 @@ func main() {
 	write := flag.String("write", "", "write the page here (docs/survey.md)")
 	only := flag.String("libs", "", "only these libraries (comma-separated; default all)")
 	noRun := flag.Bool("no-run", false, "run nothing: write the page from the outputs there are")
+	repro := flag.Bool("reproduce", false, "run each break's command again (its exit and time go on the page)")
+	archive := flag.String("archive", "", "copy what the page is written from to this directory (survey/data)")
 	root := flag.String("root", "..", "the repository's root: commands run there, as the page writes them")
 	flag.Parse()
-	for _, p := range []*string{bin, out, write, root} {
+	for _, p := range []*string{bin, out, write, root, archive} {
 		if *p != "" {
 			*p, _ = filepath.Abs(*p)
 		}
 	}
 	rootDir = *root
-	if err := run(*bin, *out, *write, *only, *noRun); err != nil {
+	if err := run(*bin, *out, *write, *only, *noRun, *repro, *archive); err != nil {
 		fmt.Fprintln(os.Stderr, "survey:", err)
 		os.Exit(1)
 	}
@@ -61,7 +68,7 @@ func main() {
 // rootDir is where the commands run (the repository's root).
 var rootDir string
 
-func run(bin, out, write, only string, noRun bool) error {
+func run(bin, out, write, only string, noRun, repro bool, archive string) error {
 	var results []survey.Result
 	step := func(dir string, args ...string) error {
 		if noRun {
@@ -82,7 +89,11 @@ func run(bin, out, write, only string, noRun bool) error {
 		}
 		defer log.Close()
 		cmd.Stdout, cmd.Stderr = log, log
+		start := time.Now()
 		err = cmd.Run()
+		if werr := os.WriteFile(filepath.Join(dir, "elapsed"), []byte(time.Since(start).Round(time.Second).String()+"\n"), 0o644); werr != nil {
+			return werr
+		}
 		var exit *exec.ExitError
 		if err != nil && !errors.As(err, &exit) {
 			return err
@@ -123,6 +134,30 @@ func run(bin, out, write, only string, noRun bool) error {
 	base, err := benchAll(step, out, results)
 	if err != nil {
 		return err
+	}
+	for i, r := range results {
+		if r.Lib.Baseline {
+			continue
+		}
+		for _, br := range survey.Breaks(r) {
+			d := filepath.Join(out, r.Lib.Name, "repro-"+br.Scenario)
+			if repro {
+				if err := step(d, append(survey.VerifyArgs(r.Lib, br.Scenario, br.Seed), "-q")...); err != nil {
+					return err
+				}
+			}
+			if rr, ok := readRerun(d); ok {
+				if results[i].Repro == nil {
+					results[i].Repro = map[string]survey.Rerun{}
+				}
+				results[i].Repro[br.Scenario] = rr
+			}
+		}
+	}
+	if archive != "" {
+		if err := archiveTo(out, archive, results); err != nil {
+			return err
+		}
 	}
 	if write == "" {
 		return nil
@@ -301,4 +336,81 @@ func revisions(out string) string {
 		return "commit " + revs[0]
 	}
 	return "commits " + strings.Join(parts, ", ")
+}
+
+// readRerun reads a break's command run again under dir: its exit status
+// (the done file) and its time.
+func readRerun(dir string) (survey.Rerun, bool) {
+	done, err := os.ReadFile(filepath.Join(dir, "done"))
+	if err != nil {
+		return survey.Rerun{}, false
+	}
+	var rr survey.Rerun
+	if _, err := fmt.Sscan(string(done), &rr.Exit); err != nil {
+		return survey.Rerun{}, false
+	}
+	el, _ := os.ReadFile(filepath.Join(dir, "elapsed"))
+	rr.Elapsed = cmp.Or(strings.TrimSpace(string(el)), "?")
+	return rr, true
+}
+
+// archiveTo copies to dst what the page is written from, under the same
+// paths: each step's done, revision and elapsed; each verify's verify.json
+// and, for the scenarios not passed, the results.json of their last run;
+// each skew point's results.json; each bench's bench.json. The latest
+// links become directories.
+func archiveTo(out, dst string, results []survey.Result) error {
+	if err := os.RemoveAll(dst); err != nil {
+		return err
+	}
+	copyFile := func(rel, to string) error {
+		b, err := os.ReadFile(filepath.Join(out, rel))
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dst, to)), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, to), b, 0o644)
+	}
+	steps, _ := filepath.Glob(filepath.Join(out, "*", "done"))
+	more, _ := filepath.Glob(filepath.Join(out, "*", "*", "done"))
+	for _, done := range append(steps, more...) {
+		step, _ := filepath.Rel(out, filepath.Dir(done))
+		for _, f := range []string{"done", "revision", "elapsed"} {
+			if err := copyFile(filepath.Join(step, f), filepath.Join(step, f)); err != nil {
+				return err
+			}
+		}
+		if err := copyFile(filepath.Join(step, "latest", "results.json"), filepath.Join(step, "latest", "results.json")); err != nil {
+			return err
+		}
+		benches, _ := filepath.Glob(filepath.Join(out, step, "bench", "*", "bench.json"))
+		if len(benches) > 0 {
+			rel, _ := filepath.Rel(out, benches[len(benches)-1])
+			if err := copyFile(rel, rel); err != nil {
+				return err
+			}
+		}
+		v, vdir := readVerify(filepath.Join(out, step))
+		if v == nil {
+			continue
+		}
+		vrel, _ := filepath.Rel(out, vdir)
+		to := filepath.Join(step, "verify", "latest")
+		if err := copyFile(filepath.Join(vrel, "verify.json"), filepath.Join(to, "verify.json")); err != nil {
+			return err
+		}
+		for _, row := range v.Rows {
+			if row.Status != report.StatusPassed && row.Dir != "" {
+				if err := copyFile(filepath.Join(vrel, row.Dir, "results.json"), filepath.Join(to, row.Dir, "results.json")); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
