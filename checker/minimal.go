@@ -36,9 +36,9 @@ const (
 // minimal returns the ops of lops (an invalid key's ops, in order) that
 // the model finds invalid as recorded with every other op indeterminate,
 // as few as it found within minimalFor; nil if lops is not found invalid
-// again. It starts from the ops whose indexes are in hint when those are
-// a contradiction already.
-func (c *keyCheck) minimal(lops []*lockOp, hint []int64) []*lockOp {
+// again. It starts from the ops whose indexes are in the first of hints
+// that is a contradiction already.
+func (c *keyCheck) minimal(lops []*lockOp, hints ...[]int64) []*lockOp {
 	ctx, cancel := context.WithTimeout(c.ctx, minimalFor)
 	defer cancel()
 	invalid := func(kept []int) bool {
@@ -51,18 +51,21 @@ func (c *keyCheck) minimal(lops []*lockOp, hint []int64) []*lockOp {
 		v, _, _ := d.check("", relaxed(lops, kept))
 		return v == Invalid
 	}
-	// First the ops the violation names and those in its window: most
-	// contradictions lie there, and a few ops shrink in a few checks.
+	// First the ops the violation names, then those in its window too:
+	// most contradictions lie there, and a few ops shrink in a few
+	// checks (each candidate that is not a contradiction costs up to
+	// minimalStep, the search that cannot refute it running out).
 	var cur []int
-	if len(hint) > 0 {
+	for _, h := range hints {
 		for i, lo := range lops {
-			if slices.Contains(hint, lo.index) {
+			if slices.Contains(h, lo.index) {
 				cur = append(cur, i)
 			}
 		}
-		if !invalid(cur) {
-			cur = nil
+		if len(cur) > 0 && invalid(cur) {
+			break
 		}
+		cur = nil
 	}
 	if cur == nil {
 		cur = make([]int, len(lops))
@@ -143,13 +146,13 @@ func (c *keyCheck) withMinimal(v *Violation, lops []*lockOp) {
 	if v == nil {
 		return
 	}
-	var hint []int64
+	var window []int64
 	for _, lo := range lops {
 		if slices.Contains(v.Ops, lo.index) || lo.call <= v.Window[1] && lo.orig >= v.Window[0] {
-			hint = append(hint, lo.index)
+			window = append(window, lo.index)
 		}
 	}
-	set := c.minimal(lops, hint)
+	set := c.minimal(lops, v.Ops, window)
 	if set == nil {
 		return
 	}

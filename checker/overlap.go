@@ -123,31 +123,20 @@ func certainOverlap(m leaseModel, lops []*lockOp) (*lockOp, guard) {
 }
 
 // overlap explains the acquire y that certainOverlap found inside g.
-func (c *keyCheck) overlap(key string, lops []*lockOp, y *lockOp, g guard) *Violation {
+func (c *keyCheck) overlap(key string, y *lockOp, g guard) *Violation {
 	x, released := g.acq, g.rel != nil
-	through := y.ret
+	// Explained and drawn from the proof's own ops: they are invalid by
+	// themselves (the argument above), and a search over them is
+	// instant, where one over every op that meets the proof's span (a
+	// key whose ops reach ten TTLs) ran its whole second and found no
+	// failure point to show.
+	proof := []*lockOp{x, y}
 	if released {
-		through = max(through, g.to) // the release is part of the proof
+		proof = append(proof, g.rel)
 	}
-	// Drawn from the ops that meet the proof's span: they are invalid
-	// too (the argument above holds for any ops that include these), and
-	// few, where the key's whole prefix may be too many to draw.
-	var span []*lockOp
-	for _, lo := range lops {
-		if lo.orig >= x.call {
-			span = append(span, lo)
-		}
-	}
-	v := c.failViolation(key, span, y, x.call, through)
-	if v.File == "" && c.outDir != "" && !c.decideOnly {
-		// Too many ops meet the span to draw: draw the proof's own.
-		proof := []*lockOp{x, y}
-		if g.rel != nil {
-			proof = append(proof, g.rel)
-		}
-		slices.SortFunc(proof, func(a, b *lockOp) int { return cmpInt(a.call, b.call) })
-		v.File = c.violation(key, proof).File
-	}
+	slices.SortFunc(proof, func(a, b *lockOp) int { return cmpInt(a.call, b.call) })
+	v := c.violation(key, proof)
+	v.Window = [2]int64{x.call, y.orig}
 	who := fmt.Sprintf("p%d acquire ok at %s", y.process, history.Seconds(y.orig))
 	holder := fmt.Sprintf("p%d's lease %s (acquired %s, ttl %v)", x.process, short(x.token), history.Seconds(x.call), time.Duration(x.ttl))
 	if released {

@@ -193,7 +193,7 @@ func (c *keyCheck) check(key string, lops []*lockOp) (Verdict, *Violation, int) 
 	}
 	if c.skip&skipOverlap == 0 {
 		if y, g := certainOverlap(c.m, lops); y != nil {
-			return Invalid, c.overlap(key, lops, y, g), 0
+			return Invalid, c.overlap(key, y, g), 0
 		}
 	}
 	// outside: the failed acquires porcupine does not search.
