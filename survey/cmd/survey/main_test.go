@@ -57,7 +57,7 @@ func TestArchive_WritesTheSamePage(t *testing.T) {
 	page := func(dir string) string {
 		t.Helper()
 		w := filepath.Join(t.TempDir(), "survey.md")
-		if err := run("", dir, w, "setnx,malkusch", true, false, ""); err != nil {
+		if err := run("", dir, w, "", true, false, ""); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(w)
@@ -67,7 +67,7 @@ func TestArchive_WritesTheSamePage(t *testing.T) {
 		return string(b)
 	}
 	want := page(out)
-	if err := run("", out, "", "setnx,malkusch", true, false, archive); err != nil {
+	if err := run("", out, "", "", true, false, archive); err != nil {
 		t.Fatal(err)
 	}
 	got := page(archive)
