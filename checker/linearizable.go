@@ -78,7 +78,7 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 	})
 	minimized := cmp.Or(opt.minimized, new(atomic.Int64))
 	for k, key := range keys {
-		if out[k].verdict == Invalid && parent.Err() == nil && len(groups[key]) <= minimalOps && minimized.Add(1) <= minimalKeys {
+		if out[k].verdict == Invalid && parent.Err() == nil && minimized.Add(1) <= minimalKeys {
 			kc.withMinimal(out[k].v, toLockOps(groups[key], int64(opt.InfoHorizon)))
 		}
 	}

@@ -36,9 +36,11 @@ const (
 // minimal returns the ops of lops (an invalid key's ops, in order) that
 // the model finds invalid as recorded with every other op indeterminate,
 // as few as it found within minimalFor; nil if lops is not found invalid
-// again. It starts from the ops whose indexes are in the first of hints
-// that is a contradiction already.
-func (c *keyCheck) minimal(lops []*lockOp, hints ...[]int64) []*lockOp {
+// again. Only candidates (w.candidate: the ops near a violation,
+// nearOps; every op of a key shrunk whole) are kept as recorded; the
+// others are context, always indeterminate. It starts from the ops whose
+// indexes are in the first of hints that is a contradiction already.
+func (c *keyCheck) minimal(lops []*lockOp, w near, hints ...[]int64) []*lockOp {
 	ctx, cancel := context.WithTimeout(c.ctx, minimalFor)
 	defer cancel()
 	invalid := func(kept []int) bool {
@@ -58,7 +60,7 @@ func (c *keyCheck) minimal(lops []*lockOp, hints ...[]int64) []*lockOp {
 	var cur []int
 	for _, h := range hints {
 		for i, lo := range lops {
-			if slices.Contains(h, lo.index) {
+			if slices.Contains(h, lo.index) && w.candidate(lo) {
 				cur = append(cur, i)
 			}
 		}
@@ -67,12 +69,16 @@ func (c *keyCheck) minimal(lops []*lockOp, hints ...[]int64) []*lockOp {
 		}
 		cur = nil
 	}
+	if cur == nil && w.hintsOnly {
+		return nil
+	}
 	if cur == nil {
-		cur = make([]int, len(lops))
-		for i := range cur {
-			cur[i] = i
+		for i, lo := range lops {
+			if w.candidate(lo) {
+				cur = append(cur, i)
+			}
 		}
-		if !invalid(cur) {
+		if len(cur) == 0 || !invalid(cur) {
 			return nil
 		}
 	}
@@ -129,12 +135,102 @@ func relaxed(lops []*lockOp, kept []int) []*lockOp {
 	return out
 }
 
-// minimalOps is the most lock ops a key may have for its fewest ops to be
-// sought: every op but a few is made indeterminate, and a key of
-// thousands of indeterminate ops costs each candidate's check more than
-// the whole search may take (a bench cell's broken keys of 5,000 ops
-// held its results back by a minute).
+// minimalOps is the most lock ops the fewest ops are sought among: every
+// op but a few is made indeterminate, and a key of thousands of
+// indeterminate ops costs each candidate's check more than the whole
+// search may take (a bench cell's broken keys of 5,000 ops held its
+// results back by a minute). A longer key is shrunk among the ops near
+// its violation (nearOps), if they are no more.
 const minimalOps = 400
+
+// wholeOps is the most lock ops a key may have to be shrunk whole; a
+// variable so that a test can send small keys through nearOps.
+var wholeOps = minimalOps
+
+// near bounds the candidates of minimal: the ops near a violation of a
+// key too long to shrink whole (nearOps), or, unbounded, every op.
+type near struct {
+	from, to int64
+	// hintsOnly: start only from a hint (a key too long for the
+	// search from all its ops to end).
+	hintsOnly bool
+}
+
+// whole is the bound of a key shrunk whole.
+var whole = near{from: -inf, to: inf}
+
+// candidate says whether lo may be among the fewest ops.
+func (w near) candidate(lo *lockOp) bool {
+	return lo.ret <= w.to && (lo.call >= w.from || lo.typ == history.OK)
+}
+
+// nearOps returns, for a key too long to shrink whole, the ops among
+// which a contradiction can be shown within w: the candidates are the ops
+// that returned by w.to and were called from w.from on, or before it
+// recorded ok (an acquire, which needed the key free; a release or an
+// extend, which needed its own lease held: no lease left out can be what
+// lets them be); the others kept are context, always indeterminate. A set
+// S of candidates that the model finds invalid among these ops, every
+// other one of them indeterminate, is invalid in the whole key with every
+// other op indeterminate, because each op left out changes nothing S can
+// see:
+//   - an op called after w.to takes effect after every op of S has (each
+//     by its return); in a timeline of the whole key, the kept ops that
+//     took effect after the first op left out did so after S too, and can
+//     be taken never to happen (they are indeterminate);
+//   - a lease (an acquire, its extends and releases, by token; an op with
+//     no token alone) called before w.from whose expiry, bounded by
+//     tokenReach over every order, is over eps before w.from, has ended
+//     in every timeline before any op of S called from w.from on takes
+//     effect. Left out, the key is free where it held it: an ok op of S
+//     called before w.from took effect where no lease left out held the
+//     key (an acquire) or while its own lease held it (a release, an
+//     extend), and does the same without them; the context is
+//     indeterminate and asks nothing.
+//
+// So every timeline of the whole key gives one of the kept ops: valid
+// whole implies valid kept, and invalid kept is invalid whole.
+func nearOps(m leaseModel, lops []*lockOp, w near) []*lockOp {
+	lease := func(lo *lockOp) string {
+		if lo.token == "" {
+			return "#" + strconv.FormatInt(lo.index, 10)
+		}
+		return lo.token
+	}
+	setters := map[string][]*lockOp{}
+	for _, lo := range lops {
+		if lo.f == history.Acquire || lo.f == history.Extend {
+			setters[lease(lo)] = append(setters[lease(lo)], lo)
+		}
+	}
+	reach := map[string]int64{}
+	for t, s := range setters {
+		reach[t] = tokenReach(m, s)
+	}
+	var out []*lockOp
+	for _, lo := range lops {
+		if lo.call > w.to {
+			continue
+		}
+		if lo.call < w.from {
+			if r, ok := reach[lease(lo)]; !ok || r+m.eps < w.from {
+				continue
+			}
+		}
+		out = append(out, lo)
+	}
+	return out
+}
+
+// nearMargins are the widenings, in TTLs, of the span of a violation's
+// ops that withMinimal tries: a refusal's holder may have been acquired a
+// TTL before it, or more where ops took long (a stalled Redis).
+var nearMargins = []int64{0, 1, 4, 16}
+
+// nearProof is the most ops a violation may name to be tried, when too
+// many ops are near it, in its whole key (each check of which costs a
+// pass over every op of the key).
+const nearProof = 4
 
 // minimalKeys is how many invalid keys of a check get their fewest ops
 // (the first, in key order: those the report shows).
@@ -146,13 +242,55 @@ func (c *keyCheck) withMinimal(v *Violation, lops []*lockOp) {
 	if v == nil {
 		return
 	}
-	var window []int64
-	for _, lo := range lops {
-		if slices.Contains(v.Ops, lo.index) || lo.call <= v.Window[1] && lo.orig >= v.Window[0] {
-			window = append(window, lo.index)
+	window := func(lops []*lockOp) []int64 {
+		var out []int64
+		for _, lo := range lops {
+			if slices.Contains(v.Ops, lo.index) || lo.call <= v.Window[1] && lo.orig >= v.Window[0] {
+				out = append(out, lo.index)
+			}
+		}
+		return out
+	}
+	var set []*lockOp
+	if len(lops) <= wholeOps {
+		set = c.minimal(lops, whole, v.Ops, window(lops))
+	} else {
+		// Among the ops near the span of those v names (its window, where
+		// a search's may span the key), widened while none is found; the
+		// tries share minimalFor.
+		ctx, cancel := context.WithTimeout(c.ctx, minimalFor)
+		defer cancel()
+		sub := *c
+		sub.ctx = ctx
+		span := near{from: inf, to: -inf}
+		var ttl int64
+		for _, lo := range lops {
+			if slices.Contains(v.Ops, lo.index) {
+				span = near{from: min(span.from, lo.call), to: max(span.to, lo.ret)}
+			}
+			ttl = max(ttl, lo.ttl)
+		}
+		if span.from > span.to {
+			span = near{from: v.Window[0], to: v.Window[1]}
+		}
+		for _, k := range nearMargins {
+			w := near{from: span.from - k*ttl, to: span.to}
+			ops := nearOps(c.m, lops, w)
+			if len(ops) > minimalOps || ctx.Err() != nil {
+				break
+			}
+			if set = sub.minimal(ops, w, v.Ops, window(ops)); set != nil {
+				break
+			}
+		}
+		// Too many ops near it (a hot key): the few ops v names, kept in
+		// the whole key, where a proof that names its ops (a lease surely
+		// held, an acquire inside it) is decided by the reductions
+		// before any search.
+		if set == nil && len(v.Ops) <= nearProof && ctx.Err() == nil {
+			set = sub.minimal(lops, near{from: -inf, to: inf, hintsOnly: true}, v.Ops)
 		}
 	}
-	set := c.minimal(lops, v.Ops, window)
 	if set == nil {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/lockcheck/lockcheck/history"
@@ -50,7 +51,7 @@ func TestMinimal_AgreesWithOracle(t *testing.T) {
 		lops := h.lockOps()
 		m := leaseModel{eps: int64(h.eps)}
 		c := keyCheck{ctx: context.Background(), m: m, pm: m.porcupine()}
-		set := c.minimal(lops, nil)
+		set := c.minimal(lops, whole)
 		if len(set) == 0 {
 			t.Fatalf("%s: no fewest ops found for an invalid key\n%s", h.label, h)
 		}
@@ -93,4 +94,51 @@ func indexesIn(lops, set []*lockOp) []int {
 		}
 	}
 	return out
+}
+
+// TestMinimal_NearOps_AgreesWithOracle: a key too long to shrink whole is
+// shrunk among the ops near its violation (nearOps), and what that finds
+// must still be a contradiction in the whole key: every key of the
+// oracle test is sent that way (wholeOps 0), and the brute-force oracle
+// finds each set invalid with every other op of the whole key
+// indeterminate.
+func TestMinimal_NearOps_AgreesWithOracle(t *testing.T) {
+	defer func(w int) { wholeOps = w }(wholeOps)
+	wholeOps = 0
+	found, invalid := 0, 0
+	for seed := 0; seed < 2000; seed++ {
+		r := rand.New(rand.NewPCG(uint64(seed), 61))
+		h := simKey(r, 2+r.IntN(7))
+		if seed%2 == 1 {
+			h = widen(r, h)
+		}
+		h = mutate(r, h)
+		if h.oracleSays() != Invalid {
+			continue
+		}
+		invalid++
+		lops := h.lockOps()
+		res := Linearizable(context.Background(), h.ops, Options{ClockTolerance: Exactly(h.eps), InfoHorizon: Exactly(h.horizon)}.Resolved())
+		if res.Verdict != Invalid || len(res.Violations) != 1 {
+			t.Fatalf("%s: the checker says %s where the oracle says invalid\n%s", h.label, res.Verdict, h)
+		}
+		viol := res.Violations[0]
+		if len(viol.Minimal) == 0 {
+			continue
+		}
+		found++
+		var kept []int
+		for i, lo := range lops {
+			if slices.Contains(viol.Minimal, lo.index) {
+				kept = append(kept, i)
+			}
+		}
+		if oracle(relaxed(lops, kept), int64(h.eps)) {
+			t.Fatalf("%s: the fewest ops %v found near the violation are valid by the oracle in the whole key\n%s", h.label, viol.Minimal, h)
+		}
+	}
+	t.Logf("%d invalid histories, %d shrunk near their violation", invalid, found)
+	if invalid < 50 || found < invalid/2 {
+		t.Errorf("%d invalid histories, %d shrunk: too few to test nearOps", invalid, found)
+	}
 }

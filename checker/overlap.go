@@ -147,5 +147,8 @@ func (c *keyCheck) overlap(key string, y *lockOp, g guard) *Violation {
 			key, who, holder, history.Seconds(x.call+x.ttl), time.Duration(c.m.eps))
 	}
 	v.Ops = []int64{x.index, y.index}
+	if released {
+		v.Ops = append(v.Ops, g.rel.index)
+	}
 	return v
 }
