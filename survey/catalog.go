@@ -131,6 +131,12 @@ var Mechanisms = map[string]Mechanism{
 		Documented: "as Redlock's assumption: its README calls PHPRedisMutex \"the distributed lock implementation of RedLock\""},
 	"malkusch-redlock clock-quorum": {Text: "the holder has no deadline at all: the key is set `NX EX timeout+1` (PHPRedisMutex.php:55, SpinlockMutex.php:73 at 2.2.1) and expires on each master's clock, while the callback runs until it returns; only `unlock()` compares the time spent with the timeout, on the client's clock, after the fact (SpinlockMutex.php:80-84, ExecutionOutsideLockException). A forward jump on a majority frees the key early and another client's callback runs beside it.",
 		Documented: "partly: ExecutionOutsideLockException says, afterwards, that the code ran past the timeout"},
+	"malkusch kill-delayed": {Text: "the key outlives the timeout it was given by a second: `SpinlockMutex::lock` sets it `NX EX timeout + 1` " +
+		"(classes/mutex/SpinlockMutex.php:66-73 at 2.2.1: \"increased by one second to ensure that we delete only our keys\"), so a 1 s timeout is a 2 s key. " +
+		"kill-delayed restarts a node without persistence once the TTL it asked for (1 s) and 500 ms have passed, the rule that keeps a lock whose key lives its TTL safe (lockcheck's reference lock passes it): " +
+		"in the run that broke, a key set at 1.444 s (EX 2) was on the node killed at 1.73 s; the node came back empty at 3.24-3.45 s, before the key's 3.444 s, and granted it to another client at 3.30 s. " +
+		"A restart delay sized to the documented timeout is too short for this lock by the added second.",
+		Documented: "no: the constructor documents `$timeout` as \"the time in seconds a lock expires\" (SpinlockMutex.php:50); the added second is a comment in the code, not in the README"},
 	"go-zero cut-off": {Text: "the same renewal by re-acquire (lockscript.lua:1-5 at v1.10.3): renewals sent while the client was cut off from Redis time out, and one that reaches Redis late, after the holder's release or after its lease expired, takes the free key again for a holder that has let go: the key stays refused to everyone until its TTL (+500 ms) runs out.",
 		Documented: "no"},
 	"tooz kill-everysec": toozHeart, "tooz kill-always": toozHeart, "tooz kill-delayed": toozHeart, "tooz pause-redis": toozHeart, "tooz cut-off": toozHeart,
