@@ -402,7 +402,7 @@ func archiveTo(out, dst string, results []survey.Result) error {
 			}
 		}
 		v, vdir := readVerify(filepath.Join(out, step))
-		if v == nil {
+		if v == nil || strings.HasPrefix(filepath.Base(step), "repro-") { // a rerun's page line is its exit and time
 			continue
 		}
 		vrel, _ := filepath.Rel(out, vdir)
