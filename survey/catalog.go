@@ -82,7 +82,7 @@ var NotSurveyed = []struct{ Name, Why string }{
 var Other = []struct{ Lib, Text string }{
 	{"malkusch-redlock", "no validity step, read in the code, not seen to break: RedisMutex::acquire sets the key on the masters one after another and holds the lock when a majority took it within the whole expiry, " +
 		"`$isAcquired = $this->isMajority($acquired) && $elapsedTime <= $expire` (classes/mutex/RedisMutex.php:84 at 2.2.1), where Redlock's algorithm leaves the holder the TTL less the time the pass took (and the drift), and no lock when none is left; " +
-		"the callback then runs with no deadline (the time is looked at only in unlock, SpinlockMutex.php:80-84). On five local masters a pass takes milliseconds, and no run of the battery showed a break from it."},
+		"the callback then runs with no deadline (the time is looked at only in unlock, SpinlockMutex.php:80-84). No run of this survey showed a break from it."},
 	{"go-zero", "a data race in its circuit breaker, reported by Go's race detector whenever the breaker opens while requests fail (`TestGoAdapters_Contention` runs go-zero without the detector for it): " +
 		"`errorWindow.String` sizes its slice from `ew.count` before it takes `ew.lock` (core/breaker/breaker.go:268 at v1.10.3), while `errorWindow.add` updates `ew.count` under the lock (breaker.go:263) from the requests that fail; " +
 		"`loggedThrottle.logError` formats the window when a request is dropped (breaker.go:246). The read only sizes a slice, so the lock's behaviour does not change, but a program built with -race that uses go-zero's Redis client fails its tests."},
