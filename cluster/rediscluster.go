@@ -121,23 +121,7 @@ func (c *Cluster) formCluster(ctx context.Context, masters int, lag time.Duratio
 	// dropped it (a fresh-clone CI run with the survey beside it: "n1
 	// sees 5 nodes" for 30 s): a node whose view still lacks one meets
 	// it again, every second.
-	met := map[*Node]time.Time{}
-	for _, n := range c.Nodes {
-		met[n] = time.Now()
-	}
-	if err := c.waitCluster(ctx, func(v clusterView) bool { return len(v) == len(c.Nodes) }, func(n *Node, v clusterView) {
-		if time.Since(met[n]) < time.Second {
-			return
-		}
-		met[n] = time.Now()
-		a := c.admin(n)
-		defer a.Close()
-		for _, o := range c.Nodes {
-			if o != n && !v.has(o.Peer.Addr) {
-				_ = meet(ctx, a, o)
-			}
-		}
-	}); err != nil {
+	if err := c.waitCluster(ctx, func(v clusterView) bool { return len(v) == len(c.Nodes) }, c.meetMissing(ctx)); err != nil {
 		return err
 	}
 	for i := masters; i < len(c.Nodes); i++ {
@@ -269,6 +253,25 @@ func (c *Cluster) anyView(ctx context.Context, n *Node) (clusterView, error) {
 	return v, nil
 }
 
+// meetMissing returns what waitCluster calls for a node whose view lacks
+// others: it meets them again, at most once a second for each node.
+func (c *Cluster) meetMissing(ctx context.Context) func(*Node, clusterView) {
+	met := map[*Node]time.Time{}
+	return func(n *Node, v clusterView) {
+		if time.Since(met[n]) < time.Second {
+			return
+		}
+		met[n] = time.Now()
+		a := c.admin(n)
+		defer a.Close()
+		for _, o := range c.Nodes {
+			if o != n && !v.has(o.Peer.Addr) {
+				_ = meet(ctx, a, o)
+			}
+		}
+	}
+}
+
 // meet introduces node o to the node a is a client of.
 func meet(ctx context.Context, a *redis.Client, o *Node) error {
 	host, port, _ := net.SplitHostPort(o.Peer.Addr)
@@ -302,9 +305,6 @@ func (c *Cluster) waitCluster(ctx context.Context, ok func(clusterView) bool, be
 			}
 			if err != nil && first == nil {
 				first = fmt.Errorf("redis cluster not formed after 30s: %v", err)
-				if behind == nil {
-					break
-				}
 			}
 		}
 		return first
