@@ -40,6 +40,9 @@ type Break struct {
 	Scenario string
 	Seed     int64
 	Cell     Cell
+	// Row is the scenario's row of the verify that broke, in Dir.
+	Row report.VerifyRow
+	Dir string
 }
 
 // Breaks are the scenarios r broke, in the battery's order, each with
@@ -52,15 +55,15 @@ func Breaks(r Result) []Break {
 			continue
 		}
 		row, _ := rowOf(r.Seed1, s)
-		seed := r.Seed1.Seed
+		seed, dir := r.Seed1.Seed, r.Dir1
 		if row.Status == report.StatusPassed { // it broke at seed 2
 			row, _ = rowOf(r.Seed2, s)
-			seed = r.Seed2.Seed
+			seed, dir = r.Seed2.Seed, r.Dir2
 		}
 		if len(row.Seeds) > 0 {
 			seed = row.Seeds[len(row.Seeds)-1]
 		}
-		out = append(out, Break{Scenario: s, Seed: seed, Cell: c})
+		out = append(out, Break{Scenario: s, Seed: seed, Cell: c, Row: row, Dir: dir})
 	}
 	return out
 }
@@ -297,16 +300,10 @@ func writeBreaks(b *strings.Builder, m Meta, results []Result) {
 // the command that reproduces it, with what that command did when the
 // survey ran it again.
 func breakSection(m Meta, r Result, br Break, shared bool) string {
-	s := br.Scenario
-	row, _ := rowOf(r.Seed1, s)
-	dir := r.Dir1
-	if row.Status == report.StatusPassed { // it broke at seed 2
-		row, _ = rowOf(r.Seed2, s)
-		dir = r.Dir2
-	}
+	s, row := br.Scenario, br.Row
 	var b strings.Builder
 	fmt.Fprintf(&b, "### %s at `%s`: %s broke\n\n", r.Lib.Name, s, br.Cell.Broke)
-	if v, ok := shortest(filepath.Join(dir, row.Dir)); ok {
+	if v, ok := shortest(filepath.Join(br.Dir, row.Dir)); ok {
 		fmt.Fprintf(&b, "Shortest violation lockcheck drew: %s\n\n", v.Message)
 		for _, e := range v.Explanation {
 			fmt.Fprintf(&b, "    %s\n", e)
