@@ -190,6 +190,10 @@ func (w near) candidate(lo *lockOp) bool {
 //
 // So every timeline of the whole key gives one of the kept ops: valid
 // whole implies valid kept, and invalid kept is invalid whole.
+//
+// holdWindows' windows do not serve here: they read refusals and failed
+// extends as recorded and an ok release as the lease's end, where every
+// op of the context is indeterminate and may have set or kept the key.
 func nearOps(m leaseModel, lops []*lockOp, w near) []*lockOp {
 	lease := func(lo *lockOp) string {
 		if lo.token == "" {

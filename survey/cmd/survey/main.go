@@ -269,11 +269,27 @@ func readVerdict(dir string) checker.Verdict {
 
 func readBench(dir string) []report.BenchRow {
 	var rows []report.BenchRow
-	matches, _ := filepath.Glob(filepath.Join(dir, "bench", "*", "bench.json"))
-	if len(matches) > 0 {
-		_ = readJSON(matches[len(matches)-1], &rows)
+	if f := benchFile(dir); f != "" {
+		_ = readJSON(f, &rows)
 	}
 	return rows
+}
+
+// benchFile is the bench.json of the latest bench under dir ("" if none).
+func benchFile(dir string) string {
+	matches, _ := filepath.Glob(filepath.Join(dir, "bench", "*", "bench.json"))
+	if len(matches) == 0 {
+		return ""
+	}
+	return matches[len(matches)-1]
+}
+
+// stepFiles are the files named name of the steps under out (out/STEP
+// and out/LIB/STEP).
+func stepFiles(out, name string) []string {
+	files, _ := filepath.Glob(filepath.Join(out, "*", name))
+	more, _ := filepath.Glob(filepath.Join(out, "*", "*", name))
+	return append(files, more...)
 }
 
 func readJSON(path string, v any) error {
@@ -318,9 +334,8 @@ func binRevision(bin string) string {
 // commit ran its later steps on another binary, and the page says so.
 func revisions(out string) string {
 	count := map[string]int{}
-	files, _ := filepath.Glob(filepath.Join(out, "*", "*", "revision"))
-	more, _ := filepath.Glob(filepath.Join(out, "*", "revision"))
-	for _, f := range append(files, more...) {
+	files := stepFiles(out, "revision")
+	for _, f := range files {
 		if b, err := os.ReadFile(f); err == nil {
 			count[strings.TrimSpace(string(b))]++
 		}
@@ -336,7 +351,7 @@ func revisions(out string) string {
 	})
 	parts := make([]string, len(revs))
 	for i, r := range revs {
-		parts[i] = fmt.Sprintf("%s (%d of %d steps)", r, count[r], len(files)+len(more))
+		parts[i] = fmt.Sprintf("%s (%d of %d steps)", r, count[r], len(files))
 	}
 	if len(parts) == 1 {
 		return "commit " + revs[0]
@@ -382,9 +397,7 @@ func archiveTo(out, dst string, results []survey.Result) error {
 		}
 		return os.WriteFile(filepath.Join(dst, to), b, 0o644)
 	}
-	steps, _ := filepath.Glob(filepath.Join(out, "*", "done"))
-	more, _ := filepath.Glob(filepath.Join(out, "*", "*", "done"))
-	for _, done := range append(steps, more...) {
+	for _, done := range stepFiles(out, "done") {
 		step, _ := filepath.Rel(out, filepath.Dir(done))
 		for _, f := range []string{"done", "revision", "elapsed"} {
 			if err := copyFile(filepath.Join(step, f), filepath.Join(step, f)); err != nil {
@@ -394,9 +407,8 @@ func archiveTo(out, dst string, results []survey.Result) error {
 		if err := copyFile(filepath.Join(step, "latest", "results.json"), filepath.Join(step, "latest", "results.json")); err != nil {
 			return err
 		}
-		benches, _ := filepath.Glob(filepath.Join(out, step, "bench", "*", "bench.json"))
-		if len(benches) > 0 {
-			rel, _ := filepath.Rel(out, benches[len(benches)-1])
+		if f := benchFile(filepath.Join(out, step)); f != "" {
+			rel, _ := filepath.Rel(out, f)
 			if err := copyFile(rel, rel); err != nil {
 				return err
 			}
