@@ -13,18 +13,32 @@ import (
 // timeline explains all its ops; the explanation a reader needs is the
 // smallest set of them whose recorded outcomes no timeline explains,
 // whatever the other ops did: the acquire that found the key held and the
-// lease that held it. The other ops are not deleted but made
-// indeterminate (each took effect as ok within its interval, or never):
+// lease that held it. An ok op outside the set is not deleted but made
+// indeterminate (it took effect as ok within its interval, or never):
 // deleting the lease that held the key would leave its refusals with no
 // holder, a contradiction the history does not contain; an indeterminate
 // op only adds timelines (never taking effect is deleting it, taking
-// effect is what it recorded or more). minimal shrinks the set of ops
-// kept as recorded by the ddmin scheme (drop chunks, halving their size,
-// while the key stays invalid), each candidate decided by the same
-// checker, reductions and all: every set it returns was found invalid by
-// the model, so it is a proof, not a guess. It is 1-minimal where it had
-// the time (no op can be made indeterminate); a candidate not decided in
-// time counts as valid, so the set may be larger, never wrong.
+// effect is what it recorded or more). A refused acquire or a failed
+// release or extend outside the set is left out: in the model such an op
+// sets no lease (an acquire refused keeps the state, a release or extend
+// that failed keeps it or frees its own lease, which it needs gone, and
+// the unchanged state admits everything the free one does: step), so all
+// it adds to a timeline is a condition, and leaving it out only drops
+// that condition. Made indeterminate instead, it could have set a lease
+// of its own, which no op that failed does in the model, and every
+// refusal near a stuck key would be a possible holder the set must rule
+// out by keeping it: sets of a hundred ops where two say it all (the
+// lease that ended, the refusal after it). So every timeline of the key
+// is, less the ops left out, one of the relaxed key's, and a set found
+// invalid relaxed is a contradiction in the key whatever the other ops
+// did (TestRelaxed_LosesNoTimeline checks it against the oracle).
+// minimal shrinks the set of ops kept as recorded by the ddmin scheme
+// (drop chunks, halving their size, while the key stays invalid), each
+// candidate decided by the same checker, reductions and all: every set it
+// returns was found invalid by the model, so it is a proof, not a guess.
+// It is 1-minimal where it had the time (no op can be left to the
+// others); a candidate not decided in time counts as valid, so the set
+// may be larger, never wrong.
 
 // minimalFor bounds the shrinking of one violation, and minimalStep the
 // check of each candidate.
@@ -114,38 +128,66 @@ const (
 	aroundLine = "around where the search stopped:"
 )
 
-// relaxed returns lops with every op but those at the indexes kept made
-// indeterminate: it took effect as ok within its interval, or never (an
-// op with no token, a refusal, gets one of its own).
+// relaxed returns lops with every op but those at the indexes kept
+// relaxed: an ok op made indeterminate (it took effect as ok within its
+// interval, or never; one with no token gets one of its own), a refused
+// or failed op left out. An op already indeterminate stays as it is.
 func relaxed(lops []*lockOp, kept []int) []*lockOp {
-	out := make([]*lockOp, len(lops))
+	keep := make([]bool, len(lops))
+	for _, i := range kept {
+		keep[i] = true
+	}
+	out := make([]*lockOp, 0, len(lops))
 	for i, lo := range lops {
-		l := *lo
-		if l.typ != history.Info {
+		switch {
+		case keep[i] || lo.typ == history.Info:
+			out = append(out, lo)
+		case lo.typ == history.OK:
+			l := *lo
 			l.typ = history.Info
-			if l.f == history.Acquire && lo.typ == history.Fail || l.token == "" {
+			if l.token == "" {
 				l.token = "?" + strconv.FormatInt(l.index, 10)
 			}
+			out = append(out, &l)
 		}
-		out[i] = &l
-	}
-	for _, i := range kept {
-		out[i] = lops[i]
 	}
 	return out
 }
 
-// minimalOps is the most lock ops the fewest ops are sought among: every
-// op but a few is made indeterminate, and a key of thousands of
-// indeterminate ops costs each candidate's check more than the whole
-// search may take (a bench cell's broken keys of 5,000 ops held its
-// results back by a minute). A longer key is shrunk among the ops near
-// its violation (nearOps), if they are no more.
-const minimalOps = 400
+// minimalOps is the most ok and indeterminate lock ops the fewest ops
+// are sought among: every op but a few is relaxed, an ok one made
+// indeterminate, and a key of thousands of indeterminate ops costs each
+// candidate's check more than the whole search may take (a bench cell's
+// broken keys of 5,000 ops held its results back by a minute). Refusals
+// and failed ops are left out unless kept, and cost a candidate little,
+// so they count only up to ten times as many (minimalFails). A longer
+// key is shrunk among the ops near its violation (nearOps), if they are
+// no more.
+const (
+	minimalOps   = 400
+	minimalFails = 10 * minimalOps
+)
 
-// wholeOps is the most lock ops a key may have to be shrunk whole; a
-// variable so that a test can send small keys through nearOps.
+// wholeOps is the most ok and indeterminate lock ops a key may have to
+// be shrunk whole; a variable so that a test can send small keys through
+// nearOps.
 var wholeOps = minimalOps
+
+// fewEnough says whether a candidate's check over ops is cheap enough
+// to shrink them: at most limit ops that did not fail, minimalFails in
+// all.
+func fewEnough(ops []*lockOp, limit int) bool {
+	if len(ops) > minimalFails {
+		return false
+	}
+	n := 0
+	for _, lo := range ops {
+		if lo.typ != history.Fail {
+			n++
+		}
+	}
+	return n <= limit
+}
 
 // near bounds the candidates of minimal: the ops near a violation of a
 // key too long to shrink whole (nearOps), or, unbounded, every op.
@@ -169,10 +211,10 @@ func (w near) candidate(lo *lockOp) bool {
 // that returned by w.to and were called from w.from on, or before it
 // recorded ok (an acquire, which needed the key free; a release or an
 // extend, which needed its own lease held: no lease left out can be what
-// lets them be); the others kept are context, always indeterminate. A set
-// S of candidates that the model finds invalid among these ops, every
-// other one of them indeterminate, is invalid in the whole key with every
-// other op indeterminate, because each op left out changes nothing S can
+// lets them be); the others kept are context, always relaxed. A set S
+// of candidates that the model finds invalid among these ops, every other
+// one of them relaxed, is invalid in the whole key with every other op
+// relaxed, because each op left out changes nothing S can
 // see:
 //   - an op called after w.to takes effect after every op of S has (each
 //     by its return); in a timeline of the whole key, the kept ops that
@@ -186,14 +228,17 @@ func (w near) candidate(lo *lockOp) bool {
 //     called before w.from took effect where no lease left out held the
 //     key (an acquire) or while its own lease held it (a release, an
 //     extend), and does the same without them; the context is
-//     indeterminate and asks nothing.
+//     relaxed and asks nothing;
+//   - an op that failed, called before w.from, is no candidate, and
+//     relaxed leaves it out of the context anyway; and it sets no lease,
+//     so it is no setter whose reach counts.
 //
 // So every timeline of the whole key gives one of the kept ops: valid
 // whole implies valid kept, and invalid kept is invalid whole.
 //
 // holdWindows' windows do not serve here: they read refusals and failed
 // extends as recorded and an ok release as the lease's end, where every
-// op of the context is indeterminate and may have set or kept the key.
+// ok op of the context is indeterminate and may have set or kept the key.
 func nearOps(m leaseModel, lops []*lockOp, w near) []*lockOp {
 	lease := func(lo *lockOp) string {
 		if lo.token == "" {
@@ -203,7 +248,7 @@ func nearOps(m leaseModel, lops []*lockOp, w near) []*lockOp {
 	}
 	setters := map[string][]*lockOp{}
 	for _, lo := range lops {
-		if lo.f == history.Acquire || lo.f == history.Extend {
+		if (lo.f == history.Acquire || lo.f == history.Extend) && lo.typ != history.Fail {
 			setters[lease(lo)] = append(setters[lease(lo)], lo)
 		}
 	}
@@ -217,6 +262,9 @@ func nearOps(m leaseModel, lops []*lockOp, w near) []*lockOp {
 			continue
 		}
 		if lo.call < w.from {
+			if lo.typ == history.Fail {
+				continue // not a candidate, and left out of the context
+			}
 			if r, ok := reach[lease(lo)]; !ok || r+m.eps < w.from {
 				continue
 			}
@@ -256,7 +304,7 @@ func (c *keyCheck) withMinimal(v *Violation, lops []*lockOp) {
 		return out
 	}
 	var set []*lockOp
-	if len(lops) <= wholeOps {
+	if fewEnough(lops, wholeOps) {
 		set = c.minimal(lops, whole, v.Ops, window(lops))
 	} else {
 		// Among the ops near the span of those v names (its window, where
@@ -280,7 +328,7 @@ func (c *keyCheck) withMinimal(v *Violation, lops []*lockOp) {
 		for _, k := range nearMargins {
 			w := near{from: span.from - k*ttl, to: span.to}
 			ops := nearOps(c.m, lops, w)
-			if len(ops) > minimalOps || ctx.Err() != nil {
+			if !fewEnough(ops, minimalOps) || ctx.Err() != nil {
 				break
 			}
 			if set = sub.minimal(ops, w, v.Ops, window(ops)); set != nil {
