@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"html/template"
+	"image/color"
+	"slices"
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
@@ -38,12 +40,24 @@ func OnTimeline(drawn []checker.Violation) func(*history.Op) bool {
 	return func(op *history.Op) bool {
 		for _, v := range drawn {
 			lo, hi := around(v.Window)
-			if op.Key == v.Key && op.Return >= lo && op.Call <= hi {
+			if op.Key == v.Key && (op.Return >= lo && op.Call <= hi || slices.Contains(v.Minimal, op.Index)) {
 				return true
 			}
 		}
 		return false
 	}
+}
+
+// span is what a violation's timeline shows: its window widened by a
+// quarter on each side (around), and its fewest ops whole.
+func span(v checker.Violation, ops []*history.Op) (lo, hi int64) {
+	w := v.Window
+	for _, op := range ops {
+		if slices.Contains(v.Minimal, op.Index) {
+			w = [2]int64{min(w[0], op.Call), max(w[1], op.Return)}
+		}
+	}
+	return around(w)
 }
 
 // around is the span a violation's timeline shows: its window widened by
@@ -73,7 +87,7 @@ func violations(rep checker.Findings, ops []history.Op, faults []checker.FaultWi
 			if len(out) == DrawnViolations {
 				break
 			}
-			out = append(out, violationView{Checker: c.Name, V: v, Timeline: timeline(byKey[v.Key], v.Window, faults)})
+			out = append(out, violationView{Checker: c.Name, V: v, Timeline: timeline(byKey[v.Key], v, faults)})
 		}
 	}
 	return out, total - len(out)
@@ -81,39 +95,18 @@ func violations(rep checker.Findings, ops []history.Op, faults []checker.FaultWi
 
 var opColor = map[history.Type]int{history.OK: 2, history.Fail: 1, history.Info: 3}
 
-// timeline draws the ops of one key that overlap the window (widened by a
-// quarter on each side), at most 60 lanes.
-func timeline(ops []*history.Op, w [2]int64, faults []checker.FaultWindow) template.HTML {
-	if len(ops) == 0 || w[1] <= w[0] {
+// timeline draws the ops of one key that overlap the violation's span
+// (laneOps), its fewest ops ringed in black.
+func timeline(ops []*history.Op, v checker.Violation, faults []checker.FaultWindow) template.HTML {
+	if len(ops) == 0 || v.Window[1] <= v.Window[0] {
 		return ""
 	}
-	lo, hi := around(w)
-	lanes := map[int]int{}
-	var procs []int
+	segs, procs, lo, hi := laneOps(ops, v)
+	lanes := len(procs)
 	p := plot.New()
-	p.Title.Text = "Ops on the key around the violation (green ok, red fail, orange info; writes thick)"
+	p.Title.Text = "Ops on the key around the violation (green ok, red fail, orange info; writes thick; the fewest ops that cannot all be true ringed in black)"
 	p.X.Label.Text = "time (s)"
-	type seg struct {
-		op   *history.Op
-		lane int
-	}
-	var segs []seg
-	for _, op := range ops {
-		if op.Return < lo || op.Call > hi {
-			continue
-		}
-		l, ok := lanes[op.Process]
-		if !ok {
-			if len(lanes) == 60 {
-				continue
-			}
-			l = len(lanes)
-			lanes[op.Process] = l
-			procs = append(procs, op.Process)
-		}
-		segs = append(segs, seg{op, l})
-	}
-	shadeFaults(p, faults, float64(lo)/1e9, float64(hi)/1e9, -0.5, float64(len(lanes))-0.5)
+	shadeFaults(p, faults, float64(lo)/1e9, float64(hi)/1e9, -0.5, float64(lanes)-0.5)
 	for _, sg := range segs {
 		x0, x1 := float64(max(sg.op.Call, lo))/1e9, float64(min(sg.op.Return, hi))/1e9
 		if x1 <= x0 {
@@ -129,6 +122,11 @@ func timeline(ops []*history.Op, w [2]int64, faults []checker.FaultWindow) templ
 		if sg.op.F == history.Write {
 			l.Width = vg.Points(8)
 		}
+		if slices.Contains(v.Minimal, sg.op.Index) {
+			ring := *l
+			ring.Color, ring.Width = color.Black, l.Width+vg.Points(3)
+			p.Add(&ring)
+		}
 		p.Add(l)
 	}
 	var ticks []plot.Tick
@@ -136,7 +134,45 @@ func timeline(ops []*history.Op, w [2]int64, faults []checker.FaultWindow) templ
 		ticks = append(ticks, plot.Tick{Value: float64(i), Label: fmt.Sprintf("p%d", pr)})
 	}
 	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
-	p.Y.Min, p.Y.Max = -0.5, float64(len(lanes))-0.5
-	h := vg.Length(2+len(lanes)) * 0.45 * vg.Centimeter
+	p.Y.Min, p.Y.Max = -0.5, float64(lanes)-0.5
+	h := vg.Length(2+lanes) * 0.45 * vg.Centimeter
 	return svg(p, 18*vg.Centimeter, max(h, 5*vg.Centimeter))
+}
+
+// seg is an op on its lane.
+type seg struct {
+	op   *history.Op
+	lane int
+}
+
+// laneOps gives the ops of one key that overlap the violation's span
+// (span) a lane each per client, at most 60 lanes: first the lanes of its
+// fewest ops (Minimal), so that no crowd of clients pushes them off,
+// then the others as they come; procs are the lanes' clients.
+func laneOps(ops []*history.Op, v checker.Violation) (segs []seg, procs []int, lo, hi int64) {
+	lo, hi = span(v, ops)
+	lanes := map[int]int{}
+	lane := func(proc int) (int, bool) {
+		l, ok := lanes[proc]
+		if !ok && len(lanes) < 60 {
+			l, ok = len(lanes), true
+			lanes[proc] = l
+			procs = append(procs, proc)
+		}
+		return l, ok
+	}
+	for _, op := range ops {
+		if slices.Contains(v.Minimal, op.Index) {
+			lane(op.Process)
+		}
+	}
+	for _, op := range ops {
+		if op.Return < lo || op.Call > hi {
+			continue
+		}
+		if l, ok := lane(op.Process); ok {
+			segs = append(segs, seg{op, l})
+		}
+	}
+	return segs, procs, lo, hi
 }
