@@ -416,8 +416,8 @@ func TestProcess_LeftHeldAtClose(t *testing.T) {
 	script := `read a; echo '{"id":2,"ok":true,"token":"held"}'
 read b; echo '{"id":3,"ok":true,"token":"gone"}'
 read c; echo '{"id":4,"ok":true}'
-read d; sleep 1; echo '{"id":5,"ok":true,"token":"late"}'
-while read x; do :; done`
+read d; while read x; do :; done
+echo '{"id":5,"ok":true,"token":"late"}'`
 	p, rec := lateProc(t, script)
 	ctx := lockimpl.WithClient(context.Background(), 5)
 	held, err := p.Acquire(ctx, "k1", time.Second)
