@@ -86,6 +86,14 @@ var Other = []struct{ Lib, Text string }{
 	{"go-zero", "a data race in its circuit breaker, reported by Go's race detector whenever the breaker opens while requests fail (`TestGoAdapters_Contention` runs go-zero without the detector for it): " +
 		"`errorWindow.String` sizes its slice from `ew.count` before it takes `ew.lock` (core/breaker/breaker.go:268 at v1.10.3), while `errorWindow.add` updates `ew.count` under the lock (breaker.go:263) from the requests that fail; " +
 		"`loggedThrottle.logError` formats the window when a request is dropped (breaker.go:246). The read only sizes a slice, so the lock's behaviour does not change, but a program built with -race that uses go-zero's Redis client fails its tests."},
+	{"go-zero", "its circuit breaker opens on go-zero's own cold start and then drops releases: the bench's 0 acquisitions/s at 10 keys. " +
+		"The breaker hook wraps every command (core/stores/redis/breakerhook.go:24-33 at v1.10.3) and counts as a failure any error but nil, redis.Nil and a cancelled context (redis.go:2762-2763). " +
+		"RedisLock runs its Lua through go-redis's Script.Run, which sends EVALSHA and, on NOSCRIPT, EVAL (script.go:193-199 at go-redis v9.23.0): each client's first EVALSHA before Redis has cached the script is a failure to the breaker, though the lock's call succeeds; " +
+		"on Redis before 7.2 each new connection's CLIENT SETINFO, sent in a pipeline through the same hooks, fails too (Redis 7.0 here). 50 clients starting at once on 10 keys open it, and clients that try again at once keep it open: " +
+		"its drop ratio weighs the window's total against its accepts (core/breaker/googlebreaker.go:53-60), and a dropped request adds to the total and not to the accepts (googlebreaker.go:94-95, bucket.go:35-38), over a 10 s window. " +
+		"A dropped release is breaker.ErrServiceUnavailable from ReleaseCtx (redislock.go:89-93): the key stays set for its TTL + 500 ms, refused to every client. " +
+		"TestGoZero_BreakerColdStart (survey/golocks) runs 50 clients on 10 keys for 3 s: from a fresh Redis, 20 or 21 acquisitions and every release dropped; the same load after one acquire and release alone has loaded the scripts, 889 to 1,689 acquisitions and a few drops (runs beside a CI run). " +
+		"Five runs each of the same load against a fresh Redis, beside a CI run: from cold, 0 to 28 acquisitions; with both scripts loaded first and CLIENT SETINFO off (go-zero's WithIdentity), 1,601 to 2,314 and nothing dropped."},
 }
 
 // Corrections are breaks an earlier page published that were
