@@ -10,6 +10,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// dialEvery is the pool size of a Redlock master's client: the failed
+// dials go-redis allows before it stops dialing the node (newClient).
+const dialEvery = 1 << 16
+
 // newClient returns the one shared go-redis client of a Locker: to the
 // first node, in the sentinel topology to whichever node Sentinel names
 // master, and in the cluster topology to the node that serves the key.
@@ -30,9 +34,23 @@ func newClient(env Env) (redis.UniversalClient, error) {
 	if env.resend {
 		retries = 3
 	}
+	// A Redlock's master that was down must be dialed again as soon as it
+	// is back: go-redis stops dialing a node after PoolSize failed dials
+	// and answers every command with the last dial error until a probe,
+	// once a second, gets through (internal/pool/pool.go:700, 773,
+	// 814-840 at v9.23.0), so a minority restarted empty looked down to
+	// every client for up to a second more, longer than what a 1 s lease
+	// the clock-quorum jump put at risk had left: redlock broke at
+	// clock-quorum in 2 of 9 seeds with it, 6 of 6 without. The pool's
+	// size otherwise only bounds the connections, which the clients
+	// bound anyway; it costs 512 KiB and a few ms per master.
+	poolSize := max(env.PoolSize, 10)
+	if env.master {
+		poolSize = max(poolSize, dialEvery)
+	}
 	// One set of options; the topology picks the client made of it.
 	opts := &redis.UniversalOptions{Addrs: env.Addrs, Username: env.Username, Password: env.Password,
-		PoolSize: max(env.PoolSize, 10), Protocol: 2, MaxRetries: retries, DialerRetries: 1,
+		PoolSize: poolSize, Protocol: 2, MaxRetries: retries, DialerRetries: 1,
 		ReadTimeout: rt, WriteTimeout: rt, ContextTimeoutEnabled: true, PoolTimeout: pt, DisableIdentity: true, Dialer: dial}
 	var c redis.UniversalClient
 	switch {

@@ -189,6 +189,8 @@ type Env struct {
 	Cluster bool
 	// resend gives the client go-redis's default retries (broken-resend).
 	resend bool
+	// master: a client of one of a Redlock's masters (nodeClients).
+	master bool
 	// KeyPrefix is the prefix of every lock key (external Redis): a lock
 	// that adds keys of its own keeps them under it.
 	KeyPrefix string

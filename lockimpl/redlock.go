@@ -59,7 +59,7 @@ func nodeClients(env Env) ([]redis.UniversalClient, error) {
 	var cs []redis.UniversalClient
 	for _, a := range env.Addrs {
 		e := env
-		e.Addrs, e.MasterName = []string{a}, ""
+		e.Addrs, e.MasterName, e.master = []string{a}, "", true
 		c, err := newClient(e)
 		if err != nil {
 			for _, c := range cs {
