@@ -194,13 +194,17 @@ func toLockOps(ops []*history.Op, horizon int64) []*lockOp {
 		if op.Type == history.Info {
 			lo.ret += horizon
 			if lo.token == "" {
-				lo.token = "?" + strconv.FormatInt(op.Index, 10)
+				lo.token = ownToken(op.Index)
 			}
 		}
 		out = append(out, lo)
 	}
 	return out
 }
+
+// ownToken is the token of an op that names none (an indeterminate one,
+// or one made so): a lease of its own, which no other op names.
+func ownToken(index int64) string { return "?" + strconv.FormatInt(index, 10) }
 
 func toPorcupine(lops []*lockOp) []porcupine.Operation {
 	// Visualization lanes must be dense client ids from zero.

@@ -3,7 +3,6 @@ package checker
 import (
 	"context"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/lockcheck/lockcheck/history"
@@ -146,7 +145,7 @@ func relaxed(lops []*lockOp, kept []int) []*lockOp {
 			l := *lo
 			l.typ = history.Info
 			if l.token == "" {
-				l.token = "?" + strconv.FormatInt(l.index, 10)
+				l.token = ownToken(l.index)
 			}
 			out = append(out, &l)
 		}
@@ -242,7 +241,7 @@ func (w near) candidate(lo *lockOp) bool {
 func nearOps(m leaseModel, lops []*lockOp, w near) []*lockOp {
 	lease := func(lo *lockOp) string {
 		if lo.token == "" {
-			return "#" + strconv.FormatInt(lo.index, 10)
+			return ownToken(lo.index)
 		}
 		return lo.token
 	}

@@ -48,18 +48,6 @@ func OnTimeline(drawn []checker.Violation) func(*history.Op) bool {
 	}
 }
 
-// span is what a violation's timeline shows: its window widened by a
-// quarter on each side (around), and its fewest ops whole.
-func span(v checker.Violation, ops []*history.Op) (lo, hi int64) {
-	w := v.Window
-	for _, op := range ops {
-		if slices.Contains(v.Minimal, op.Index) {
-			w = [2]int64{min(w[0], op.Call), max(w[1], op.Return)}
-		}
-	}
-	return around(w)
-}
-
 // around is the span a violation's timeline shows: its window widened by
 // a quarter on each side.
 func around(w [2]int64) (lo, hi int64) {
@@ -95,8 +83,8 @@ func violations(rep checker.Findings, ops []history.Op, faults []checker.FaultWi
 
 var opColor = map[history.Type]int{history.OK: 2, history.Fail: 1, history.Info: 3}
 
-// timeline draws the ops of one key that overlap the violation's span
-// (laneOps), its fewest ops ringed in black.
+// timeline draws the ops of one key around the violation (laneOps),
+// its fewest ops ringed in black.
 func timeline(ops []*history.Op, v checker.Violation, faults []checker.FaultWindow) template.HTML {
 	if len(ops) == 0 || v.Window[1] <= v.Window[0] {
 		return ""
@@ -145,12 +133,14 @@ type seg struct {
 	lane int
 }
 
-// laneOps gives the ops of one key that overlap the violation's span
-// (span) a lane each per client, at most 60 lanes: first the lanes of its
-// fewest ops (Minimal), so that no crowd of clients pushes them off,
-// then the others as they come; procs are the lanes' clients.
+// laneOps gives the ops OnTimeline keeps for v (those that overlap its
+// window widened by a quarter, and its fewest ops wherever they are) a
+// lane each per client, at most 60 lanes: first the lanes of the fewest
+// ops, so that no crowd of clients pushes them off, then the others as
+// they come; procs are the lanes' clients, [lo, hi] the time drawn.
 func laneOps(ops []*history.Op, v checker.Violation) (segs []seg, procs []int, lo, hi int64) {
-	lo, hi = span(v, ops)
+	keep := OnTimeline([]checker.Violation{v})
+	lo, hi = around(v.Window)
 	lanes := map[int]int{}
 	lane := func(proc int) (int, bool) {
 		l, ok := lanes[proc]
@@ -164,10 +154,11 @@ func laneOps(ops []*history.Op, v checker.Violation) (segs []seg, procs []int, l
 	for _, op := range ops {
 		if slices.Contains(v.Minimal, op.Index) {
 			lane(op.Process)
+			lo, hi = min(lo, op.Call), max(hi, op.Return)
 		}
 	}
 	for _, op := range ops {
-		if op.Return < lo || op.Call > hi {
+		if !keep(op) {
 			continue
 		}
 		if l, ok := lane(op.Process); ok {

@@ -11,9 +11,10 @@ import (
 
 // TestTimeline_FewestOpsFirst: a violation's timeline draws its fewest
 // ops whatever else is near: the lease set before the window is drawn
-// (the span widens to it, and a history read in part keeps it), its
-// client and the refusal's get the first lanes though 80 other clients
-// crowd the window, and both are ringed in black.
+// (the time drawn reaches it, and a history read in part keeps it:
+// laneOps draws what OnTimeline keeps), its client and the refusal's get
+// the first lanes though 80 other clients crowd the window, and both are
+// ringed in black.
 func TestTimeline_FewestOpsFirst(t *testing.T) {
 	ms := int64(1_000_000)
 	ops := []history.Op{{Index: 0, Process: 200, F: history.Acquire, Type: history.OK, Key: "k", Token: "a", TTLms: 100, Call: 0, Return: 1 * ms}}
