@@ -224,18 +224,10 @@ func (v clusterView) settled(masters int) bool {
 	return ms == masters && reps == masters
 }
 
-// view reads node n's CLUSTER NODES, if its cluster_state is ok.
+// view reads node n's CLUSTER NODES, and errs if its cluster_state is
+// not ok (the view is returned all the same: waitCluster meets the nodes
+// it lacks).
 func (c *Cluster) view(ctx context.Context, n *Node) (clusterView, error) {
-	v, err := c.anyView(ctx, n)
-	if err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
-// anyView reads node n's CLUSTER NODES, and errs if its cluster_state is
-// not ok (the view is returned all the same).
-func (c *Cluster) anyView(ctx context.Context, n *Node) (clusterView, error) {
 	a := c.admin(n)
 	defer a.Close()
 	s, err := a.ClusterNodes(ctx).Result()
@@ -296,7 +288,7 @@ func (c *Cluster) waitCluster(ctx context.Context, ok func(clusterView) bool, be
 	return poll(ctx, time.Now().Add(30*time.Second), 100*time.Millisecond, func() error {
 		var first error
 		for _, n := range c.Nodes {
-			v, err := c.anyView(ctx, n)
+			v, err := c.view(ctx, n)
 			if err == nil && !ok(v) {
 				err = fmt.Errorf("%s sees %d nodes, not settled", n.Name, len(v))
 			}
