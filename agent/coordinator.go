@@ -23,6 +23,23 @@ import (
 // DefaultJoinTimeout is how long a coordinator waits for its agents.
 const DefaultJoinTimeout = time.Minute
 
+// DrainLimit is how long, once the run's time and an op timeout are up,
+// the coordinator waits for each agent to say it is done: its clients
+// stopped, its lock closed, its last ops sent. An agent not done by then
+// is lost, its ops in flight indeterminate, and Play says which (a
+// DrainError).
+const DrainLimit = 30 * time.Second
+
+// drainLimit is DrainLimit, shorter in tests (export_test.go).
+var drainLimit = DrainLimit
+
+// DrainError names the agents that were not done within DrainLimit.
+type DrainError struct{ Agents []int }
+
+func (e *DrainError) Error() string {
+	return fmt.Sprintf("phase drain passed its deadline of %v: agent %v did not say it was done, and was let go", drainLimit, e.Agents)
+}
+
 // CoordinatorConfig is what a coordinator needs of its run: where to
 // listen and whom to admit, the clients to split among the agents and
 // how they reach Redis, the run's clock and where its ops go.
@@ -229,8 +246,9 @@ func (c *Coordinator) Play(ctx context.Context) error {
 	defer c.pinging()()
 	w := c.cfg.Workload
 	// An agent that neither ends nor is lost by then is given up on.
-	limit := time.NewTimer(cmp.Or(w.Duration, time.Hour) + w.OpTimeout + 2*time.Minute)
+	limit := time.NewTimer(cmp.Or(w.Duration, time.Hour) + w.OpTimeout + drainLimit)
 	defer limit.Stop()
+	var drainErr *DrainError
 	// Until every agent is done: an agent killed and back (kill-agent)
 	// is a new one to wait for.
 	stopped := false
@@ -250,13 +268,18 @@ func (c *Coordinator) Play(ctx context.Context) error {
 				}
 			}
 		case <-limit.C:
-			for _, a := range c.joined() {
+			drainErr = &DrainError{}
+			for _, a := range c.live() {
+				drainErr.Agents = append(drainErr.Agents, a.index)
 				a.conn.Close() // read sees it and loses the agent
 			}
 		}
 	}
 	c.setStopping()
 	var errs []error
+	if drainErr != nil {
+		errs = append(errs, drainErr)
+	}
 	for _, ra := range c.joined() {
 		if ra.runErr != "" && ra.lost == "" {
 			errs = append(errs, fmt.Errorf("agent %d: %s", ra.index, ra.runErr))

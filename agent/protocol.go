@@ -146,10 +146,18 @@ func (c *Conn) Send(m Msg) error {
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	if _, err := c.bw.Write(append(b, '\n')); err != nil {
-		return err
+	// A peer that stops reading must not hold a writer (and every
+	// caller behind it) forever: a write stuck for Silence fails, and the
+	// connection is as lost as a silent one.
+	_ = c.c.SetWriteDeadline(time.Now().Add(Silence))
+	_, err = c.bw.Write(append(b, '\n'))
+	if err == nil {
+		err = c.bw.Flush()
 	}
-	return c.bw.Flush()
+	if err != nil {
+		c.c.Close() // a line cut short: nothing more can follow it
+	}
+	return err
 }
 
 // Recv reads the next message. Only one goroutine reads.

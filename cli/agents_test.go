@@ -102,7 +102,13 @@ func (p *proc) wait(t *testing.T, d time.Duration) int {
 	case <-p.done:
 		return p.code
 	case <-time.After(d):
-		t.Fatalf("%v still running after %v:\n%s", p.cmd.Args, d, p.output())
+		// Its goroutines' stacks say which wait has no bound.
+		_ = p.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-p.done:
+		case <-time.After(5 * time.Second):
+		}
+		t.Fatalf("%v still running after %v (its stacks at SIGQUIT below):\n%s", p.cmd.Args, d, p.output())
 	}
 	return -1
 }
@@ -308,7 +314,7 @@ func TestCLI_AgentsInContainers(t *testing.T) {
 		env := []string{"LOCKCHECK_AGENT_TOKEN=" + cliToken, "LOCKCHECK_REDIS_PASSWORD=pw"}
 		coord := start(t, bin, env, "run", "--agents", "2", "--listen", gw+":"+coordPort, "--backend", "external", "--redis", "127.0.0.1:"+port,
 			"--lock", c.lock, "--clients", "100", "--keys", "5", "--ttl", "100ms", "--hold", "100ms", "--hold-dist", "uniform", "--retry", "none",
-			"--margin", "30ms", "--duration", "5s", "--clock-tolerance", "50ms", "--seed", "1", "--out", t.TempDir(), "-q", "--join-timeout", "60s")
+			"--margin", "30ms", "--duration", "5s", "--clock-tolerance", "50ms", "--seed", "1", "--out", t.TempDir(), "-q", "--join-timeout", "60s", "--check-timeout", "30s")
 		coord.waitFor(t, "coordinator listening on", 30*time.Second)
 		var names []string
 		for i := range 2 {
@@ -318,7 +324,10 @@ func TestCLI_AgentsInContainers(t *testing.T) {
 				"agent", "--join", gw+":"+coordPort, "--index", strconv.Itoa(i), "--redis-addr-map", "*="+gw+":"+port)
 			t.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", name).Run() })
 		}
-		code := coord.wait(t, 2*time.Minute)
+		// The run's phases are bounded: join 60 s, play 5 s + the op
+		// timeout + the drain (45 s), the check 30 s + writing: five
+		// minutes holds them all on a loaded machine.
+		code := coord.wait(t, 5*time.Minute)
 		logs := ""
 		for _, n := range names {
 			logs += docker(t, "logs", n) + "\n"

@@ -282,19 +282,36 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	r := &run{plan: p}
 	// Deferred first, so it runs last: after Redis is down.
 	defer func() { r.dropIfEmpty(err) }()
-	if err := r.start(ctx); err != nil {
+	// Each phase has a deadline (phase.go): past it, the run ends there,
+	// naming it, rather than wait without a bound.
+	if err := r.makeDir(); err != nil {
 		return r.res, err
 	}
-	// Redis goes down whatever happens below, panics included.
-	defer func() {
-		if derr := r.stop(); derr != nil && err == nil {
-			err = derr
-		}
-	}()
+	startErr := within(ctx, "start", StartLimit, "Redis's start", r.start)
+	if !abandoned(startErr) {
+		// Redis goes down whatever happens below, panics included.
+		defer func() {
+			if derr := within(context.Background(), "stop", StopLimit, "Redis's stop", r.stop); derr != nil && err == nil {
+				err = derr
+			}
+		}()
+	}
+	if startErr != nil {
+		return r.res, startErr
+	}
 	if err := r.open(); err != nil {
 		return r.res, err
 	}
-	players, err := r.players(ctx)
+	var players workload.Players
+	limit, why := r.joinLimit()
+	err = within(ctx, phaseOf(r.cfg.Agents), limit, why, func(ctx context.Context) (err error) {
+		players, err = r.players(ctx)
+		return err
+	})
+	if abandoned(err) {
+		r.closeHistory()
+		return r.res, err
+	}
 	// run.json once the lock is built: it says what the check judges
 	// (a lock whose leases are scopes leaves the lease contract out).
 	if werr := r.writeInfo(players); werr != nil || err != nil {
@@ -305,11 +322,22 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		return r.res, errors.Join(err, werr)
 	}
 	runErr := r.drive(ctx, players)
-	if errors.Is(runErr, ErrWrite) {
-		return r.res, runErr // no verdict over a history not written in full
+	if errors.Is(runErr, ErrWrite) || abandoned(runErr) {
+		// No verdict over a history not written in full, or one whose
+		// clients are still at it.
+		return r.res, runErr
 	}
 	// Check even a run that failed: what was recorded is still evidence.
-	return r.res, errors.Join(runErr, r.judge(ctx))
+	limit, why = r.checkLimit()
+	return r.res, errors.Join(runErr, within(ctx, "check", limit, why, r.judge))
+}
+
+// phaseOf names the phase that makes the players ready.
+func phaseOf(agents int) string {
+	if agents > 0 {
+		return "join"
+	}
+	return "build"
 }
 
 // run is one run going through its stages.
@@ -337,13 +365,19 @@ type run struct {
 	lost   error
 }
 
-// start makes the run dir and starts Redis (unless the caller runs it).
-func (r *run) start(ctx context.Context) error {
+// makeDir makes the run dir.
+func (r *run) makeDir() error {
 	dir, err := NewRunDir(r.cfg.OutDir, cmp.Or(r.cfg.Name, r.lockName))
 	if err != nil {
 		return err
 	}
 	r.res = &Result{Dir: dir, Redis: r.redisVersion, Workload: r.workload}
+	return nil
+}
+
+// start starts Redis (unless the caller runs it).
+func (r *run) start(ctx context.Context) (err error) {
+	dir := r.res.Dir
 	ccfg := &r.cfg.Cluster
 	ccfg.LogDir = dir
 	ccfg.ClientProxies = ccfg.ClientProxies || r.nemesis.Needs().ClientProxies
@@ -392,7 +426,7 @@ func (r *run) dropIfEmpty(err error) {
 
 // stop stops the Redis that start started (an external one: deletes
 // the run's keys from it).
-func (r *run) stop() error {
+func (r *run) stop(context.Context) error {
 	if !r.ownsCl {
 		return nil
 	}
@@ -525,27 +559,27 @@ func (r *run) drive(ctx context.Context, p workload.Players) error {
 			Window: r.nemesis.Duration, RestartDelay: r.cfg.RestartDelay, Targets: r.nemesis.Targets,
 			Agents: p.Agents(), AgentTargets: r.nemesis.AgentTargets}, r.record, r.clock.Now)
 	}()
-	tuner := newProcsTuner(r.cfg.TuneProcs, okAcquires(r.hw))
-	if tuner != nil {
-		go tuner.run()
-	}
-	runErr := runWithProgress(ctx, p.Play, r.cfg.Progress, r.clock, r.hw)
-	r.res.Procs = runtime.GOMAXPROCS(0)
-	if tuner != nil {
-		r.res.Procs = tuner.end()
-	}
-	if errors.Is(runErr, lockimpl.ErrBadLock) {
-		runErr = configErr(runErr)
+	limit, why := r.playLimit()
+	procs := 0
+	runErr := within(ctx, "play", limit, why, func(ctx context.Context) (err error) {
+		procs, err = r.play(ctx, p)
+		return err
+	})
+	if !abandoned(runErr) {
+		r.res.Procs = procs
 	}
 	// Every fault is healed before the history is closed.
 	stopNemesis()
-	if nerr := <-nemesisDone; nerr != nil {
-		runErr = errors.Join(runErr, nerr)
-	}
+	healErr := within(context.Background(), "heal", HealLimit+r.cfg.RestartDelay, fmt.Sprintf("%v + --restart-delay %v", HealLimit, r.cfg.RestartDelay),
+		func(context.Context) error { return <-nemesisDone })
+	runErr = errors.Join(runErr, healErr)
 	r.res.Elapsed = time.Duration(r.clock.Now())
 	r.res.Interrupted = outer.Err() != nil
-	p.Finish()
-	if c, ok := p.(*agent.Coordinator); ok {
+	if !abandoned(runErr) {
+		runErr = errors.Join(runErr, within(context.Background(), "close", limits.close, "the lock's close and the agents' end",
+			func(context.Context) error { p.Finish(); return nil }))
+	}
+	if c, ok := p.(*agent.Coordinator); ok && !abandoned(runErr) {
 		r.res.Agents, r.res.AgentsLost = c.Account()
 	}
 	// Everything the clients recorded is on disk before anything else.
@@ -570,6 +604,25 @@ func (r *run) drive(ctx context.Context, p workload.Players) error {
 	return runErr
 }
 
+// play runs the clients (tuning their GOMAXPROCS first, if asked).
+// It returns the GOMAXPROCS they ran at.
+func (r *run) play(ctx context.Context, p workload.Players) (procs int, err error) {
+	tuner := newProcsTuner(r.cfg.TuneProcs, okAcquires(r.hw))
+	if tuner != nil {
+		go tuner.run()
+	}
+	err = runWithProgress(ctx, p.Play, r.cfg.Progress, r.clock, r.hw)
+	procs = runtime.GOMAXPROCS(0)
+	if tuner != nil {
+		procs = tuner.end()
+	}
+	if errors.Is(err, lockimpl.ErrBadLock) {
+		return procs, configErr(err)
+	}
+	return procs, err
+}
+
+// closeHistory closes the history file.
 func (r *run) closeHistory() error {
 	if r.metrics != nil {
 		r.metrics.stop() // the clients are done: the live view ends
