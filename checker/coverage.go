@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sort"
@@ -45,6 +46,17 @@ const (
 	// are scopes (no deadline: Options.NotJudged), after another client
 	// had acquired the key.
 	StaleHolder = "stale_holder"
+	// StoppedTried counts leases whose holder stopped between its
+	// acquire and its write for longer
+	// than the lease could surely last (its TTL and the clock tolerance
+	// after the acquire returned), while another client called an acquire
+	// of the key after that and before the holder moved again: a paused
+	// holder whose key was tried, the chance a lock that does not keep
+	// others out, or fence, a stopped holder gives. It counts the chance,
+	// not the break: a lock that keeps the key (a connection-held lock,
+	// one whose renewal outlives the stop) refuses the acquire and passes,
+	// one that lets it in shows a stale holder (StaleHolder), a finding.
+	StoppedTried = "stopped_tried"
 	// AbandonedTaken counts leases acquired (or maybe acquired: a client
 	// that crashed in its acquire) and never released (no release, or one
 	// that may not have happened: a crashed holder) whose key another
@@ -130,6 +142,7 @@ var CoverageFigures = []struct{ Name, Meaning string }{
 	{LateReleaseTaken, "releases called after their lease expired, while another client held the key"},
 	{LateExtendFree, "extends called after their lease expired, on a free key"},
 	{LateExtendTaken, "extends called after their lease expired, while another client held the key"},
+	{StoppedTried, "holders stopped between their acquire and their write past their lease's TTL while another client tried their key"},
 	{StaleHolder, "holders still in their critical section after their lease expired and another client acquired"},
 	{AbandonedTaken, "leases (maybe) acquired, never released (crashed holder), whose key another client acquired after expiry"},
 	{GrantedByDeposed, "keys a master cut off by a partition set after a replica was promoted in its place (read from that master)"},
@@ -301,6 +314,7 @@ func coverageOf(ops []history.Op, o Options) (Coverage, []windowHit) {
 			}
 		}
 	}
+	cov[StoppedTried] = stoppedTried(ops, o)
 	cov[InfoContended] = infoContended(ops, o)
 	cov[InfoSettled] = infoSettled(ops, o, func(op *history.Op) (mayWin bool) {
 		l := byToken[op.Token]
@@ -643,6 +657,53 @@ func infoSettled(ops []history.Op, o Options, mayWin func(*history.Op) bool) int
 		}
 		if j, _ := slices.BinarySearch(k.acquires, gone+1); gone < next && j < len(k.acquires) && k.acquires[j] < next {
 			n++
+		}
+	}
+	return n
+}
+
+// stoppedTried counts the StoppedTried leases of ops: an ok acquire of
+// token T by process P returned at a with TTL ttl; T's first write was
+// called at n (a hold's overrun comes after its write, so it is no
+// stop); the lease
+// surely ended by g = a + ttl + the clock tolerance, unless the lock
+// renewed it; it counts if n > g and another process called an acquire
+// of the key in (g, n).
+func stoppedTried(ops []history.Op, o Options) int {
+	acquires := map[string][]*history.Op{} // each key's acquires, by call
+	next := map[string]int64{}             // each token's first write's call
+	for i := range ops {
+		op := &ops[i]
+		switch op.F {
+		case history.Acquire:
+			acquires[op.Key] = append(acquires[op.Key], op)
+		case history.Write:
+			if c, ok := next[op.Token]; op.Token != "" && (!ok || op.Call < c) {
+				next[op.Token] = op.Call
+			}
+		}
+	}
+	for _, as := range acquires {
+		slices.SortFunc(as, func(a, b *history.Op) int { return cmp.Compare(a.Call, b.Call) })
+	}
+	n := 0
+	for i := range ops {
+		op := &ops[i]
+		if op.F != history.Acquire || op.Type != history.OK {
+			continue
+		}
+		moved, ok := next[op.Token]
+		gone := op.Return + op.TTLms*1_000_000 + int64(o.ClockTolerance)
+		if !ok || moved <= gone {
+			continue
+		}
+		as := acquires[op.Key]
+		j, _ := slices.BinarySearchFunc(as, gone+1, func(a *history.Op, t int64) int { return cmp.Compare(a.Call, t) })
+		for ; j < len(as) && as[j].Call < moved; j++ {
+			if as[j].Process != op.Process {
+				n++
+				break
+			}
 		}
 	}
 	return n
