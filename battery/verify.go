@@ -392,6 +392,8 @@ func judgeRun(row *report.VerifyRow, s scenario.Scenario, res *harness.Result) {
 		row.Status = report.StatusFinding
 	case row.Lease == checker.Unknown || row.Mutex == checker.Unknown:
 		row.Status = report.StatusUnknown
+	case len(row.Short) > 0 && waitsOut(row, s) != "":
+		row.Status, row.NA = report.StatusNA, waitsOut(row, s)
 	case len(row.Short) > 0:
 		row.Status = report.StatusNotExercised
 	default:
@@ -407,6 +409,31 @@ func judgeRun(row *report.VerifyRow, s scenario.Scenario, res *harness.Result) {
 	case report.StatusFinding:
 		row.Meaning = s.Breaks + ": " + firstViolation(f, row)
 	}
+}
+
+// minWindowAcquires is how many acquires a stall scenario's windows
+// must have seen, none of them indeterminate, before waitsOut says the
+// lock waits its stalls out.
+const minWindowAcquires = 20
+
+// waitsOut is why row's scenario is n/a for its lock ("" if it is not):
+// every figure it fell short of counts indeterminate acquires, and of
+// the acquires its stalls met (checker.WindowAcquires, at least
+// minWindowAcquires) none ended indeterminate. The lock's client waited
+// every stall out (its own timeout outlasts it) or the fault did not
+// reach it: no budget gives it the chance.
+func waitsOut(row *report.VerifyRow, s scenario.Scenario) string {
+	for name, want := range row.Requires {
+		if row.Coverage.Count(name) < want && name != checker.InfoContended && name != checker.InfoSettled {
+			return ""
+		}
+	}
+	n, info := row.Coverage[checker.WindowAcquires], row.Coverage[checker.WindowInfo]
+	if n < minWindowAcquires || info > 0 {
+		return ""
+	}
+	return fmt.Sprintf("0 of %d acquires called during its %s windows (%d run(s)) ended indeterminate: the lock's client waits each one out (its own command timeout outlasts it) or the fault does not reach it, and this scenario's bug needs an indeterminate acquire",
+		n, strings.Join(s.Nemesis.Faults, "+"), row.Runs)
 }
 
 // expectRow fails a scenario whose guarantees, where they count (not

@@ -57,6 +57,15 @@ const (
 	// one whose renewal outlives the stop) refuses the acquire and passes,
 	// one that lets it in shows a stale holder (StaleHolder), a finding.
 	StoppedTried = "stopped_tried"
+	// WindowAcquires counts the acquires called inside the windows of a
+	// fault that stalls or drops replies (pause-redis, lost-reply), and
+	// WindowInfo those of them that ended indeterminate: a lock whose
+	// client waits every stall out (its own command timeout longer than
+	// the stall), or that the fault does not reach, never ends one so,
+	// and can then never raise InfoContended or InfoSettled. They are
+	// the measure behind a stall scenario's n/a, not a requirement.
+	WindowAcquires = "window_acquires"
+	WindowInfo     = "window_info"
 	// AbandonedTaken counts leases acquired (or maybe acquired: a client
 	// that crashed in its acquire) and never released (no release, or one
 	// that may not have happened: a crashed holder) whose key another
@@ -142,6 +151,8 @@ var CoverageFigures = []struct{ Name, Meaning string }{
 	{LateReleaseTaken, "releases called after their lease expired, while another client held the key"},
 	{LateExtendFree, "extends called after their lease expired, on a free key"},
 	{LateExtendTaken, "extends called after their lease expired, while another client held the key"},
+	{WindowAcquires, "acquires called inside a pause-redis or lost-reply window"},
+	{WindowInfo, "of those, the acquires that ended indeterminate"},
 	{StoppedTried, "holders stopped between their acquire and their write past their lease's TTL while another client tried their key"},
 	{StaleHolder, "holders still in their critical section after their lease expired and another client acquired"},
 	{AbandonedTaken, "leases (maybe) acquired, never released (crashed holder), whose key another client acquired after expiry"},
@@ -321,6 +332,7 @@ func coverageOf(ops []history.Op, o Options) (Coverage, []windowHit) {
 		return l != nil && otherLease(keys[op.Key], l, op.Call, o) != keyTaken
 	})
 	ws := FaultWindows(ops)
+	cov[WindowAcquires], cov[WindowInfo] = windowAcquires(ops, ws)
 	hits := make([]windowHit, len(ws))
 	for i, w := range ws {
 		hits[i] = windowHit{hit: anyLive(keys, w.Start, o), outlived: outlived(keys, w, o), retaken: retakenSeen(keys, byToken, w.Retaken, o)}
@@ -707,4 +719,51 @@ func stoppedTried(ops []history.Op, o Options) int {
 		}
 	}
 	return n
+}
+
+// StallFaults are the faults whose windows WindowAcquires counts.
+var StallFaults = []string{"pause-redis", "lost-reply"}
+
+// windowAcquires counts the acquires of ops called inside a window of
+// ws whose fault is a StallFaults one, and those of them that ended
+// indeterminate.
+func windowAcquires(ops []history.Op, ws []FaultWindow) (n, info int) {
+	var spans [][2]int64
+	for _, w := range ws {
+		if slices.Contains(StallFaults, w.Fault) {
+			stop := w.Stop
+			if stop < 0 {
+				stop = math.MaxInt64
+			}
+			spans = append(spans, [2]int64{w.Start, stop})
+		}
+	}
+	if len(spans) == 0 {
+		return 0, 0
+	}
+	// Merged and in order, so that each acquire is one binary search.
+	slices.SortFunc(spans, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
+	merged := spans[:1]
+	for _, sp := range spans[1:] {
+		if last := &merged[len(merged)-1]; sp[0] <= last[1] {
+			last[1] = max(last[1], sp[1])
+		} else {
+			merged = append(merged, sp)
+		}
+	}
+	for i := range ops {
+		op := &ops[i]
+		if op.F != history.Acquire {
+			continue
+		}
+		j := sort.Search(len(merged), func(j int) bool { return merged[j][1] >= op.Call })
+		if j == len(merged) || merged[j][0] > op.Call {
+			continue
+		}
+		n++
+		if op.Type == history.Info {
+			info++
+		}
+	}
+	return n, info
 }
