@@ -1,7 +1,11 @@
 package checker
 
 import (
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/anishathalye/porcupine"
 )
@@ -27,6 +31,9 @@ type budget struct {
 	limit int64 // bytes; 0 for none
 	used  atomic.Int64
 	over  atomic.Bool
+	// watch, if set, is the process's memory measured: past its limit,
+	// every key searching then is over, whatever its own charge says.
+	watch *memWatch
 }
 
 // stateBytes is what one member of a stateSet takes (hashedState).
@@ -49,6 +56,10 @@ func (b *budget) model(pm porcupine.Model, n int) porcupine.Model {
 		if b.over.Load() {
 			return false, state
 		}
+		if b.watch.high() {
+			b.over.Store(true)
+			return false, state
+		}
 		ok, next := step(state, input, output)
 		if !ok {
 			return false, next
@@ -69,4 +80,83 @@ func (b *budget) model(pm porcupine.Model, n int) porcupine.Model {
 		return true
 	}
 	return pm
+}
+
+// memWatch bounds the check by what the process really holds, where the
+// charges above are an estimate of porcupine's cache: measured on a
+// key of slow and indeterminate ops at tolerance 0, the estimate let a
+// search reach 17 GB of RSS under an 11.8 GiB budget (issue 52). Every
+// watchEvery it reads the Go runtime's memory (mapped, less what was
+// returned to the OS: the heap with its garbage, the stacks, the
+// runtime's own), and past the limit it collects once (garbage does not
+// count) and reads again: still past it, every budget it watches is
+// over. The overshoot is then what a search allocates in watchEvery
+// plus its unwinding (TestBudget_UnknownWithinMemory: peak RSS within
+// the budget and budgetOverhead).
+type memWatch struct {
+	limit int64
+	over  atomic.Bool
+	stop  chan struct{}
+	wg    sync.WaitGroup
+}
+
+// watchEvery is how often memWatch reads the process's memory: a read
+// costs about a microsecond.
+const watchEvery = 5 * time.Millisecond
+
+// watchMemory starts watching the process against limit (nil: no limit).
+func watchMemory(limit int64) *memWatch {
+	if limit <= 0 {
+		return nil
+	}
+	w := &memWatch{limit: limit, stop: make(chan struct{})}
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		t := time.NewTicker(watchEvery)
+		defer t.Stop()
+		var forced time.Time
+		for {
+			select {
+			case <-w.stop:
+				return
+			case <-t.C:
+				if processMemory() <= w.limit {
+					w.over.Store(false)
+				} else if !w.over.Load() || time.Since(forced) > time.Second {
+					// A collection costs a whole mark: at most one a second
+					// while the process stays past the limit.
+					forced = time.Now()
+					w.over.Store(collected() > w.limit)
+				}
+			}
+		}
+	}()
+	return w
+}
+
+// high says whether the process is past the limit now.
+func (w *memWatch) high() bool { return w != nil && w.over.Load() }
+
+// end stops the watch.
+func (w *memWatch) end() {
+	if w != nil {
+		close(w.stop)
+		w.wg.Wait()
+	}
+}
+
+// collected is processMemory after a collection that returns what it
+// freed to the OS.
+func collected() int64 {
+	debug.FreeOSMemory()
+	return processMemory()
+}
+
+// processMemory is the Go runtime's memory mapped and not returned to
+// the OS: what its RSS is made of.
+func processMemory() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64()) - int64(s[1].Value.Uint64())
 }

@@ -48,12 +48,14 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 	out := make([]keyResult, len(keys))
 	// The keys checked at once share the memory budget.
 	share := opt.Memory / int64(max(opt.shares, 1)*min(runtime.GOMAXPROCS(0), max(len(keys), 1)))
+	watch := watchMemory(opt.Memory)
+	defer watch.end()
 	parallel(len(keys), func(k int) {
 		key := keys[k]
 		lops := toLockOps(groups[key], int64(opt.InfoHorizon))
 		kr := &out[k]
 		kc := kc
-		kc.budget = &budget{limit: share}
+		kc.budget = &budget{limit: share, watch: watch}
 		start := time.Now()
 		if u, loose := looseClock(key, groups[key], lops); loose {
 			kr.verdict, kr.why = Unknown, u

@@ -58,6 +58,20 @@ func genSlowOps(seed uint64, leases int, spread time.Duration) []history.Op {
 	return ops
 }
 
+// genSlowInfo is genSlowOps with one in every ok op (by seed) made
+// indeterminate: its client gave up a third of the way to the recorded
+// return, as a client whose op timed out while Redis was slow.
+func genSlowInfo(seed uint64, leases int, spread time.Duration, every int) []history.Op {
+	ops := genSlowOps(seed, leases, spread)
+	r := rand.New(rand.NewPCG(seed, 3))
+	for i := range ops {
+		if op := &ops[i]; op.Type == history.OK && r.IntN(every) == 0 {
+			op.Type, op.Return, op.Error = history.Info, op.Call+(op.Return-op.Call)/3, "timeout"
+		}
+	}
+	return ops
+}
+
 // BenchmarkLinearizable_SlowOps: 40 leases whose ops reach 200 ms either
 // side of their instant (two TTLs): valid at once.
 func BenchmarkLinearizable_SlowOps(b *testing.B) {

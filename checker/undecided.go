@@ -120,11 +120,19 @@ func undecidedNote(us []Undecided) string {
 	return fmt.Sprintf("%d key(s) undecided (%d out of time, %d out of memory, %d with clocks too loose, %d interrupted); try %s", len(us), time, mem, loose, stopped, strings.Join(fix, ", "))
 }
 
-// DefaultMemory is the default Options.Memory: half the machine's RAM.
+// DefaultMemory is the default Options.Memory: a quarter of the
+// machine's RAM, at most MaxDefaultMemory. The check shares the machine
+// with Redis, the run's clients and whatever else runs there (a CI
+// job's other tests): half the RAM, the old default, let one key's
+// search take the machine to swap beside them. The bound is of the
+// process's memory (memWatch), so it holds.
 func DefaultMemory() int64 {
 	var si syscall.Sysinfo_t
 	if err := syscall.Sysinfo(&si); err != nil || si.Totalram == 0 {
 		return 4 << 30
 	}
-	return int64(si.Totalram) * int64(si.Unit) / 2
+	return min(int64(si.Totalram)*int64(si.Unit)/4, MaxDefaultMemory)
 }
+
+// MaxDefaultMemory caps DefaultMemory.
+const MaxDefaultMemory = 8 << 30

@@ -47,7 +47,7 @@ func (d *exactDuration) Type() string { return "duration" }
 // that checks: --check-timeout and --check-memory.
 func checkBoundFlags(fs *flag.FlagSet, opt *checker.Options) {
 	fs.DurationVar(&opt.Timeout, "check-timeout", checker.DefaultTimeout, "bound on the linearizability check of each key bucket (a history over 64 MB is checked in buckets); keys not done are unknown")
-	fs.Var((*memFlag)(&opt.Memory), "check-memory", fmt.Sprintf("bound on the memory of the linearizability check's searches, shared by the keys checked at once (e.g. 200MB, 2GB); a key past its share is unknown (default half the RAM: %s)", units.BytesSize(float64(checker.DefaultMemory()))))
+	fs.Var((*memFlag)(&opt.Memory), "check-memory", fmt.Sprintf("bound on the memory of the linearizability check's searches, shared by the keys checked at once, and on the whole process's while they run (e.g. 200MB, 2GB); a key past it is unknown (default a quarter of the RAM, at most 8 GiB, to leave the rest to Redis, the clients and CI beside the check: %s)", units.BytesSize(float64(checker.DefaultMemory()))))
 }
 
 // memFlag is a size in bytes written as 200MB or 2GiB (go-units, 1024-based).
