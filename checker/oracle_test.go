@@ -944,6 +944,42 @@ func TestLinearizable_AgreesWithOracle_SlowOps(t *testing.T) {
 	}
 }
 
+// TestLinearizable_AgreesWithOracle_SlowInfo: the slow ops of
+// TestLinearizable_AgreesWithOracle_SlowOps mixed with indeterminate
+// ones at tolerance 0 and a short info horizon (the shape of issue 52,
+// whose check ran out of memory: infoSlow), and mutations of them: the
+// checker agrees with the oracle in every mode, both verdicts reached.
+func TestLinearizable_AgreesWithOracle_SlowInfo(t *testing.T) {
+	n := *oracleCases / 5
+	verdicts := map[Verdict]int{}
+	for seed := 0; seed < n; seed++ {
+		r := rand.New(rand.NewPCG(uint64(seed), 53))
+		h := widen(r, simKey(r, 2+r.IntN(7)))
+		verdicts[agree(t, infoSlow(r, h))]++
+		verdicts[agree(t, infoSlow(r, mutate(r, h)))]++
+	}
+	t.Logf("%d histories and as many mutations: %d valid, %d invalid", n, verdicts[Valid], verdicts[Invalid])
+	if verdicts[Valid] < n/10 || verdicts[Invalid] < n/10 {
+		t.Errorf("%d valid and %d invalid of %d: too one-sided to prove anything", verdicts[Valid], verdicts[Invalid], 2*n)
+	}
+}
+
+// infoSlow makes one in eight of h's ok acquires, releases and extends
+// indeterminate, each given up a third of the way to its recorded
+// return, at tolerance 0 and a 20 ms horizon: ops that may take effect
+// after their client gave up, on a clock judged exactly.
+func infoSlow(r *rand.Rand, h oracleHistory) oracleHistory {
+	h.ops = slices.Clone(h.ops)
+	for i := range h.ops {
+		if op := &h.ops[i]; op.Type == history.OK && op.F != history.Write && r.IntN(8) == 0 {
+			op.Type, op.Return = history.Info, op.Call+(op.Return-op.Call)/3
+		}
+	}
+	h.eps, h.horizon = 0, 20*time.Millisecond
+	h.label += ", one in eight indeterminate, tolerance 0"
+	return h
+}
+
 // lockOps is h's ops as the model takes them.
 func (h oracleHistory) lockOps() []*lockOp {
 	ptrs := make([]*history.Op, len(h.ops))
