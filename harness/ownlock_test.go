@@ -266,9 +266,11 @@ if [ $i -le 2 ]; then echo "{\"id\":$id,\"ok\":true,\"token\":\"t$id\"}"; else e
 // lockcheck's go-redis client are refused for a lock with a client of its
 // own, by the harness itself (a Go caller gets the same answer as
 // --lock-cmd), before anything starts; an in-process lock may have them.
+// The faults on the client proxies (latency, lost-reply) act on the wire
+// the lock's own client dials, and are not refused.
 func TestOwnLock_ProcessRefusesClientFaults(t *testing.T) {
 	testutil.RequireRedis(t)
-	for _, fault := range []string{"crash-client", "latency"} {
+	for _, fault := range []string{"crash-client"} {
 		cfg := harness.Config{Nemesis: nemesis.Config{Faults: []string{fault}}}
 		processLock(&cfg, "proc", "cat", false)
 		err := harness.Validate(cfg)
@@ -279,10 +281,10 @@ func TestOwnLock_ProcessRefusesClientFaults(t *testing.T) {
 			t.Errorf("%s with setnx: %v, want no error", fault, err)
 		}
 	}
-	cfg := harness.Config{Nemesis: nemesis.Config{Faults: []string{"pause-client", "kill-redis"}}}
+	cfg := harness.Config{Nemesis: nemesis.Config{Faults: []string{"pause-client", "kill-redis", "latency", "lost-reply"}}}
 	processLock(&cfg, "proc", "cat", false)
 	if err := harness.Validate(cfg); err != nil {
-		t.Errorf("pause-client and kill-redis with a lock process: %v, want no error", err)
+		t.Errorf("pause-client, kill-redis, latency and lost-reply with a lock process: %v, want no error", err)
 	}
 	// A process per client meets crash-client (the process is killed),
 	// never the client proxies.
@@ -291,10 +293,47 @@ func TestOwnLock_ProcessRefusesClientFaults(t *testing.T) {
 	if err := harness.Validate(cfg); err != nil {
 		t.Errorf("crash-client with a process per client: %v, want no error", err)
 	}
-	cfg.Nemesis.Faults = []string{"latency"}
-	if err := harness.Validate(cfg); !errors.Is(err, harness.ErrConfig) {
-		t.Errorf("latency with a process per client: %v, want a config error", err)
+	cfg.Nemesis.Faults = []string{"latency", "lost-reply"}
+	if err := harness.Validate(cfg); err != nil {
+		t.Errorf("latency and lost-reply with a process per client: %v, want no error", err)
 	}
+}
+
+// TestOwnLock_LostReplyOnTheWire: lost-reply drops replies on the client
+// proxy that a lock process's own Redis client dials, so the process
+// meets it: examples/lockproc (no retries) is valid with indeterminate
+// acquires (the fault reached it), and the same lock whose go-redis client
+// resends a command whose reply was lost (-resend, go-redis's default)
+// breaks the lease contract, within three seeds.
+func TestOwnLock_LostReplyOnTheWire(t *testing.T) {
+	testutil.RequireRedis(t)
+	bin := lockprocBinary(t)
+	run := func(cmdline string, seed int64) *harness.Result {
+		cfg := harness.Config{OutDir: t.TempDir(), Nemesis: nemesis.Config{Faults: []string{"lost-reply"}, Interval: time.Second, Duration: time.Second, Seed: seed},
+			Workload: workload.Config{Clients: 20, Keys: 3, Duration: 6 * time.Second, TTL: 200 * time.Millisecond, Hold: 100 * time.Millisecond,
+				HoldDist: workload.HoldExp, Retry: workload.RetryBackoff, OpTimeout: 500 * time.Millisecond, Margin: 30 * time.Millisecond, Seed: seed},
+			Check: checker.Options{ClockTolerance: 50 * time.Millisecond}}
+		processLock(&cfg, "lockproc", cmdline, false)
+		res, err := harness.Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", cmdline, err)
+		}
+		return res
+	}
+	res := run(bin, 1)
+	if res.Verdict != checker.Valid || res.Findings.Coverage[checker.WindowInfo] == 0 {
+		t.Errorf("lockproc under lost-reply: %s with %d indeterminate acquires in its windows; want valid, with some", res.Verdict, res.Findings.Coverage[checker.WindowInfo])
+	}
+	for seed := int64(1); ; seed++ {
+		res := run(bin+" -resend", seed)
+		if res.Verdict == checker.Invalid {
+			break
+		}
+		if seed == 3 {
+			t.Fatalf("lockproc -resend under lost-reply: %s at seeds 1 to 3, want invalid", res.Verdict)
+		}
+	}
+	testutil.NoRedisChildren(t)
 }
 
 // TestOwnLock_Redislock: github.com/bsm/redislock, valid without faults,

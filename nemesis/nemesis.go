@@ -277,7 +277,10 @@ func ClientSide() []string {
 // process is killed.
 func (c Config) FitsOwnClient(lock string, perClient bool) error {
 	for _, f := range c.Faults {
-		if k, err := Lookup(f); err == nil && ((k.CrashesClients && !perClient) || k.ClientProxies) {
+		// A fault on the client proxies (latency, lost-reply) acts on the
+		// wire every client dials, a lock's own among them: the addresses
+		// it is given are the proxies'.
+		if k, err := Lookup(f); err == nil && k.CrashesClients && !perClient {
 			return fmt.Errorf("--nemesis %s acts inside lockcheck's own Redis client, which lock %s does not use (it has a client of its own); choose another fault (for crash-client: --lock-cmd-per-client)", f, lock)
 		}
 	}

@@ -83,27 +83,32 @@ func main() {
 		fmt.Fprintln(os.Stderr, "lockproc: LOCKCHECK_REDIS_ADDRS is not set (run me with lockcheck run --lock-cmd)")
 		os.Exit(2)
 	}
+	watchdog := flag.Bool("watchdog", false, "extend each lease every TTL/3 in the background until its release")
+	resend := flag.Bool("resend", false, "the classic mistake, for lost-reply to catch: go-redis's default of resending a command whose reply was lost (3 retries), so a resent SET NX finds the key its first attempt set and reports not acquired while it holds it")
+	flag.Parse()
 	// No retries: a retried SET NX whose first reply was lost would read
 	// as a failure while we hold the lock.
+	retries := -1
+	if *resend {
+		retries = 3
+	}
 	// Each command gets lockcheck's op timeout: one that outlasts it (a
 	// paused Redis) ends with an error, indeterminate, as lockcheck's own
 	// clients' do.
 	if ms, err := strconv.Atoi(os.Getenv("LOCKCHECK_OP_TIMEOUT_MS")); err == nil && ms > 0 {
 		opTimeout = time.Duration(ms) * time.Millisecond
 	}
-	opts := &redis.Options{Addr: addrs[0], Password: os.Getenv("LOCKCHECK_REDIS_PASSWORD"), MaxRetries: -1, PoolSize: 256,
+	opts := &redis.Options{Addr: addrs[0], Password: os.Getenv("LOCKCHECK_REDIS_PASSWORD"), MaxRetries: retries, PoolSize: 256,
 		ReadTimeout: opTimeout, WriteTimeout: opTimeout}
 	var c redis.UniversalClient = redis.NewClient(opts)
 	if os.Getenv("LOCKCHECK_TOPOLOGY") == "sentinel" {
 		c = redis.NewFailoverClient(&redis.FailoverOptions{MasterName: os.Getenv("LOCKCHECK_MASTER_NAME"),
-			SentinelAddrs: strings.Split(os.Getenv("LOCKCHECK_SENTINELS"), ","), Password: opts.Password, MaxRetries: -1, PoolSize: 256,
+			SentinelAddrs: strings.Split(os.Getenv("LOCKCHECK_SENTINELS"), ","), Password: opts.Password, MaxRetries: retries, PoolSize: 256,
 			ReadTimeout: opTimeout, WriteTimeout: opTimeout, Dialer: dialer()})
 	}
 	defer c.Close()
 
-	p := &proc{c: c, out: bufio.NewWriter(os.Stdout), acks: map[int64]chan struct{}{}, dogs: map[string]chan struct{}{}}
-	flag.BoolVar(&p.watchdog, "watchdog", false, "extend each lease every TTL/3 in the background until its release")
-	flag.Parse()
+	p := &proc{c: c, out: bufio.NewWriter(os.Stdout), acks: map[int64]chan struct{}{}, dogs: map[string]chan struct{}{}, watchdog: *watchdog}
 	var wg sync.WaitGroup
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
