@@ -292,6 +292,7 @@ func verifyScenario(ctx context.Context, cfg VerifyConfig, s scenario.Scenario, 
 	if row.Coverage == nil {
 		row.Coverage = checker.Coverage{}
 	}
+	s = s.Scaled(row.Scale)
 	for attempt := int64(row.Runs); ; attempt++ {
 		rc := verifyRun(cfg, s, topo, ownWatchdog, cfg.Seed+attempt, dir)
 		res, err := harness.Run(ctx, rc)
@@ -324,7 +325,35 @@ func verifyScenario(ctx context.Context, cfg VerifyConfig, s scenario.Scenario, 
 		if row.Status != report.StatusNotExercised || time.Now().After(share) || ctx.Err() != nil {
 			return nil
 		}
+		if row.Scale == 0 {
+			if s, err = sizeToLock(s, rc.Workload.TTL, res.Dir, row); err != nil {
+				return err
+			}
+		}
 	}
+}
+
+// sizeToLock is s sized to the lock (scenario.Scaled) if its run in dir
+// shows keys that live twice the TTL asked for or more (a TTL of whole
+// seconds, one the lock adds to), with row saying so; s as it is if not.
+// It is asked once a row, after a run short of coverage.
+func sizeToLock(s scenario.Scenario, ttl time.Duration, dir string, row *report.VerifyRow) (scenario.Scenario, error) {
+	row.Scale = 1
+	ops, err := history.ReadFile(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		return s, err
+	}
+	i := slices.IndexFunc(ops, func(op history.Op) bool { return op.F == history.Acquire && op.Type == history.OK && op.TTLms > 0 })
+	if i < 0 {
+		return s, nil
+	}
+	key := time.Duration(ops[i].TTLms) * time.Millisecond
+	if f := scenario.ScaleFor(ttl, key); f > 1 {
+		row.Scale = min(f, scenario.MaxScale)
+		row.Description += fmt.Sprintf(" (sized to the lock: its keys live %v where %v was asked, so its times ×%d)", key, ttl, row.Scale)
+		return s.Scaled(f), nil
+	}
+	return s, nil
 }
 
 // emptyRun folds into row a run that recorded no op (res may be nil):

@@ -80,6 +80,10 @@ type VerifyRow struct {
 	// Redis node was down (checker.GrantedWhileDown): it fails open, which
 	// no deployment excuses, so it fails verify whatever the gates.
 	GrantedWhileDown int `json:"granted_while_down,omitempty"`
+	// Scale is how far the scenario was stretched to fit the lock
+	// (scenario.Scaled): its keys lived Scale times the TTL it asked for
+	// (0 or 1: as written).
+	Scale int `json:"scale,omitempty"`
 	// EmptyRuns counts the scenario's runs that recorded no op at all:
 	// nothing to judge, so each is a lost attempt, and a scenario whose
 	// every run was empty is unknown.
