@@ -18,20 +18,24 @@ import (
 // TestWaitsOut: a stall scenario short of its indeterminate acquires is
 // n/a, with the measured reason, only where its stalls met enough
 // acquires and none ended indeterminate; any indeterminate acquire, or
-// too few acquires, or another figure short, leaves it not exercised.
+// too few acquires, or another figure short, or a fault other than a
+// stall (lost-reply: a client that resends is answered), leaves it not
+// exercised.
 func TestWaitsOut(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		req, cov checker.Coverage
+		fault    string
 		na       bool
 	}{
-		{"waited out", checker.Coverage{checker.InfoContended: 20, checker.Hit("pause-redis"): 2}, checker.Coverage{checker.Hit("pause-redis"): 9, checker.WindowAcquires: 412}, true},
-		{"one indeterminate", checker.Coverage{checker.InfoContended: 20}, checker.Coverage{checker.WindowAcquires: 412, checker.WindowInfo: 1}, false},
-		{"too few acquires", checker.Coverage{checker.InfoSettled: 2}, checker.Coverage{checker.WindowAcquires: 5}, false},
-		{"another figure short", checker.Coverage{checker.InfoContended: 20, checker.Hit("pause-redis"): 2}, checker.Coverage{checker.Hit("pause-redis"): 1, checker.WindowAcquires: 412}, false},
+		{"waited out", checker.Coverage{checker.InfoContended: 20, checker.Hit("pause-redis"): 2}, checker.Coverage{checker.Hit("pause-redis"): 9, checker.WindowAcquires: 412}, "pause-redis", true},
+		{"one indeterminate", checker.Coverage{checker.InfoContended: 20}, checker.Coverage{checker.WindowAcquires: 412, checker.WindowInfo: 1}, "pause-redis", false},
+		{"too few acquires", checker.Coverage{checker.InfoSettled: 2}, checker.Coverage{checker.WindowAcquires: 5}, "pause-redis", false},
+		{"lost replies resent", checker.Coverage{checker.InfoContended: 10}, checker.Coverage{checker.WindowAcquires: 1048}, "lost-reply", false},
+		{"another figure short", checker.Coverage{checker.InfoContended: 20, checker.Hit("pause-redis"): 2}, checker.Coverage{checker.Hit("pause-redis"): 1, checker.WindowAcquires: 412}, "pause-redis", false},
 	} {
 		row := report.VerifyRow{Requires: c.req, Coverage: c.cov, Runs: 3}
-		why := waitsOut(&row, scenario.Scenario{Nemesis: nemesis.Config{Faults: []string{"pause-redis"}}})
+		why := waitsOut(&row, scenario.Scenario{Nemesis: nemesis.Config{Faults: []string{c.fault}}})
 		if (why != "") != c.na || c.na && !strings.Contains(why, "0 of 412 acquires") {
 			t.Errorf("%s: %q, want n/a %v", c.name, why, c.na)
 		}

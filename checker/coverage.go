@@ -46,17 +46,18 @@ const (
 	// are scopes (no deadline: Options.NotJudged), after another client
 	// had acquired the key.
 	StaleHolder = "stale_holder"
-	// StoppedTried counts leases whose holder stopped between its
-	// acquire and its write for longer
-	// than the lease could surely last (its TTL and the clock tolerance
-	// after the acquire returned), while another client called an acquire
-	// of the key after that and before the holder moved again: a paused
-	// holder whose key was tried, the chance a lock that does not keep
-	// others out, or fence, a stopped holder gives. It counts the chance,
-	// not the break: a lock that keeps the key (a connection-held lock,
-	// one whose renewal outlives the stop) refuses the acquire and passes,
-	// one that lets it in shows a stale holder (StaleHolder), a finding.
-	StoppedTried = "stopped_tried"
+	// HeldPastTried counts leases whose holder was still in its
+	// critical section (its first write returned) after the lease had
+	// surely ended (its TTL and the clock tolerance after the acquire
+	// returned) while another client called an acquire of the key after
+	// that end and before the write returned: a paused holder that wrote
+	// on past its lease while its key was tried, the chance a lock that
+	// does not keep others out, or fence, a stopped holder gives. It
+	// counts the chance, not the break: a lock that keeps the key (a
+	// connection-held lock, a renewal that outlives the stop) refuses the
+	// acquire and passes; one that lets it in shows a stale holder
+	// (StaleHolder), a finding.
+	HeldPastTried = "held_past_tried"
 	// WindowAcquires counts the acquires called inside the windows of a
 	// fault that stalls or drops replies (pause-redis, lost-reply), and
 	// WindowInfo those of them that ended indeterminate: a lock whose
@@ -153,7 +154,7 @@ var CoverageFigures = []struct{ Name, Meaning string }{
 	{LateExtendTaken, "extends called after their lease expired, while another client held the key"},
 	{WindowAcquires, "acquires called inside a pause-redis or lost-reply window"},
 	{WindowInfo, "of those, the acquires that ended indeterminate"},
-	{StoppedTried, "holders stopped between their acquire and their write past their lease's TTL while another client tried their key"},
+	{HeldPastTried, "holders still in their critical section past their lease's end while another client tried their key"},
 	{StaleHolder, "holders still in their critical section after their lease expired and another client acquired"},
 	{AbandonedTaken, "leases (maybe) acquired, never released (crashed holder), whose key another client acquired after expiry"},
 	{GrantedByDeposed, "keys a master cut off by a partition set after a replica was promoted in its place (read from that master)"},
@@ -325,7 +326,7 @@ func coverageOf(ops []history.Op, o Options) (Coverage, []windowHit) {
 			}
 		}
 	}
-	cov[StoppedTried] = stoppedTried(ops, o)
+	cov[HeldPastTried] = heldPastTried(ops, o)
 	cov[InfoContended] = infoContended(ops, o)
 	cov[InfoSettled] = infoSettled(ops, o, func(op *history.Op) (mayWin bool) {
 		l := byToken[op.Token]
@@ -674,24 +675,25 @@ func infoSettled(ops []history.Op, o Options, mayWin func(*history.Op) bool) int
 	return n
 }
 
-// stoppedTried counts the StoppedTried leases of ops: an ok acquire of
-// token T by process P returned at a with TTL ttl; T's first write was
-// called at n (a hold's overrun comes after its write, so it is no
-// stop); the lease
-// surely ended by g = a + ttl + the clock tolerance, unless the lock
-// renewed it; it counts if n > g and another process called an acquire
-// of the key in (g, n).
-func stoppedTried(ops []history.Op, o Options) int {
+// heldPastTried counts the HeldPastTried leases of ops: an ok acquire
+// of token T by process P returned at a with TTL ttl; T's first write
+// returned at n; the lease surely ended by g = a + ttl + the clock
+// tolerance, unless the lock renewed it; it counts if n > g and another
+// process called an acquire of the key in (g, n). The workload ends a
+// write before its lease's deadline, so only a client stopped before or
+// in its section (pause-client, pause-holder) or one whose lock kept the
+// lease on meets it.
+func heldPastTried(ops []history.Op, o Options) int {
 	acquires := map[string][]*history.Op{} // each key's acquires, by call
-	next := map[string]int64{}             // each token's first write's call
+	wrote := map[string]int64{}            // each token's first write's return
 	for i := range ops {
 		op := &ops[i]
 		switch op.F {
 		case history.Acquire:
 			acquires[op.Key] = append(acquires[op.Key], op)
 		case history.Write:
-			if c, ok := next[op.Token]; op.Token != "" && (!ok || op.Call < c) {
-				next[op.Token] = op.Call
+			if _, ok := wrote[op.Token]; op.Token != "" && !ok {
+				wrote[op.Token] = op.Return
 			}
 		}
 	}
@@ -704,14 +706,14 @@ func stoppedTried(ops []history.Op, o Options) int {
 		if op.F != history.Acquire || op.Type != history.OK {
 			continue
 		}
-		moved, ok := next[op.Token]
+		left, ok := wrote[op.Token]
 		gone := op.Return + op.TTLms*1_000_000 + int64(o.ClockTolerance)
-		if !ok || moved <= gone {
+		if !ok || left <= gone {
 			continue
 		}
 		as := acquires[op.Key]
 		j, _ := slices.BinarySearchFunc(as, gone+1, func(a *history.Op, t int64) int { return cmp.Compare(a.Call, t) })
-		for ; j < len(as) && as[j].Call < moved; j++ {
+		for ; j < len(as) && as[j].Call < left; j++ {
 			if as[j].Process != op.Process {
 				n++
 				break

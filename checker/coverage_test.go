@@ -89,14 +89,18 @@ func TestCoverageOf(t *testing.T) {
 		{"late extend, key taken", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(A, ok, 2, "b", 120, 121), covOp(E, info, 1, "a", 150, 151)},
 			Coverage{LateExtendTaken: 1}},
 		{"stale holder", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(A, ok, 2, "b", 150, 151), covOp(W, ok, 1, "a", 10, 200),
-			covOp(R, ok, 1, "a", 201, 202), covOp(R, ok, 2, "b", 210, 211)}, Coverage{StaleHolder: 1, LateReleaseTaken: 1}},
+			covOp(R, ok, 1, "a", 201, 202), covOp(R, ok, 2, "b", 210, 211)}, Coverage{StaleHolder: 1, HeldPastTried: 1, LateReleaseTaken: 1}},
 		// a stopped 200 ms before its write; b tried the key after a's
-		// lease surely ended (1 + 100 ms), refused or not: the chance.
+		// lease surely ended (1 + 100 ms) and before a's write returned,
+		// refused or not: the chance.
 		{"stopped, tried, refused", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(A, history.Fail, 2, "", 150, 151),
-			covOp(W, ok, 1, "a", 200, 210), covOp(R, ok, 1, "a", 211, 212)}, Coverage{StoppedTried: 1, Contended: 1, LateReleaseFree: 1}},
+			covOp(W, ok, 1, "a", 200, 210), covOp(R, ok, 1, "a", 211, 212)}, Coverage{HeldPastTried: 1, Contended: 1, LateReleaseFree: 1}},
 		{"stopped, tried, taken", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(A, ok, 2, "b", 150, 151),
-			covOp(W, ok, 1, "a", 200, 210)}, Coverage{StoppedTried: 1, StaleHolder: 1, AbandonedTaken: 1}},
-		// b tried before a's lease surely ended, or no one tried.
+			covOp(W, ok, 1, "a", 200, 210)}, Coverage{HeldPastTried: 1, StaleHolder: 1, AbandonedTaken: 1}},
+		// b tried before a's lease surely ended, or after a's write
+		// returned, or no one tried.
+		{"stopped, tried after the write", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(W, ok, 1, "a", 200, 210),
+			covOp(A, history.Fail, 2, "", 215, 216), covOp(R, ok, 1, "a", 220, 221)}, Coverage{Contended: 1, LateReleaseFree: 1}},
 		{"stopped, tried too soon", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(A, history.Fail, 2, "", 90, 91),
 			covOp(W, ok, 1, "a", 200, 210), covOp(R, ok, 1, "a", 211, 212)}, Coverage{Contended: 1, LateReleaseFree: 1}},
 		{"stopped, untried", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(W, ok, 1, "a", 200, 210), covOp(R, ok, 1, "a", 211, 212)},
