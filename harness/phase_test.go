@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/testutil"
 	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/workload"
@@ -64,5 +65,41 @@ func TestRun_StalledPhaseNamed(t *testing.T) {
 				t.Errorf("the run took %v, want at most %v", took, bound)
 			}
 		})
+	}
+}
+
+// TestRun_RedisStopsInTheDrain: Redis stops answering (SIGSTOP) just
+// before the run's time is up, so every op the clients have in flight
+// then, and every release they would make, hangs on it. The clients give
+// up after the op timeout, the drain ends, the history is checked with
+// those ops indeterminate, and the run ends within its play deadline
+// with a verdict, no phase past its deadline.
+func TestRun_RedisStopsInTheDrain(t *testing.T) {
+	c := testutil.StartRedis(t)
+	defer c.Nodes[0].Resume()
+	w := workload.Config{Clients: 20, Keys: 3, Duration: 2 * time.Second, TTL: 200 * time.Millisecond, Hold: 50 * time.Millisecond,
+		OpTimeout: 500 * time.Millisecond, Seed: 1}
+	stop := time.AfterFunc(w.Duration-300*time.Millisecond, func() { _ = c.Nodes[0].Pause() })
+	defer stop.Stop()
+	began := time.Now()
+	res, err := harness.Run(context.Background(), harness.Config{OutDir: t.TempDir(), Running: c, Lock: "setnx", Workload: w})
+	took := time.Since(began)
+	if err != nil {
+		t.Fatalf("run with Redis stopped in its drain: %v, want a verdict and no phase past its deadline", err)
+	}
+	if res.Verdict == "" || res.Summary.Ops.Total() == 0 {
+		t.Fatalf("no verdict over what was recorded: %+v", res.Summary)
+	}
+	info := 0
+	for _, m := range res.Summary.Ops {
+		info += int(m[history.Info])
+	}
+	if info == 0 {
+		t.Errorf("no op ended indeterminate: Redis's stop did not land in the drain")
+	}
+	// The clients' time, an op timeout, and the check: 10 s on a loaded
+	// machine, far inside the play deadline (duration + op timeout + 45 s).
+	if bound := w.Duration + w.OpTimeout + 10*time.Second; took > bound {
+		t.Errorf("the run took %v, want at most %v", took, bound)
 	}
 }
