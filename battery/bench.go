@@ -43,7 +43,8 @@ type BenchConfig struct {
 	// Warmup is excluded from every cell's figures.
 	Warmup time.Duration
 	// Baseline runs redis-benchmark with SET NX PX and the release EVALSHA
-	// on the cell's node, at the cell's concurrency, before the cell.
+	// on the cell's node, at the cell's concurrency, before the cell, and
+	// then the lock itself in a bare loop of the cell's clients (bareLoop).
 	Baseline bool
 	// BaselineRequests per redis-benchmark command (0: 200 per client,
 	// at least 200,000).
@@ -154,13 +155,13 @@ func benchCell(ctx context.Context, cfg BenchConfig, dir string, a benchAxes) (r
 		return cell, err
 	}
 	defer cl.Down()
+	w := cfg.Workload
+	w.Clients, w.Keys, w.Retry = clients, keys, retry
 	if cfg.Baseline && a.agents == 0 {
-		if err := baseline(ctx, cfg, cl, clients, &cell); err != nil {
+		if err := baseline(ctx, cfg, cl, lock, w, &cell); err != nil {
 			return cell, err
 		}
 	}
-	w := cfg.Workload
-	w.Clients, w.Keys, w.Retry = clients, keys, retry
 	res, err := harness.Run(ctx, harness.Config{Name: name, OutDir: filepath.Join(dir, "runs"),
 		Lock: lock, Registry: cfg.Registry, Workload: w, Nemesis: cfg.Nemesis, Running: cl, Cluster: ccfg, Thresholds: cfg.Thresholds,
 		TuneProcs: cfg.Warmup, Agents: a.agents, SpawnAgents: cfg.AgentBinary})
@@ -172,6 +173,9 @@ func benchCell(ctx context.Context, cfg BenchConfig, dir string, a benchAxes) (r
 	if err := cell.Measure(filepath.Join(res.Dir, "history.jsonl"), cfg.Warmup); err != nil {
 		return cell, err
 	}
+	if cell.BareLoop > 0 {
+		cell.BareRatio = cell.Acquisitions / cell.BareLoop
+	}
 	cell.PeakRSSMB = float64(harness.PeakRSS()) / (1 << 20)
 	return cell, nil
 }
@@ -182,10 +186,12 @@ func retryName(r string) string {
 }
 
 // baseline measures redis-benchmark with the commands of an acquire and a
-// release at this concurrency on the cell's node, then empties it. An
-// acquire+release pair costs one of each, so the pair rate is
-// 1 / (1/SET + 1/EVALSHA).
-func baseline(ctx context.Context, cfg BenchConfig, cl *cluster.Cluster, clients int, cell *report.BenchRow) error {
+// release at this concurrency on the cell's node, and the lock itself in
+// a bare loop of the cell's workload w (bareLoop), then empties the
+// node. An acquire+release pair costs one of each command, so the pair
+// rate is 1 / (1/SET + 1/EVALSHA).
+func baseline(ctx context.Context, cfg BenchConfig, cl *cluster.Cluster, lock string, w workload.Config, cell *report.BenchRow) error {
+	clients := w.Clients
 	n := cfg.BaselineRequests
 	if n == 0 {
 		n = max(200*clients, 200_000)
@@ -207,5 +213,11 @@ func baseline(ctx context.Context, cfg BenchConfig, cl *cluster.Cluster, clients
 		return err
 	}
 	cell.BaselinePairs = 1 / (1/cell.BaselineSet + 1/cell.BaselineRelease)
+	if err := rc.FlushAll(ctx).Err(); err != nil {
+		return err
+	}
+	if cell.BareLoop, err = bareLoop(ctx, cfg, cl, lock, w); err != nil {
+		return fmt.Errorf("bare-loop baseline: %w", err)
+	}
 	return rc.FlushAll(ctx).Err()
 }

@@ -20,7 +20,8 @@ import (
 )
 
 // TestBench_Sweep: 2 locks × 3 client counts, with the redis-benchmark
-// baseline; every cell measured, all three outputs written, and bench.html
+// baseline and the bare-loop one (each lock's own code in a loop of the
+// cell's clients, no history); every cell measured, all three outputs written, and bench.html
 // opens in a browser without errors. Its warm-up is long enough to tune
 // the clients' GOMAXPROCS: each cell says what it chose, and the process
 // has its own back after.
@@ -39,11 +40,11 @@ func TestBench_Sweep(t *testing.T) {
 		t.Fatalf("got %d cells, want 6", len(cells))
 	}
 	for _, c := range cells {
-		if c.Acquisitions <= 0 || c.BaselinePairs <= 0 || c.Ratio <= 0 || c.AcquireP99 <= 0 || c.Verdict != checker.Valid {
+		if c.Acquisitions <= 0 || c.BaselinePairs <= 0 || c.Ratio <= 0 || c.BareLoop <= 0 || c.BareRatio <= 0 || c.AcquireP99 <= 0 || c.Verdict != checker.Valid {
 			t.Errorf("cell %s/%d: %+v", c.Lock, c.Clients, c)
 		}
-		if c.Ratio > 3 {
-			t.Errorf("cell %s/%d: ratio %.2f to redis-benchmark is not believable", c.Lock, c.Clients, c.Ratio)
+		if c.Ratio > 3 || c.BareRatio > 3 {
+			t.Errorf("cell %s/%d: ratio %.2f to redis-benchmark, %.2f to the bare loop: not believable", c.Lock, c.Clients, c.Ratio, c.BareRatio)
 		}
 		if c.Procs != 1 && c.Procs != procs {
 			t.Errorf("cell %s/%d: clients ran at GOMAXPROCS %d, want 1 or %d", c.Lock, c.Clients, c.Procs, procs)

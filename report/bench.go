@@ -53,6 +53,11 @@ type BenchRow struct {
 	BaselineRelease        float64         `json:"baseline_release_per_sec,omitempty"`
 	BaselinePairs          float64         `json:"baseline_pairs_per_sec,omitempty"`
 	Ratio                  float64         `json:"ratio,omitempty"`
+	// BareLoop is the lock's acquisitions/s in a bare loop of the cell's
+	// clients (no history, no resource, no checks), BareRatio the cell's
+	// acquisitions/s over it: what lockcheck costs the lock.
+	BareLoop  float64 `json:"bare_loop_per_sec,omitempty"`
+	BareRatio float64 `json:"bare_ratio,omitempty"`
 	PeakRSSMB              float64         `json:"peak_rss_mb"`
 	// Procs is the GOMAXPROCS the clients ran at after the warm-up, which
 	// chose it (harness.Config.TuneProcs).

@@ -273,15 +273,18 @@ func TextMatrixProgress(w io.Writer, c MatrixCell) {
 // TextBench prints a sweep's table, a row a cell.
 func TextBench(w io.Writer, cells []BenchRow) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "lock\tclients\tkeys\tagents\tretry\tacq/s\tcs/s\tp50 ms\tp90 ms\tp99 ms\tp99.9 ms\tmax ms\twait p99 ms\tattempts/acq\tgive-ups\tsuccess\tJain\tbaseline pairs/s\tratio\tprocs\tverdict\t")
+	fmt.Fprintln(tw, "lock\tclients\tkeys\tagents\tretry\tacq/s\tcs/s\tp50 ms\tp90 ms\tp99 ms\tp99.9 ms\tmax ms\twait p99 ms\tattempts/acq\tgive-ups\tsuccess\tJain\tbaseline pairs/s\tratio\tbare loop acq/s\tratio\tprocs\tverdict\t")
 	for _, c := range cells {
-		ratio, base := "-", "-"
+		ratio, base, bareRatio, bare := "-", "-", "-", "-"
 		if c.BaselinePairs > 0 {
 			base, ratio = fmt.Sprintf("%.0f", c.BaselinePairs), fmt.Sprintf("%.2fx", c.Ratio)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%.0f\t%.0f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t%d\t%.3f\t%.3f\t%s\t%s\t%d\t%s\t\n",
+		if c.BareLoop > 0 {
+			bare, bareRatio = fmt.Sprintf("%.0f", c.BareLoop), fmt.Sprintf("%.2fx", c.BareRatio)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%.0f\t%.0f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t%d\t%.3f\t%.3f\t%s\t%s\t%s\t%s\t%d\t%s\t\n",
 			c.Lock, c.Clients, c.Keys, c.Agents, c.Retry, c.Acquisitions, c.CriticalSections, c.AcquireP50, c.AcquireP90, c.AcquireP99,
-			c.AcquireP999, c.AcquireMax, c.WaitP99, c.AttemptsPerAcquisition, c.GiveUps, c.SuccessRatio, c.Jain, base, ratio, c.Procs, c.Verdict)
+			c.AcquireP999, c.AcquireMax, c.WaitP99, c.AttemptsPerAcquisition, c.GiveUps, c.SuccessRatio, c.Jain, base, ratio, bare, bareRatio, c.Procs, c.Verdict)
 	}
 	tw.Flush()
 }

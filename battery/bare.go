@@ -1,0 +1,73 @@
+package battery
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockcheck/lockcheck/agent"
+	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/ctxwait"
+	"github.com/lockcheck/lockcheck/lockimpl"
+	"github.com/lockcheck/lockcheck/workload"
+)
+
+// bareLoop is the cell's second baseline: the lock's own code, built as
+// a run builds it, driven by a bare loop of the cell's clients on its
+// keys for its duration (acquire; hold the mean hold; release; think),
+// with no history, no resource, no faults and no checks. What a cell
+// reaches beside it is what lockcheck costs the lock. It returns the
+// acquisitions a second after the warm-up.
+func bareLoop(ctx context.Context, cfg BenchConfig, cl *cluster.Cluster, lock string, w workload.Config) (float64, error) {
+	entry, err := cfg.Registry.Lookup(lock)
+	if err != nil {
+		return 0, err
+	}
+	clock := history.NewClock()
+	env := agent.AccessOf(cl).Env(w, clock.Now, nil)
+	env.TLS, env.DialAddr = cl.TLS, cl.DialAddr
+	locker, err := entry.Factory(env)
+	if err != nil {
+		return 0, err
+	}
+	defer lockimpl.Close(locker)
+	keys := make([]string, w.Keys)
+	for i := range keys {
+		keys[i] = workload.KeyName(w.KeyPrefix, i)
+	}
+	ctx, cancel := context.WithTimeout(ctx, w.Duration)
+	defer cancel()
+	from := time.Now().Add(cfg.Warmup)
+	var acquired atomic.Int64
+	var wg sync.WaitGroup
+	for c := range w.Clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w.Seed), uint64(c)))
+			for ctx.Err() == nil {
+				l, err := locker.Acquire(ctx, keys[r.IntN(len(keys))], w.TTL)
+				if err == nil {
+					if time.Now().After(from) {
+						acquired.Add(1)
+					}
+					ctxwait.Sleep(ctx, w.Hold)
+					_ = locker.Release(ctx, l)
+				} else if !errors.Is(err, lockimpl.ErrNotAcquired) && ctx.Err() == nil {
+					ctxwait.Sleep(ctx, time.Millisecond) // an error, not a refusal: do not spin on it
+				}
+				ctxwait.Sleep(ctx, w.Think)
+			}
+		}()
+	}
+	wg.Wait()
+	secs := w.Duration.Seconds() - cfg.Warmup.Seconds()
+	if secs <= 0 {
+		return 0, nil
+	}
+	return float64(acquired.Load()) / secs, nil
+}
