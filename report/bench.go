@@ -58,7 +58,7 @@ type BenchRow struct {
 	// acquisitions/s over it: what lockcheck costs the lock.
 	BareLoop  float64 `json:"bare_loop_per_sec,omitempty"`
 	BareRatio float64 `json:"bare_ratio,omitempty"`
-	PeakRSSMB              float64         `json:"peak_rss_mb"`
+	PeakRSSMB float64 `json:"peak_rss_mb"`
 	// Procs is the GOMAXPROCS the clients ran at after the warm-up, which
 	// chose it (harness.Config.TuneProcs).
 	Procs int `json:"procs"`
