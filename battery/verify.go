@@ -410,24 +410,12 @@ func judgeRun(row *report.VerifyRow, s scenario.Scenario, res *harness.Result) {
 		}
 	}
 	row.Meaning = ""
-	switch {
-	case row.GrantedWhileDown > 0:
+	if row.GrantedWhileDown > 0 {
 		row.Status = report.StatusBroken
 		row.Meaning = fmt.Sprintf("the lock fails open: %d acquire(s) granted while its only Redis node was down (an error read as acquired)", row.GrantedWhileDown)
 		return
-	case (row.Lease == checker.Invalid && row.LeaseGated) || (row.Mutex == checker.Invalid && row.MutexGated):
-		row.Status = report.StatusBroken
-	case row.Lease == checker.Invalid || row.Mutex == checker.Invalid:
-		row.Status = report.StatusFinding
-	case row.Lease == checker.Unknown || row.Mutex == checker.Unknown:
-		row.Status = report.StatusUnknown
-	case len(row.Short) > 0 && waitsOut(row, s) != "":
-		row.Status, row.NA = report.StatusNA, waitsOut(row, s)
-	case len(row.Short) > 0:
-		row.Status = report.StatusNotExercised
-	default:
-		row.Status = report.StatusPassed
 	}
+	row.Status, row.NA = statusOf(row, s)
 	switch row.Status {
 	case report.StatusBroken:
 		what := "the lease contract broke"
@@ -438,6 +426,25 @@ func judgeRun(row *report.VerifyRow, s scenario.Scenario, res *harness.Result) {
 	case report.StatusFinding:
 		row.Meaning = s.Breaks + ": " + firstViolation(f, row)
 	}
+}
+
+// statusOf is row's status from its verdicts and coverage, and why it
+// is n/a if it is.
+func statusOf(row *report.VerifyRow, s scenario.Scenario) (status, na string) {
+	switch {
+	case (row.Lease == checker.Invalid && row.LeaseGated) || (row.Mutex == checker.Invalid && row.MutexGated):
+		return report.StatusBroken, ""
+	case row.Lease == checker.Invalid || row.Mutex == checker.Invalid:
+		return report.StatusFinding, ""
+	case row.Lease == checker.Unknown || row.Mutex == checker.Unknown:
+		return report.StatusUnknown, ""
+	case len(row.Short) == 0:
+		return report.StatusPassed, ""
+	}
+	if why := waitsOut(row, s); why != "" {
+		return report.StatusNA, why
+	}
+	return report.StatusNotExercised, ""
 }
 
 // minWindowAcquires is how many acquires a stall scenario's windows
