@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/lockcheck/lockcheck/agent"
 	"github.com/lockcheck/lockcheck/cluster"
@@ -15,6 +18,24 @@ import (
 	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/workload"
 )
+
+// bareLoopAt is bareLoop at GOMAXPROCS procs (0: as it is), on the
+// cell's node emptied first (the cell's run left its keys) and after.
+func bareLoopAt(ctx context.Context, cfg BenchConfig, cl *cluster.Cluster, lock string, w workload.Config, procs int) (float64, error) {
+	rc := redis.NewClient(&redis.Options{Addr: cl.Nodes[0].Addr, Password: cl.Password, Protocol: 2, DisableIdentity: true})
+	defer rc.Close()
+	if err := rc.FlushAll(ctx).Err(); err != nil {
+		return 0, err
+	}
+	if procs > 0 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	}
+	rate, err := bareLoop(ctx, cfg, cl, lock, w)
+	if err != nil {
+		return 0, err
+	}
+	return rate, rc.FlushAll(ctx).Err()
+}
 
 // bareLoop is the cell's second baseline: the lock's own code, built as
 // a run builds it, driven by a bare loop of the cell's clients on its

@@ -44,7 +44,8 @@ type BenchConfig struct {
 	Warmup time.Duration
 	// Baseline runs redis-benchmark with SET NX PX and the release EVALSHA
 	// on the cell's node, at the cell's concurrency, before the cell, and
-	// then the lock itself in a bare loop of the cell's clients (bareLoop).
+	// the lock itself in a bare loop of the cell's clients after it
+	// (bareLoop).
 	Baseline bool
 	// BaselineRequests per redis-benchmark command (0: 200 per client,
 	// at least 200,000).
@@ -158,7 +159,7 @@ func benchCell(ctx context.Context, cfg BenchConfig, dir string, a benchAxes) (r
 	w := cfg.Workload
 	w.Clients, w.Keys, w.Retry = clients, keys, retry
 	if cfg.Baseline && a.agents == 0 {
-		if err := baseline(ctx, cfg, cl, lock, w, &cell); err != nil {
+		if err := baseline(ctx, cfg, cl, clients, &cell); err != nil {
 			return cell, err
 		}
 	}
@@ -173,7 +174,12 @@ func benchCell(ctx context.Context, cfg BenchConfig, dir string, a benchAxes) (r
 	if err := cell.Measure(filepath.Join(res.Dir, "history.jsonl"), cfg.Warmup); err != nil {
 		return cell, err
 	}
-	if cell.BareLoop > 0 {
+	if cfg.Baseline && a.agents == 0 {
+		// After the cell, at the GOMAXPROCS its warm-up chose: the two
+		// side by side but for what lockcheck adds.
+		if cell.BareLoop, err = bareLoopAt(ctx, cfg, cl, lock, w, cell.Procs); err != nil {
+			return cell, fmt.Errorf("bare-loop baseline: %w", err)
+		}
 		cell.BareRatio = cell.Acquisitions / cell.BareLoop
 	}
 	cell.PeakRSSMB = float64(harness.PeakRSS()) / (1 << 20)
@@ -186,12 +192,10 @@ func retryName(r string) string {
 }
 
 // baseline measures redis-benchmark with the commands of an acquire and a
-// release at this concurrency on the cell's node, and the lock itself in
-// a bare loop of the cell's workload w (bareLoop), then empties the
-// node. An acquire+release pair costs one of each command, so the pair
-// rate is 1 / (1/SET + 1/EVALSHA).
-func baseline(ctx context.Context, cfg BenchConfig, cl *cluster.Cluster, lock string, w workload.Config, cell *report.BenchRow) error {
-	clients := w.Clients
+// release at this concurrency on the cell's node, then empties it. An
+// acquire+release pair costs one of each, so the pair rate is
+// 1 / (1/SET + 1/EVALSHA).
+func baseline(ctx context.Context, cfg BenchConfig, cl *cluster.Cluster, clients int, cell *report.BenchRow) error {
 	n := cfg.BaselineRequests
 	if n == 0 {
 		n = max(200*clients, 200_000)
@@ -213,11 +217,5 @@ func baseline(ctx context.Context, cfg BenchConfig, cl *cluster.Cluster, lock st
 		return err
 	}
 	cell.BaselinePairs = 1 / (1/cell.BaselineSet + 1/cell.BaselineRelease)
-	if err := rc.FlushAll(ctx).Err(); err != nil {
-		return err
-	}
-	if cell.BareLoop, err = bareLoop(ctx, cfg, cl, lock, w); err != nil {
-		return fmt.Errorf("bare-loop baseline: %w", err)
-	}
 	return rc.FlushAll(ctx).Err()
 }
