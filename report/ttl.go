@@ -61,10 +61,18 @@ func (s *Stats) Advise(factor float64) {
 	if a.Sections > 0 {
 		a.CutShortFraction = float64(a.CutShort) / float64(a.Sections)
 	}
-	for _, r := range []struct {
+	rules := []struct {
 		name string
 		f    float64
-	}{{"3 × p99 hold", 3}, {fmt.Sprintf("p99 hold × %g (--ttl-factor)", factor), factor}} {
+	}{{"3 × p99 hold", 3}}
+	if factor != 3 {
+		// The default factor is the first rule: said once.
+		rules = append(rules, struct {
+			name string
+			f    float64
+		}{fmt.Sprintf("p99 hold × %g (--ttl-factor)", factor), factor})
+	}
+	for _, r := range rules {
 		ttl := float64(time.Duration(a.HoldP99ms*r.f*float64(time.Millisecond)).Round(time.Millisecond)) / float64(time.Millisecond)
 		a.Rules = append(a.Rules, TTLRule{Rule: r.name, TTLms: ttl, Fits: a.TTLms >= ttl})
 	}

@@ -42,8 +42,8 @@ func TestAdvise(t *testing.T) {
 	if a.HoldP50ms < 54 || a.HoldP50ms > 57 || !near(a.HoldP99ms, 150) || !near(a.HoldMaxms, 150) {
 		t.Errorf("holds p50/p99/max %v/%v/%v ms, want 55/150/150", a.HoldP50ms, a.HoldP99ms, a.HoldMaxms)
 	}
-	if len(a.Rules) != 2 || a.Rules[0].TTLms != 450 || a.Rules[0].Fits || a.Factor != DefaultTTLFactor {
-		t.Errorf("rules %+v, want 3 × p99 = 450 ms, which the 100 ms TTL does not fit", a.Rules)
+	if len(a.Rules) != 1 || a.Rules[0].TTLms != 450 || a.Rules[0].Fits || a.Factor != DefaultTTLFactor {
+		t.Errorf("rules %+v, want 3 × p99 = 450 ms once (the default factor is that rule), which the 100 ms TTL does not fit", a.Rules)
 	}
 	s.Advise(10)
 	if r := s.Advice.Rules[1]; r.TTLms != 1500 || !strings.Contains(r.Rule, "× 10") || r.Fits {
