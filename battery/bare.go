@@ -9,8 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/lockcheck/lockcheck/agent"
 	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/history"
@@ -22,7 +20,7 @@ import (
 // bareLoopAt is bareLoop at GOMAXPROCS procs (0: as it is), on the
 // cell's node emptied first (the cell's run left its keys) and after.
 func bareLoopAt(ctx context.Context, cfg BenchConfig, cl *cluster.Cluster, lock string, w workload.Config, procs int) (float64, error) {
-	rc := redis.NewClient(&redis.Options{Addr: cl.Nodes[0].Addr, Password: cl.Password, Protocol: 2, DisableIdentity: true})
+	rc := nodeClient(cl)
 	defer rc.Close()
 	if err := rc.FlushAll(ctx).Err(); err != nil {
 		return 0, err

@@ -200,7 +200,7 @@ func baseline(ctx context.Context, cfg BenchConfig, cl *cluster.Cluster, clients
 	if n == 0 {
 		n = max(200*clients, 200_000)
 	}
-	rc := redis.NewClient(&redis.Options{Addr: cl.Nodes[0].Addr, Password: cl.Password, Protocol: 2, DisableIdentity: true})
+	rc := nodeClient(cl)
 	defer rc.Close()
 	sha, err := rc.ScriptLoad(ctx, lockimpl.ReleaseScriptSource).Result()
 	if err != nil {
@@ -218,4 +218,10 @@ func baseline(ctx context.Context, cfg BenchConfig, cl *cluster.Cluster, clients
 	}
 	cell.BaselinePairs = 1 / (1/cell.BaselineSet + 1/cell.BaselineRelease)
 	return rc.FlushAll(ctx).Err()
+}
+
+// nodeClient is a client of the cell's node, for the baselines' set-up
+// and for emptying it between them.
+func nodeClient(cl *cluster.Cluster) *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: cl.Nodes[0].Addr, Password: cl.Password, Protocol: 2, DisableIdentity: true})
 }
