@@ -109,6 +109,7 @@ const (
 	skipOverlap
 	skipShortfall
 	skipNarrow
+	skipUnowned
 	// skipAll is porcupine alone on every key.
 	skipAll reductions = 1<<16 - 1
 )

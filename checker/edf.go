@@ -35,16 +35,21 @@ import (
 // verdict.
 
 // edfSteps bounds edfOrder's search of n ops: a correct lock's key needs
-// about n steps; a few backtracks per op are allowed before porcupine is
-// asked instead.
-func edfSteps(n int) int { return min(64*n+4096, 1<<21) }
+// about n steps when its ops are quick, and up to a few thousand per op
+// when they reach ten TTLs either side with indeterminate ops among them
+// (genSlowInfoWithin: 2 million for 140 ops); a step costs about 0.3 µs,
+// so the bound is a second or two, where porcupine would search the same
+// orders for far longer.
+func edfSteps(n int) int { return min(4096*n+65536, 1<<22) }
 
 // edfOrder returns a linearization of ops (indexes into ops, in order), or
-// nil if it found none within limit steps or before ctx ended.
-func (m leaseModel) edfOrder(ctx context.Context, ops []*lockOp, limit int) []int {
+// nil if it found none within limit steps or before ctx ended; exhausted
+// says it searched every order (but those its hashes pruned) and found
+// none.
+func (m leaseModel) edfOrder(ctx context.Context, ops []*lockOp, limit int) (lin []int, exhausted bool) {
 	n := len(ops)
 	if n == 0 {
-		return []int{}
+		return []int{}, false
 	}
 	// Two circular lists of the ops not placed, with sentinel n: by call
 	// (the candidates are a prefix of it) and by return (its head is the
@@ -80,7 +85,7 @@ func (m leaseModel) edfOrder(ctx context.Context, ops []*lockOp, limit int) []in
 		next  int
 	}
 	stack := []frame{{set: stateSet{}.add(initialState()), cands: candidates()}}
-	lin := make([]int, 0, n)
+	lin = make([]int, 0, n)
 	var prefix uint64
 	seen := map[[2]uint64]struct{}{}
 	for steps := 0; len(stack) > 0; {
@@ -100,7 +105,7 @@ func (m leaseModel) edfOrder(ctx context.Context, ops []*lockOp, limit int) []in
 		id := f.cands[f.next]
 		f.next++
 		if steps++; steps > limit || steps&1023 == 0 && ctx.Err() != nil {
-			return nil
+			return nil, false
 		}
 		live.place(ops[id], 1)
 		next := live.keep(m.stepSet(f.set, ops[id]))
@@ -116,14 +121,14 @@ func (m leaseModel) edfOrder(ctx context.Context, ops []*lockOp, limit int) []in
 		seen[at] = struct{}{}
 		lin = append(lin, id)
 		if len(lin) == n {
-			return lin
+			return lin, false
 		}
 		calls.unlink(id)
 		rets.unlink(id)
 		prefix ^= word[id]
 		stack = append(stack, frame{set: next, cands: candidates()})
 	}
-	return nil
+	return nil, true
 }
 
 // ring is a circular doubly linked list of 0..n-1 with sentinel n, from

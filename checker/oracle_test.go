@@ -302,6 +302,7 @@ var checkerModes = []struct {
 	{"no certain overlap", skipOverlap},
 	{"no orphan shortfall", skipShortfall},
 	{"no orphan narrowing", skipNarrow},
+	{"no unowned release", skipUnowned},
 	{"porcupine alone", skipAll},
 }
 
@@ -604,7 +605,7 @@ func TestInstants_AreATimeline(t *testing.T) {
 		m := leaseModel{eps: int64(h.eps)}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		kc := keyCheck{ctx: ctx, m: m, pm: m.porcupine()}
-		res, lin := kc.linearization(lops)
+		res, lin := kc.linearization(lops, true)
 		cancel()
 		if res != porcupine.Ok || lin == nil {
 			continue
@@ -924,8 +925,17 @@ func TestLinearizable_AgreesWithOracle_SlowOps(t *testing.T) {
 		v := agree(t, m)
 		verdicts[v]++
 		lops := h.lockOps()
-		if lin := (leaseModel{eps: int64(h.eps)}).edfOrder(context.Background(), lops, edfSteps(len(lops))); lin != nil {
+		switch lin, exhausted := (leaseModel{eps: int64(h.eps)}).edfOrder(context.Background(), lops, edfSteps(len(lops))); {
+		case lin != nil:
 			edf++
+		case exhausted:
+			t.Fatalf("seed %d: edfOrder searched every order of a valid history and found none:\n%s", seed, h)
+		}
+		// Run to its end, edfOrder refutes (up to its hashes): only a
+		// history the oracle finds invalid.
+		mops := m.lockOps()
+		if lin, exhausted := (leaseModel{eps: int64(m.eps)}).edfOrder(context.Background(), mops, edfSteps(len(mops))); exhausted && v != Invalid || lin != nil && v == Invalid {
+			t.Fatalf("seed %d: edfOrder (order found %v, searched to the end %v) disagrees with the oracle, %s:\n%s", seed, lin != nil, exhausted, v, m)
 		}
 		if y, _ := certainOverlap(leaseModel{eps: int64(m.eps)}, m.lockOps()); y != nil {
 			if v != Invalid {

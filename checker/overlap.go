@@ -152,3 +152,22 @@ func (c *keyCheck) overlap(key string, y *lockOp, g guard) *Violation {
 	}
 	return v
 }
+
+// unownedRelease returns an ok release or extend of lops whose token no
+// acquire that may take effect (ok or indeterminate) names, or nil. No
+// timeline makes it legal: it needs its token to hold the key, and only
+// an acquire of that token makes it the holder.
+func unownedRelease(lops []*lockOp) *lockOp {
+	owned := map[string]bool{}
+	for _, lo := range lops {
+		if lo.f == history.Acquire && lo.typ != history.Fail {
+			owned[lo.token] = true
+		}
+	}
+	for _, lo := range lops {
+		if (lo.f == history.Release || lo.f == history.Extend) && lo.typ == history.OK && !owned[lo.token] {
+			return lo
+		}
+	}
+	return nil
+}

@@ -117,6 +117,12 @@ func stopOnDone(ctx context.Context, pm porcupine.Model) porcupine.Model {
 //     lease certainly held the key: ops too slow for porcupine to refute
 //     still show a lease that never ended or outlived its release.
 //
+//     1f. unownedRelease (overlap.go) refutes, in O(n), a key with an ok
+//     release or extend of a token that no acquire which may take effect
+//     names: it needs its token to hold the key, and only an acquire
+//     sets a holder. The search would have to try every order of a wide
+//     key before it found that none has one.
+//
 //  2. Drop dominated failed acquires. If failed acquires F1 and F2 have
 //     F1.call <= F2.call and F2.return <= F1.return, F1 can be removed
 //     without changing the answer: given a timeline without F1, give F1
@@ -189,6 +195,14 @@ func (c *keyCheck) check(key string, lops []*lockOp) (Verdict, *Violation, int) 
 	if len(fails) > 0 && c.skip&skipShortfall == 0 {
 		if f, need, have := orphanShortfall(c.m, lops); f != nil {
 			return Invalid, c.shortfall(key, lops, f, need, have), 0
+		}
+	}
+	if c.skip&skipUnowned == 0 {
+		if r := unownedRelease(lops); r != nil {
+			v := c.failViolation(key, lops, r, r.call, r.ret)
+			v.Message = fmt.Sprintf("%s: p%d %s ok at %s with token %q, which no acquire that may have taken effect names: a lease released or extended by a client that never held it",
+				key, r.process, r.f, history.Seconds(r.orig), r.token)
+			return Invalid, v, 0
 		}
 	}
 	if c.skip&skipOverlap == 0 {
@@ -309,21 +323,21 @@ func tighten(rest []*lockOp) ([]*lockOp, bool) {
 
 // witness searches included (the key's ops but the failed acquires
 // outside) with porcupine, then tries to place the failed acquires into
-// its timeline; those that do not fit are searched with included, for a
-// few rounds. decided is false when it proved nothing (the caller searches
-// on). tight marks included as confined info ops, where porcupine's
-// "illegal" proves nothing either. orphans are the key's orphan info
-// acquires when included leaves them out (5b): cover inserts them into
-// the timeline where failed acquires lack a holder.
+// its timeline; those that do not fit are searched with included, round
+// after round until every failed acquire has a place (each round adds at
+// least one, so there are at most len(outside) + 1; a round costs far
+// less than porcupine on the whole key, where each failed acquire
+// multiplies the orders to try). decided is false when it proved nothing
+// (the caller searches on). tight marks included as confined info ops,
+// where porcupine's "illegal" proves nothing either. orphans are the
+// key's orphan info acquires when included leaves them out (5b): cover
+// inserts them into the timeline where failed acquires lack a holder.
 func (c *keyCheck) witness(key string, lops, included, outside, orphans []*lockOp, tight bool) (Verdict, *Violation, bool) {
-	rounds := 3
-	if c.skip&skipWitness != 0 {
-		rounds = 1 // porcupine on the rest only (reduction 3)
-	}
-	for round := 0; round < rounds; round++ {
-		r, lin := c.linearization(included)
+	for round := 0; ; round++ {
+		refutes := !tight && (len(orphans) == 0 || round == 0)
+		r, lin := c.linearization(included, refutes)
 		switch {
-		case r == porcupine.Illegal && !tight && (len(orphans) == 0 || round == 0):
+		case r == porcupine.Illegal && refutes:
 			// Without orphans, only the ops of reduction 4 refute: once
 			// failed acquires are in, the orphans left out could be
 			// their holders.
@@ -354,7 +368,6 @@ func (c *keyCheck) witness(key string, lops, included, outside, orphans []*lockO
 		included = append(slices.Clip(included), misfits...)
 		outside = without(outside, misfits)
 	}
-	return "", nil, false
 }
 
 // splitFails splits lops into its failed acquires and the rest, each in

@@ -240,14 +240,23 @@ func (m leaseModel) place(path []pathStep, fails, orphans []*lockOp) []*lockOp {
 }
 
 // linearization returns a complete linearization of lops found by
-// porcupine, or nil if it did not finish or found none.
-func (c *keyCheck) linearization(lops []*lockOp) (porcupine.CheckResult, []int) {
+// edfOrder or porcupine, or nil if neither finished or there is none.
+// refutes says whether the caller takes "illegal" as a verdict: when it
+// does not (a witness search of tightened ops), edfOrder's search run to
+// its end is answer enough, and porcupine is not asked to search the same
+// orders again; when it does, porcupine decides, since edfOrder remembers
+// prefixes by hash.
+func (c *keyCheck) linearization(lops []*lockOp, refutes bool) (porcupine.CheckResult, []int) {
 	if len(lops) == 0 {
 		return porcupine.Ok, []int{}
 	}
 	if c.skip&skipEDF == 0 {
-		if lin := c.m.edfOrder(c.ctx, lops, edfSteps(len(lops))); lin != nil {
+		lin, exhausted := c.m.edfOrder(c.ctx, lops, edfSteps(len(lops)))
+		switch {
+		case lin != nil:
 			return porcupine.Ok, lin
+		case exhausted && !refutes:
+			return porcupine.Illegal, nil
 		}
 	}
 	r, info := c.search(lops, true)
