@@ -91,21 +91,8 @@ func Verify(ctx context.Context, cfg VerifyConfig) (*report.Verify, string, erro
 	for i, s := range scen {
 		row := report.VerifyRow{Scenario: s.Name, Description: s.Description, Server: s.Server, Requires: s.Requires}
 		row.LeaseGated, row.MutexGated = gates(s, cfg.Require)
-		var topo string
-		topo, row.NA = s.TopologyFor(e, e.PerClient || cfg.ClientFaultLock != nil, cfg.Lock.Cluster)
-		topos[i] = topo
-		if s.Overrun && ownWatchdog && row.NA == "" {
-			row.NA = "the lock extends its leases itself: its releases are never late"
-		}
-		if s.Extends && cfg.NoExtend && !ownWatchdog && row.NA == "" {
-			row.NA = "the lock has no extend and renews nothing itself"
-		}
-		if topo == cluster.Redlock && row.NA == "" && s.Requires[checker.InfoContended] > 0 {
-			row.NA = redlockNoRefusals
-		}
-		if scope != "" && row.NA == "" && (deadlineOnly(s.Requires) || s.Nemesis.ActsOnClients()) {
-			row.NA, row.Requires = scopedRequires(s, e.PerClient || cfg.ClientFaultLock != nil)
-		}
+		topo, na, req := applies(s, e, cfg, ownWatchdog, scope)
+		topos[i], row.NA, row.Requires = topo, na, req
 		switch {
 		case row.NA != "":
 			row.Status = report.StatusNA
@@ -163,6 +150,32 @@ func spendLeft(ctx context.Context, cfg VerifyConfig, scen []scenario.Scenario, 
 	return nil
 }
 
+// applies says where s runs for lock e (its topology) and what it
+// requires of it, or why it is n/a. scope is why the lock's leases are
+// scopes, once a run said so; ownWatchdog, that it extends them itself.
+func applies(s scenario.Scenario, e lockimpl.Entry, cfg VerifyConfig, ownWatchdog bool, scope string) (topo, na string, req checker.Coverage) {
+	perClient := e.PerClient || cfg.ClientFaultLock != nil
+	topo, na = s.TopologyFor(e, perClient, cfg.Lock.Cluster)
+	switch {
+	case na != "":
+	case s.Overrun && ownWatchdog:
+		na = "the lock extends its leases itself: its releases are never late"
+	case s.Extends && cfg.NoExtend && !ownWatchdog && (scope == "" || extendFigures(s.Requires)):
+		// A lease with a deadline and no extend would break by the
+		// workload's long holds alone; a scope (a lease held by a
+		// connection, a subscription) has no deadline, and a fault that
+		// cuts its holder off or kills its node is where it is in danger:
+		// it meets the scenario unless the figures count extends.
+		na = "the lock has no extend and renews nothing itself"
+	case topo == cluster.Redlock && s.Requires[checker.InfoContended] > 0:
+		na = redlockNoRefusals
+	case scope != "" && (deadlineOnly(s.Requires) || s.Nemesis.ActsOnClients()):
+		na, req = scopedRequires(s, perClient)
+		return topo, na, req
+	}
+	return topo, na, s.Requires
+}
+
 // redlockNoRefusals is why a Redlock cannot meet info_contended: its
 // attempts that found the key taken are undone (no majority either way,
 // lockimpl.ErrUndone), never recorded, and the figure counts
@@ -174,9 +187,9 @@ const redlockNoRefusals = "a Redlock's refused attempts are undone (no majority 
 // scopedRequires is what s requires of a lock whose leases are scopes:
 // where its client fault stops the lock's own renewals too (a process per
 // client, stopped whole), its own figures, or, where those count what
-// happens past a deadline, stale holders (one still in its section after
-// another client acquired); where the fault stops only lockcheck's
-// client, why s is n/a.
+// happens past a deadline, holders stopped past their lease's nominal end
+// while another client tried their key (the chance, not the bug); where
+// the fault stops only lockcheck's client, why s is n/a.
 func scopedRequires(s scenario.Scenario, perClient bool) (string, checker.Coverage) {
 	const why = "the lock's leases are scopes, with no deadline to pass, and this scenario's figures count what happens past one"
 	switch {
@@ -187,9 +200,16 @@ func scopedRequires(s scenario.Scenario, perClient bool) (string, checker.Covera
 	case len(s.Nemesis.Faults) != 1 || !s.Nemesis.ActsOnClients():
 		return why, s.Requires
 	}
-	// The event a scoped lock's bug needs, not the fault's window: a
-	// holder still in its section after another client acquired.
-	return "", checker.Coverage{checker.StaleHolder: 3}
+	// The chance the fault gave a scoped lock's bug, not the bug: a
+	// holder stopped past its lease's nominal end while another client
+	// tried its key (whether that client got it is the finding).
+	return "", checker.Coverage{checker.HeldPastTried: 3}
+}
+
+// extendFigures says whether req counts extends (late ones): a lock
+// without extend can never give them.
+func extendFigures(req checker.Coverage) bool {
+	return req[checker.LateExtendFree] > 0 || req[checker.LateExtendTaken] > 0
 }
 
 // deadlineOnly says whether every figure a scenario requires counts what

@@ -1,0 +1,60 @@
+package battery
+
+import (
+	"maps"
+	"testing"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/lockimpl"
+	"github.com/lockcheck/lockcheck/scenario"
+)
+
+// TestApplies_ScopedLock: a lock without extend is n/a at cut-off and
+// kill-extend while its leases have deadlines (its long holds alone
+// would break it), but a lock whose leases are scopes (held by a
+// connection, a subscription) meets them: a holder cut off or a node
+// killed is where it is in danger. extend stays n/a for it (its figures
+// count extends). A scope lock's client faults ask for the chance, a
+// holder stopped past its lease's nominal end while another tried its
+// key (held_past_tried), never for the bug (stale_holder); where the
+// fault stops only lockcheck's client, it is n/a.
+func TestApplies_ScopedLock(t *testing.T) {
+	get := func(name string) scenario.Scenario {
+		s, err := scenario.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	setnx := lockimpl.Entry{Name: "setnx"}
+	perClient := lockimpl.Entry{Name: "proc", PerClient: true}
+	noExtend := VerifyConfig{NoExtend: true}
+	for _, c := range []struct {
+		name, scenario string
+		e              lockimpl.Entry
+		cfg            VerifyConfig
+		scope          string
+		na             bool
+		req            checker.Coverage
+	}{
+		{"deadline, no extend, cut-off", "cut-off", setnx, noExtend, "", true, nil},
+		{"deadline, no extend, kill-extend", "kill-extend", setnx, noExtend, "", true, nil},
+		{"scope, no extend, cut-off", "cut-off", perClient, noExtend, "a subscription", false, checker.Coverage{checker.Hit("client-partition"): 3}},
+		{"scope, no extend, kill-extend", "kill-extend", perClient, noExtend, "a subscription", false, checker.Coverage{checker.Hit("kill-redis"): 2}},
+		{"scope, no extend, extend", "extend", perClient, noExtend, "a subscription", true, nil},
+		{"scope, extend, process per client", "extend", perClient, VerifyConfig{}, "a scope", false, checker.Coverage{checker.HeldPastTried: 3}},
+		{"scope, extend, lockcheck's client", "extend", setnx, VerifyConfig{}, "a scope", true, nil},
+		{"scope, pause", "pause", perClient, VerifyConfig{}, "a scope", false, checker.Coverage{checker.HeldPastTried: 3}},
+	} {
+		_, na, req := applies(get(c.scenario), c.e, c.cfg, false, c.scope)
+		if (na != "") != c.na {
+			t.Errorf("%s: n/a %q, want n/a %v", c.name, na, c.na)
+		}
+		if !c.na && !maps.Equal(req, c.req) {
+			t.Errorf("%s: requires %v, want %v", c.name, req, c.req)
+		}
+		if req[checker.StaleHolder] > 0 {
+			t.Errorf("%s: requires stale_holder, the bug itself", c.name)
+		}
+	}
+}
