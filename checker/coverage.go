@@ -91,56 +91,10 @@ const (
 	// held on past that (a renewal no caller knows of) must show as a
 	// stuck lock.
 	InfoSettled = "info_settled"
-	// GrantedByDeposed counts the keys a master cut off by a partition set
-	// after a replica was promoted in its place, read from that master
-	// (its keyspace notifications): leases granted on the losing side of
-	// a split brain, the event a lock without replication safety breaks
-	// on. LostAtPromotion counts the leases a master held just before it
-	// went down that the replica promoted in its place lacked, read from
-	// both. A fault records them on its window (FaultWindow.Events); they
-	// are the window's, not a bucket's.
-	GrantedByDeposed = "granted_by_deposed"
-	LostAtPromotion  = "lost_at_promotion"
-	// LostRetaken counts the leases a promotion lost whose key the
-	// promoted master granted again while they would still have held it
-	// (read from it), where the history shows the two leases overlap: a
-	// second holder, the event a lock that loses leases at a failover
-	// breaks on. The node cannot tell a grant that came after the first
-	// holder's release (or before its acquire returned) from one that
-	// overlaps it; the history can (retakenSeen).
-	LostRetaken = "lost_retaken"
-	// GrantedBothSides counts the keys the deposed master and the
-	// promoted one held at once, read from both: the same lease granted
-	// on both sides of a split brain.
-	GrantedBothSides = "granted_both_sides"
-	// LostAtHeal counts the leases a partition's deposed master held
-	// when the partition healed that the promoted master lacked, read
-	// from both just before the heal: the heal makes the deposed master a
-	// replica, which drops them while their holders may still hold them.
-	// Those whose key the promoted master then granted again while they
-	// would still have held it, where the history shows the two leases
-	// overlap, are LostRetaken: the event a lock without replication
-	// safety breaks on when its clients stay on the deposed master.
-	LostAtHeal = "lost_at_heal"
-	// ExpiredByClock counts the leases a node's clock jump expired at
-	// once, read from the node before and after the jump: expiry moved
-	// past what the clock tolerance and a client's margin absorb.
-	ExpiredByClock = "expired_by_clock"
-	// LostAtRestart counts the leases a node held just before it was
-	// killed, live past its restart, that it lacked once restarted, read
-	// from the node before the kill and after the restart: a restart
-	// that forgot held locks (no persistence, an fsync not yet done).
-	LostAtRestart = "lost_at_restart"
-	// UnsyncedAtKill counts the leases a node held when it was killed,
-	// live past its restart, whose grant (its SET) was among the writes
-	// of the second before the kill, cut from the node's AOF as a power
-	// loss under appendfsync everysec drops them, read from the node and
-	// from the cut: an acknowledged grant the restart lost.
-	UnsyncedAtKill = "unsynced_at_kill"
 )
 
 // windowFigures are the figures read from the servers in fault windows.
-var windowFigures = []string{GrantedByDeposed, GrantedBothSides, LostAtHeal, LostAtPromotion, LostRetaken, ExpiredByClock, LostAtRestart, UnsyncedAtKill}
+var windowFigures = history.ServerEvents
 
 // CoverageFigures names the figures and what each means, in the order
 // they are shown.
@@ -157,14 +111,14 @@ var CoverageFigures = []struct{ Name, Meaning string }{
 	{HeldPastTried, "holders still in their critical section past their lease's end while another client tried their key"},
 	{StaleHolder, "holders still in their critical section after their lease expired and another client acquired"},
 	{AbandonedTaken, "leases (maybe) acquired, never released (crashed holder), whose key another client acquired after expiry"},
-	{GrantedByDeposed, "keys a master cut off by a partition set after a replica was promoted in its place (read from that master)"},
-	{GrantedBothSides, "keys the deposed master and the promoted one held at once (read from both): one lease granted on both sides"},
-	{LostAtHeal, "leases a partition's deposed master held when the partition healed that the promoted master lacked (read from both): the heal drops them"},
-	{ExpiredByClock, "leases a node's clock jump expired at once (read from the node before and after)"},
-	{LostAtPromotion, "leases a master held just before it went down that the replica promoted in its place lacked (read from both)"},
-	{LostRetaken, "leases lost at a promotion, a partition's heal or a restart without persistence whose key the promoted (restarted) node granted again while they would still have held it (read from it)"},
-	{LostAtRestart, "leases a node restarted without persistence held, live past its restart, when it was killed (read just before the kill, its writes paused): the restart dropped them"},
-	{UnsyncedAtKill, "leases a node held when it was killed, live past its restart, whose grant was among the last second of writes that a power loss under appendfsync everysec dropped (read from the node, its writes paused, and from the AOF's cut tail)"},
+	{history.GrantedByDeposed, "keys a master cut off by a partition set after a replica was promoted in its place (read from that master)"},
+	{history.GrantedBothSides, "keys the deposed master and the promoted one held at once (read from both): one lease granted on both sides"},
+	{history.LostAtHeal, "leases a partition's deposed master held when the partition healed that the promoted master lacked (read from both): the heal drops them"},
+	{history.ExpiredByClock, "leases a node's clock jump expired at once (read from the node before and after)"},
+	{history.LostAtPromotion, "leases a master held just before it went down that the replica promoted in its place lacked (read from both)"},
+	{history.LostRetaken, "leases lost at a promotion, a partition's heal or a restart without persistence whose key the promoted (restarted) node granted again while they would still have held it (read from it)"},
+	{history.LostAtRestart, "leases a node restarted without persistence held, live past its restart, when it was killed (read just before the kill, its writes paused): the restart dropped them"},
+	{history.UnsyncedAtKill, "leases a node held when it was killed, live past its restart, whose grant was among the last second of writes that a power loss under appendfsync everysec dropped (read from the node, its writes paused, and from the AOF's cut tail)"},
 }
 
 // AnyOf names a requirement that any of figures meets: its count
@@ -396,7 +350,7 @@ func countWindows(cov Coverage, ws []FaultWindow, hits []windowHit) {
 	for i, w := range ws {
 		cov[Windows(w.Fault)]++
 		for _, name := range windowFigures {
-			if name == LostRetaken && w.Retaken != nil {
+			if name == history.LostRetaken && w.Retaken != nil {
 				// The node's grants, judged against the history.
 				cov[name] += hits[i].retaken
 				continue

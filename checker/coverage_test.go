@@ -32,7 +32,7 @@ func TestCoverageOf(t *testing.T) {
 	failover := func(lost ...string) []history.Op {
 		stop := history.Op{F: history.Nemesis, Type: ok, Process: history.NemesisProcess, Call: 60e6, Return: 60e6,
 			Value: &history.NemesisValue{Fault: "failover", Phase: "stop", Targets: []string{"n1"},
-				Events: map[string]int64{LostAtPromotion: 1, LostRetaken: 1}}}
+				Events: map[string]int64{history.LostAtPromotion: 1, history.LostRetaken: 1}}}
 		for _, tok := range lost {
 			stop.Value.Retaken = append(stop.Value.Retaken, history.Retake{Key: "k", Token: tok, At: 30e6})
 		}
@@ -40,7 +40,7 @@ func TestCoverageOf(t *testing.T) {
 			Value: &history.NemesisValue{Fault: "failover", Phase: "start", Targets: []string{"n1"}}}, stop}
 	}
 	failed := func(want Coverage) Coverage {
-		want[Windows("failover")], want[Hit("failover")], want[LostAtPromotion] = 1, 1, 1
+		want[Windows("failover")], want[Hit("failover")], want[history.LostAtPromotion] = 1, 1, 1
 		return want
 	}
 	cases := []struct {
@@ -51,7 +51,7 @@ func TestCoverageOf(t *testing.T) {
 		// b's acquire, called before the node was heard setting k and
 		// returned while a's lease surely held: a double holder.
 		{"lost lease retaken while held", append(failover("a"), covOp(A, ok, 1, "a", 0, 1), covOp(A, ok, 2, "b", 29, 31)),
-			failed(Coverage{LostRetaken: 1, Outlived("failover"): 1})},
+			failed(Coverage{history.LostRetaken: 1, Outlived("failover"): 1})},
 		// a's holder released (to the node that went down) first: the
 		// node's grant overlaps nothing.
 		{"lost lease released first", append(failover("a"), covOp(A, ok, 1, "a", 0, 1), covOp(R, history.Fail, 1, "a", 20, 21), covOp(A, ok, 2, "b", 29, 31)),
@@ -67,9 +67,9 @@ func TestCoverageOf(t *testing.T) {
 			failed(Coverage{Outlived("failover"): 1})},
 		// The node held a value no acquire carries: counted as it saw it.
 		{"lost token unknown to the history", append(failover("z"), covOp(A, ok, 1, "a", 0, 1), covOp(A, ok, 2, "b", 35, 36)),
-			failed(Coverage{LostRetaken: 1, Outlived("failover"): 1})},
+			failed(Coverage{history.LostRetaken: 1, Outlived("failover"): 1})},
 		{"history without the grants", append(failover(), covOp(A, ok, 1, "a", 0, 1), covOp(R, history.Fail, 1, "a", 20, 21), covOp(A, ok, 2, "b", 29, 31)),
-			failed(Coverage{LostRetaken: 1, Outlived("failover"): 1})},
+			failed(Coverage{history.LostRetaken: 1, Outlived("failover"): 1})},
 		{"release in time", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(R, ok, 1, "a", 50, 51)}, Coverage{}},
 		{"late release, free key", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(R, ok, 1, "a", 200, 201)},
 			Coverage{LateReleaseFree: 1}},
@@ -153,9 +153,9 @@ func TestCoverageOf(t *testing.T) {
 			got := CoverageOf(c.ops, opt.Resolved())
 			// A lost lease retaken, judged by the history, is a double
 			// holder the checkers find.
-			if c.want[LostRetaken] > 0 && c.ops[1].Value.Retaken != nil && c.ops[1].Value.Retaken[0].Token == "a" {
+			if c.want[history.LostRetaken] > 0 && c.ops[1].Value.Retaken != nil && c.ops[1].Value.Retaken[0].Token == "a" {
 				if f := Check(context.Background(), c.ops, opt); f.Verdict != Invalid {
-					t.Errorf("lost_retaken %d, but the history is %s, want invalid", got[LostRetaken], f.Verdict)
+					t.Errorf("lost_retaken %d, but the history is %s, want invalid", got[history.LostRetaken], f.Verdict)
 				}
 			}
 			for name, v := range got {
@@ -175,16 +175,16 @@ func TestCoverageOf(t *testing.T) {
 // TestCoverage_AnyOf: a requirement on AnyOf(a, b) counts their sum, so
 // either figure meets it, and a coverage with neither falls short.
 func TestCoverage_AnyOf(t *testing.T) {
-	req := AnyOf(GrantedBothSides, LostRetaken)
+	req := AnyOf(history.GrantedBothSides, history.LostRetaken)
 	for _, tc := range []struct {
 		cov  Coverage
 		want int
-	}{{Coverage{GrantedBothSides: 2}, 2}, {Coverage{LostRetaken: 1}, 1}, {Coverage{LostAtHeal: 5}, 0}, {Coverage{GrantedBothSides: 1, LostRetaken: 1}, 2}} {
+	}{{Coverage{history.GrantedBothSides: 2}, 2}, {Coverage{history.LostRetaken: 1}, 1}, {Coverage{history.LostAtHeal: 5}, 0}, {Coverage{history.GrantedBothSides: 1, history.LostRetaken: 1}, 2}} {
 		if got := tc.cov.Count(req); got != tc.want {
 			t.Errorf("%v.Count(%s) = %d, want %d", tc.cov, req, got, tc.want)
 		}
 	}
-	if got := (Coverage{LostAtHeal: 3}).Count(LostAtHeal); got != 3 {
+	if got := (Coverage{history.LostAtHeal: 3}).Count(history.LostAtHeal); got != 3 {
 		t.Errorf("Count of one figure = %d, want 3", got)
 	}
 }
@@ -217,6 +217,18 @@ func TestCoverageOf_ScopeHeld(t *testing.T) {
 		}
 		if got := CoverageOf(ops, tc.o.Resolved())[Hit("client-partition")]; got != tc.want {
 			t.Errorf("%s: hit:client-partition = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestCoverageFigures_EveryServerEvent: every event the nemesis may
+// record (history.ServerEvents, declared once; the history's reader
+// refuses any other: TestRead_BadInput) is a coverage figure the checker
+// counts and explains.
+func TestCoverageFigures_EveryServerEvent(t *testing.T) {
+	for _, e := range history.ServerEvents {
+		if !slices.ContainsFunc(CoverageFigures, func(f struct{ Name, Meaning string }) bool { return f.Name == e && f.Meaning != "" }) {
+			t.Errorf("server event %q has no coverage figure (CoverageFigures)", e)
 		}
 	}
 }

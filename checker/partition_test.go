@@ -59,7 +59,7 @@ func faultyHistory(seed uint64) []history.Op {
 				Value: &history.NemesisValue{Fault: fault, Phase: "start", Targets: []string{"n1"}}},
 			history.Op{Process: history.NemesisProcess, F: history.Nemesis, Type: history.Info, Call: t + 40*ms, Return: t + 41*ms,
 				Value: &history.NemesisValue{Fault: fault, Phase: "stop", Targets: []string{"n1"},
-					Events: map[string]int64{GrantedByDeposed: int64(r.IntN(3))}}})
+					Events: map[string]int64{history.GrantedByDeposed: int64(r.IntN(3))}}})
 		if fault == "kill-redis" {
 			// Grants of lost leases' keys, some judged overlapping by
 			// the part of the history that holds their key.
@@ -70,7 +70,7 @@ func faultyHistory(seed uint64) []history.Op {
 					stop.Retaken = append(stop.Retaken, history.Retake{Key: a.Key, Token: a.Token, At: a.Return + r.Int64N(100*ms)})
 				}
 			}
-			stop.Events[LostRetaken] = int64(len(stop.Retaken))
+			stop.Events[history.LostRetaken] = int64(len(stop.Retaken))
 		}
 	}
 	slices.SortStableFunc(ops, func(a, b history.Op) int { return cmpInt(a.Return, b.Return) })
@@ -139,9 +139,9 @@ func TestPartition_SameAsWhole(t *testing.T) {
 	spent.Store(minimalKeys)
 	heard, retaken := 0, 0
 	defer func() {
-		t.Logf("%s: %d of %d grants heard", LostRetaken, retaken, heard)
+		t.Logf("%s: %d of %d grants heard", history.LostRetaken, retaken, heard)
 		if !t.Failed() && (retaken == 0 || retaken >= heard) {
-			t.Errorf("%s %d of %d grants heard; the test needs some of each", LostRetaken, retaken, heard)
+			t.Errorf("%s %d of %d grants heard; the test needs some of each", history.LostRetaken, retaken, heard)
 		}
 	}()
 	for seed := uint64(1); seed <= 4; seed++ {
@@ -166,11 +166,11 @@ func TestPartition_SameAsWhole(t *testing.T) {
 		var granted int
 		for _, op := range ops {
 			if op.F == history.Nemesis && op.Value.Phase == "stop" {
-				granted += int(op.Value.Events[GrantedByDeposed])
+				granted += int(op.Value.Events[history.GrantedByDeposed])
 			}
 		}
-		if granted == 0 || whole.Coverage[GrantedByDeposed] != granted {
-			t.Fatalf("seed %d: %s %d, want the stop ops' %d (not 0)", seed, GrantedByDeposed, whole.Coverage[GrantedByDeposed], granted)
+		if granted == 0 || whole.Coverage[history.GrantedByDeposed] != granted {
+			t.Fatalf("seed %d: %s %d, want the stop ops' %d (not 0)", seed, history.GrantedByDeposed, whole.Coverage[history.GrantedByDeposed], granted)
 		}
 		// lost_retaken is judged by key, in the part that holds it: the
 		// test needs some grants counted and some not.
@@ -179,7 +179,7 @@ func TestPartition_SameAsWhole(t *testing.T) {
 				heard += len(op.Value.Retaken)
 			}
 		}
-		retaken += whole.Coverage[LostRetaken]
+		retaken += whole.Coverage[history.LostRetaken]
 		for _, buckets := range []int{1, 2, 7, 64} {
 			got := noElapsed(partitionCheck(t, ops, buckets, Options{minimized: spent}))
 			if !reflect.DeepEqual(got, whole) {

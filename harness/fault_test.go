@@ -241,7 +241,7 @@ func TestFault_Failover(t *testing.T) {
 func faultFailover(t *testing.T, backend string) {
 	s := scenario{workload: sentinelLeases, cluster: cluster.Config{Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond},
 		nemesis: nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
-		needs:   checker.Coverage{checker.Outlived("failover"): 1, checker.LostRetaken: 1}}
+		needs:   checker.Coverage{checker.Outlived("failover"): 1, history.LostRetaken: 1}}
 	r := s.on(backend).expect(t, "setnx", invalid)
 	named := false
 	for _, f := range r.Faults {
@@ -260,7 +260,7 @@ func TestFault_Partition(t *testing.T) {
 func faultPartition(t *testing.T, backend string) {
 	s := scenario{workload: sentinelLeases, cluster: cluster.Config{Topology: cluster.Sentinel},
 		nemesis: nemesis.Config{Faults: []string{"partition"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
-		needs:   checker.Coverage{checker.GrantedBothSides: 1}}
+		needs:   checker.Coverage{history.GrantedBothSides: 1}}
 	s.on(backend).expect(t, "setnx", func(r *harness.Result) (bool, string) {
 		return doubleHolders(r) > 0, "double holders across the split brain: " + strconv.Itoa(doubleHolders(r))
 	})
@@ -279,13 +279,13 @@ func TestFault_PartitionHeal(t *testing.T) {
 	testutil.RequireRedis(t)
 	s := scenario{workload: sentinelLeases, cluster: cluster.Config{Topology: cluster.Sentinel},
 		nemesis: nemesis.Config{Faults: []string{"partition"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
-		needs:   checker.Coverage{checker.LostAtHeal: 1, checker.LostRetaken: 1}}
+		needs:   checker.Coverage{history.LostAtHeal: 1, history.LostRetaken: 1}}
 	s.expect(t, "setnx", func(r *harness.Result) (bool, string) {
 		return doubleHolders(r) > 0, "double holders across the heal: " + strconv.Itoa(doubleHolders(r))
 	})
 	s.needs = checker.Coverage{checker.Outlived("partition"): 1}
 	s.expect(t, "setnx-wait-all", func(r *harness.Result) (bool, string) {
-		n := r.Findings.Coverage[checker.LostRetaken]
+		n := r.Findings.Coverage[history.LostRetaken]
 		return r.Verdict == checker.Valid && n == 0, "lost_retaken " + strconv.Itoa(n)
 	})
 }
@@ -302,7 +302,7 @@ func TestFault_FailoverDetect(t *testing.T) {
 	t.Run("sentinel/partition", func(t *testing.T) {
 		s := scenario{workload: sentinelLeases, cluster: cluster.Config{Topology: cluster.Sentinel, Failover: cluster.FailoverDetect},
 			nemesis: nemesis.Config{Faults: []string{"partition"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
-			needs:   checker.Coverage{checker.GrantedBothSides: 1}}
+			needs:   checker.Coverage{history.GrantedBothSides: 1}}
 		s.expect(t, "setnx", func(r *harness.Result) (bool, string) {
 			return doubleHolders(r) > 0, "double holders across the split brain: " + strconv.Itoa(doubleHolders(r))
 		})
@@ -312,7 +312,7 @@ func TestFault_FailoverDetect(t *testing.T) {
 		cl := cluster.Config{Topology: cluster.RedisCluster, ReplicationLag: 500 * time.Millisecond, Failover: cluster.FailoverDetect}
 		s := scenario{workload: clusterLeases, cluster: cl,
 			nemesis: nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
-			needs:   checker.Coverage{checker.Outlived("failover"): 1, checker.LostRetaken: 1}}
+			needs:   checker.Coverage{checker.Outlived("failover"): 1, history.LostRetaken: 1}}
 		s.expect(t, "setnx", invalid)
 	})
 }
@@ -387,7 +387,7 @@ func faultRedisCluster(t *testing.T, backend string) {
 		// held its key (lost_retaken; a lost lease retaken only after the
 		// run ended left a docker run on a busy machine valid three times),
 		// one key granted on both sides.
-		s.needs = checker.Coverage{checker.Outlived(f): 1, map[string]string{"failover": checker.LostRetaken, "partition": checker.GrantedBothSides}[f]: 1}
+		s.needs = checker.Coverage{checker.Outlived(f): 1, map[string]string{"failover": history.LostRetaken, "partition": history.GrantedBothSides}[f]: 1}
 		t.Run(f, func(t *testing.T) { s.expect(t, "setnx", invalid) })
 	}
 	s := quiet
@@ -520,7 +520,7 @@ func TestFault_TableRows(t *testing.T) {
 	}
 	failover := scenario{workload: sentinelLeases, cluster: cluster.Config{Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond},
 		nemesis: nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
-		needs:   checker.Coverage{checker.Outlived("failover"): 1, checker.LostRetaken: 1}}
+		needs:   checker.Coverage{checker.Outlived("failover"): 1, history.LostRetaken: 1}}
 	// WAIT 1 returns once one replica has the key, and Sentinel may
 	// promote the other: setnx-wait loses leases too, in some runs.
 	t.Run("setnx-wait/failover", func(t *testing.T) { failover.expect(t, "setnx-wait", invalid) })

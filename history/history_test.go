@@ -132,6 +132,7 @@ func TestRead_BadInput(t *testing.T) {
 		{"late on acquire", strings.Replace(good, `"return":2`, `"return":2,"late":true`, 1), 1, "cut_short or late on acquire op"},
 		{"scheduled after call", strings.Replace(good, `"return":2`, `"return":2,"scheduled":2`, 1), 1, "scheduled 2 on acquire op called at 1"},
 		{"mode on acquire", strings.Replace(good, `"ttl_ms":5,`, `"ttl_ms":5,"mode":"add",`, 1), 1, `mode "add" on acquire op`},
+		{"nemesis event not declared", `{"index":0,"process":-1,"f":"nemesis","type":"info","call":1,"return":2,"value":{"fault":"kill-redis","phase":"stop","events":{"lost_at_restart":1,"lost_at_rstart":2}}}`, 1, `nemesis event "lost_at_rstart" is not one lockcheck reads`},
 		{"negative clock bound", strings.Replace(good, `"return":2`, `"return":2,"clock_bound":-1`, 1), 1, "clock_bound -1: want 0 to"},
 		{"clock bound too wide", strings.Replace(good, `"return":2`, `"return":2,"clock_bound":1099511627777`, 1), 1, "clock_bound 1099511627777: want 0 to"},
 		{"blank line inside", good + "\n\n" + second, 2, "empty line"},

@@ -8,6 +8,8 @@ package history
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -139,6 +141,11 @@ func (o *Op) validate() error {
 	case Nemesis:
 		if o.Value == nil || o.Value.Fault == "" || (o.Value.Phase != "start" && o.Value.Phase != "stop") {
 			return errors.New(`nemesis op without a value {"fault": ..., "phase": "start" or "stop"}`)
+		}
+		for name := range o.Value.Events {
+			if !slices.Contains(ServerEvents, name) {
+				return fmt.Errorf("nemesis event %q is not one lockcheck reads (%s)", name, strings.Join(ServerEvents, ", "))
+			}
 		}
 	default:
 		return fmt.Errorf("unknown f %q (want acquire, release, extend, write or nemesis)", o.F)

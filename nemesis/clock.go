@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"context"
+	"github.com/lockcheck/lockcheck/history"
 	"math/rand/v2"
 	"time"
 
@@ -17,7 +18,7 @@ type clockFault struct {
 	forwardOnly bool
 	target
 	// expired counts the leases a jump forward expired at once, read from
-	// the nodes before and after it (ExpiredByClock).
+	// the nodes before and after it (history.ExpiredByClock).
 	expired int64
 }
 
@@ -25,7 +26,7 @@ type clockFault struct {
 func (c *clockFault) Events() map[string]int64 {
 	e := c.expired
 	c.expired = 0
-	return map[string]int64{ExpiredByClock: e}
+	return map[string]int64{history.ExpiredByClock: e}
 }
 
 // jump moves n's clock by offset, and counts the leases n held before

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lockcheck/lockcheck/history"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -35,8 +36,8 @@ type clockQuorum struct {
 	cancel context.CancelFunc
 	done   chan error
 	// events is what the half-time read from the majority node: the
-	// leases its jump expired (ExpiredByClock) or its restart dropped
-	// (LostAtRestart), each live on a bare majority until then.
+	// leases its jump expired (history.ExpiredByClock) or its restart dropped
+	// (history.LostAtRestart), each live on a bare majority until then.
 	events map[string]int64
 }
 
@@ -141,7 +142,7 @@ func (c *clockQuorum) comeBack(ctx context.Context, halfTime bool) error {
 	errs = append(errs, restarted...)
 	if halfTime && c.restart && jumper != nil && heldErr == nil && errors.Join(errs...) == nil {
 		// A lease that could have run out by the restart is no count.
-		c.counted(LostAtRestart, cluster.LostFrom(held, nil, time.Since(at)+100*time.Millisecond))
+		c.counted(history.LostAtRestart, cluster.LostFrom(held, nil, time.Since(at)+100*time.Millisecond))
 	}
 	if halfTime && !c.restart && jumper != nil {
 		before, berr := c.env.Cluster.Holds(ctx, jumper)
@@ -150,7 +151,7 @@ func (c *clockQuorum) comeBack(ctx context.Context, halfTime bool) error {
 		errs = append(errs, err)
 		if berr == nil && err == nil {
 			if after, aerr := c.env.Cluster.Holds(ctx, jumper); aerr == nil {
-				c.counted(ExpiredByClock, cluster.LostFrom(before, after, time.Since(at)+100*time.Millisecond))
+				c.counted(history.ExpiredByClock, cluster.LostFrom(before, after, time.Since(at)+100*time.Millisecond))
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package nemesis
 import (
 	"context"
 	"fmt"
+	"github.com/lockcheck/lockcheck/history"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -24,7 +25,7 @@ func TestClockQuorum_ReadsTheMajorityNode(t *testing.T) {
 		restart bool
 		figure  string
 		leases  int
-	}{{false, ExpiredByClock, 3}, {false, ExpiredByClock, 0}, {true, LostAtRestart, 3}, {true, LostAtRestart, 0}} {
+	}{{false, history.ExpiredByClock, 3}, {false, history.ExpiredByClock, 0}, {true, history.LostAtRestart, 3}, {true, history.LostAtRestart, 0}} {
 		t.Run(fmt.Sprintf("%s/%d", c.figure, c.leases), func(t *testing.T) {
 			ctx := context.Background()
 			cl, err := cluster.Up(ctx, cluster.Config{Topology: cluster.Redlock, Nodes: 5, LogDir: t.TempDir(), ClockShim: !c.restart})

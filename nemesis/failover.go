@@ -21,7 +21,7 @@ type failover struct {
 	events map[string]int64
 	// watch records what the promoted node does to keys once it serves;
 	// lost is, for each lease the promotion lost, its value and when it
-	// would have expired: a grant of its key before then is LostRetaken.
+	// would have expired: a grant of its key before then is history.LostRetaken.
 	watch *cluster.KeyWatch
 	lost  map[string]cluster.Due
 	retakes
@@ -45,7 +45,7 @@ func (f *failover) holdsBefore(ctx context.Context, m *cluster.Node) (cluster.Ho
 }
 
 // countLost counts the leases of before, live past the read of the
-// promoted node, that it lacks (LostAtPromotion). Without both reads the
+// promoted node, that it lacks (history.LostAtPromotion). Without both reads the
 // window shows no loss (a run the figure does not count: conservative).
 func (f *failover) countLost(ctx context.Context, before cluster.Holdings, at time.Time, promoted *cluster.Node) {
 	if before == nil || promoted == nil {
@@ -58,7 +58,7 @@ func (f *failover) countLost(ctx context.Context, before cluster.Holdings, at ti
 	// A lease that could have expired between the two reads is no loss.
 	margin := time.Since(at) + 100*time.Millisecond
 	lost := cluster.LostKeys(before, after, margin)
-	f.events = map[string]int64{LostAtPromotion: int64(len(lost))}
+	f.events = map[string]int64{history.LostAtPromotion: int64(len(lost))}
 	if len(lost) == 0 {
 		return
 	}
@@ -73,7 +73,7 @@ func (f *failover) countLost(ctx context.Context, before cluster.Holdings, at ti
 }
 
 // closeWatch counts the lost leases whose key the promoted node granted
-// again while they would still have held it (LostRetaken). Clients may
+// again while they would still have held it (history.LostRetaken). Clients may
 // reach the promoted node only once the old one is back and redirects
 // them (a cluster client keeps trying a dead node), so it is called
 // after the heal and waits for such a grant, up to retakenWait or until
@@ -89,7 +89,7 @@ func (f *failover) closeWatch(ctx context.Context) {
 		f.events = map[string]int64{}
 	}
 	f.add(waitRetaken(ctx, w, lost))
-	f.events[LostRetaken] = int64(len(f.retaken))
+	f.events[history.LostRetaken] = int64(len(f.retaken))
 }
 
 // waitRetaken waits, up to retakenWait or until every lost lease would
@@ -111,7 +111,7 @@ func waitRetaken(ctx context.Context, w *cluster.KeyWatch, lost map[string]clust
 	return cluster.SetBefore(w.Close(), lost)
 }
 
-// retakes are the grants a window's LostRetaken counts, kept for
+// retakes are the grants a window's history.LostRetaken counts, kept for
 // Retaken.
 type retakes struct{ retaken []history.Retake }
 

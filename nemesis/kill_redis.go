@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"context"
+	"github.com/lockcheck/lockcheck/history"
 	"math/rand/v2"
 	"time"
 
@@ -12,12 +13,12 @@ import (
 // killRedis is kill-redis. On a node restarted without persistence, it
 // reads what the node holds just before it kills it, writes paused from
 // the read to the kill: the leases live then are what the restart drops,
-// for the node starts empty (LostAtRestart). With appendfsync everysec it
+// for the node starts empty (history.LostAtRestart). With appendfsync everysec it
 // is the host's crash, not only the server's (cluster.AOFMark): it marks
 // where each node's AOF ends, lets a second of writes through (what
 // everysec may not have fsynced), reads what the nodes hold, kills them
 // and cuts their AOF back to the mark; the leases whose grant the cut
-// dropped are what the restart loses (UnsyncedAtKill). With appendfsync
+// dropped are what the restart loses (history.UnsyncedAtKill). With appendfsync
 // always nothing is lost, and nothing is counted.
 type killRedis struct {
 	env Env
@@ -26,7 +27,7 @@ type killRedis struct {
 	unsynced int64 // -1: not counted
 	// due is, by node, each lease its restart drops: its value and when
 	// it would have expired: a grant of its key before then, once the
-	// node is back, is LostRetaken.
+	// node is back, is history.LostRetaken.
 	due    map[*cluster.Node]map[string]cluster.Due
 	events map[string]int64
 	retakes
@@ -117,9 +118,9 @@ func (k *killRedis) Start(ctx context.Context, rng *rand.Rand) ([]string, error)
 func (k *killRedis) Stop(ctx context.Context) error {
 	switch {
 	case k.lost >= 0:
-		k.events = map[string]int64{LostAtRestart: k.lost}
+		k.events = map[string]int64{history.LostAtRestart: k.lost}
 	case k.unsynced >= 0:
-		k.events = map[string]int64{UnsyncedAtKill: k.unsynced}
+		k.events = map[string]int64{history.UnsyncedAtKill: k.unsynced}
 	}
 	due := k.due
 	k.due = nil
@@ -147,7 +148,7 @@ func (k *killRedis) Stop(ctx context.Context) error {
 		for i, w := range watches {
 			k.add(waitRetaken(ctx, w, lost[i]))
 		}
-		k.events[LostRetaken] = int64(len(k.retaken))
+		k.events[history.LostRetaken] = int64(len(k.retaken))
 	default:
 		for _, w := range watches {
 			w.Close()

@@ -3,6 +3,7 @@ package nemesis
 import (
 	"context"
 	"errors"
+	"github.com/lockcheck/lockcheck/history"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -49,11 +50,11 @@ func TestKillRedis_LostAtRestart(t *testing.T) {
 				t.Fatal(err, retakeErr)
 			}
 			e := k.Events()
-			got, counted := e[LostAtRestart]
+			got, counted := e[history.LostAtRestart]
 			if counted != c.counted || got != c.want {
 				t.Errorf("lost_at_restart %d (counted %v), want %d (counted %v)", got, counted, c.want, c.counted)
 			}
-			if retaken, counted := e[LostRetaken]; counted != c.counted || (c.counted && retaken != 1) {
+			if retaken, counted := e[history.LostRetaken]; counted != c.counted || (c.counted && retaken != 1) {
 				t.Errorf("lost_retaken %d (counted %v), want 1 (a) where lost_at_restart is counted", retaken, counted)
 			}
 			// The grant comes with the lost lease's token, for the checker
@@ -123,7 +124,7 @@ func unsyncedAtKill(t *testing.T, backend string) {
 			if err := k.Stop(ctx); err != nil {
 				t.Fatal(err)
 			}
-			got, counted := k.Events()[UnsyncedAtKill]
+			got, counted := k.Events()[history.UnsyncedAtKill]
 			if counted != c.counted || got != c.want {
 				t.Errorf("unsynced_at_kill %d (counted %v), want %d (counted %v)", got, counted, c.want, c.counted)
 			}

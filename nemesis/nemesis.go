@@ -95,45 +95,13 @@ type Observer interface {
 	Events() map[string]int64
 }
 
-// Retaker is an Observer whose LostRetaken comes with its grants: each
+// Retaker is an Observer whose history.LostRetaken comes with its grants: each
 // lost lease's key and token, and when the node was heard setting the
 // key again (At in Unix ns; Run puts it on the history's clock). Called
 // after Stop, it starts the next window's anew.
 type Retaker interface {
 	Retaken() []history.Retake
 }
-
-// The events faults observe (history.NemesisValue.Events).
-const (
-	// GrantedByDeposed counts the keys a master cut off by a partition
-	// set after a replica was promoted in its place: leases granted on
-	// the losing side of a split brain.
-	GrantedByDeposed = "granted_by_deposed"
-	// GrantedBothSides counts the keys the deposed master and the
-	// promoted one held at once: the same lease granted on both sides.
-	GrantedBothSides = "granted_both_sides"
-	// LostAtPromotion counts the leases a master held just before it went
-	// down that the replica promoted in its place did not have.
-	LostAtPromotion = "lost_at_promotion"
-	// LostRetaken counts the leases a promotion lost whose key the
-	// promoted master granted again while they would still have held it.
-	LostRetaken = "lost_retaken"
-	// LostAtHeal counts the leases a partition's deposed master held
-	// when the partition healed that the promoted master lacked: the
-	// heal makes the deposed master a replica, which drops them.
-	LostAtHeal = "lost_at_heal"
-	// ExpiredByClock counts the leases a node's clock jump expired at once.
-	ExpiredByClock = "expired_by_clock"
-	// LostAtRestart counts the leases a node held just before it was
-	// killed, live past its restart, that it lacked once restarted (a
-	// restart without the data: no persistence, or fsync not yet done).
-	LostAtRestart = "lost_at_restart"
-	// UnsyncedAtKill counts the leases a node held when it was killed,
-	// live past its restart, whose grant was among the writes of the last
-	// second that a power loss drops under appendfsync everysec (cut from
-	// its AOF before the restart).
-	UnsyncedAtKill = "unsynced_at_kill"
-)
 
 // Kind describes a fault for lockcheck list.
 type Kind struct {

@@ -3,6 +3,7 @@ package nemesis
 import (
 	"context"
 	"fmt"
+	"github.com/lockcheck/lockcheck/history"
 	"math/rand/v2"
 	"time"
 
@@ -26,12 +27,12 @@ type partition struct {
 }
 
 // Events is the last window's count: the keys the deposed master set
-// once cut off (GrantedByDeposed: grants no replica received), those it
-// and the promoted master held at once (GrantedBothSides), the leases
+// once cut off (history.GrantedByDeposed: grants no replica received), those it
+// and the promoted master held at once (history.GrantedBothSides), the leases
 // the deposed master held at the heal that the promoted one lacked
-// (LostAtHeal: the heal makes it a replica, which drops them), and
+// (history.LostAtHeal: the heal makes it a replica, which drops them), and
 // those of them whose key the promoted master granted again while they
-// would still have held it (LostRetaken, with its grants: Retaken).
+// would still have held it (history.LostRetaken, with its grants: Retaken).
 func (p *partition) Events() map[string]int64 {
 	e := p.events
 	p.events = nil
@@ -74,7 +75,7 @@ func (p *partition) beforeHeal(ctx context.Context) map[string]cluster.Due {
 	}
 	sets := d.Sets()
 	both := cluster.HeldOnBoth(d.Close(), pr.Log())
-	p.events = map[string]int64{GrantedByDeposed: sets, GrantedBothSides: both}
+	p.events = map[string]int64{history.GrantedByDeposed: sets, history.GrantedBothSides: both}
 	before, err := p.env.Cluster.Holds(ctx, p.cut)
 	if err != nil {
 		return nil
@@ -87,7 +88,7 @@ func (p *partition) beforeHeal(ctx context.Context) map[string]cluster.Due {
 	// A lease that could have expired between the reads is no loss.
 	margin := time.Since(at) + 100*time.Millisecond
 	lost := cluster.LostKeys(before, after, margin)
-	p.events[LostAtHeal] = int64(len(lost))
+	p.events[history.LostAtHeal] = int64(len(lost))
 	due := map[string]cluster.Due{}
 	for k, h := range lost {
 		due[k] = cluster.Due{Value: h.Value, Until: at.Add(h.TTL).UnixNano() - int64(margin)}
@@ -110,7 +111,7 @@ func (p *partition) afterHeal(ctx context.Context, lost map[string]cluster.Due) 
 		return
 	}
 	p.add(waitRetaken(ctx, pr, lost))
-	p.events[LostRetaken] = int64(len(p.retaken))
+	p.events[history.LostRetaken] = int64(len(p.retaken))
 }
 
 var partitionToxics = []string{"partition-down", "partition-up"}

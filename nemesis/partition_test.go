@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"context"
+	"github.com/lockcheck/lockcheck/history"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -42,7 +43,7 @@ func TestPartition_HealDemotes(t *testing.T) {
 	if err := p.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if lost := p.Events()[LostAtHeal]; lost != 1 {
+	if lost := p.Events()[history.LostAtHeal]; lost != 1 {
 		t.Errorf("lost_at_heal %d, want 1 (lock:cut)", lost)
 	}
 	err = rc.Set(ctx, "lock:after", "tok", time.Second).Err()

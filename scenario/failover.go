@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"github.com/lockcheck/lockcheck/history"
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
@@ -13,7 +14,7 @@ import (
 var failover = Scenario{Name: "failover", Description: "sentinel: kill the master with replication 500 ms behind; a replica is promoted",
 	Nemesis:  nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
 	Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond, Workload: laggedWorkload,
-	Server: true, Requires: checker.Coverage{checker.LostAtPromotion: 1}, Breaks: "the promoted replica had not received held locks"}
+	Server: true, Requires: checker.Coverage{history.LostAtPromotion: 1}, Breaks: "the promoted replica had not received held locks"}
 
 // failoverWorkload is the sentinel scenarios' workload: leases of 10 s
 // held 3 s on 40 keys, so that a promotion finds leases live.

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"github.com/lockcheck/lockcheck/history"
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
@@ -22,4 +23,4 @@ var killQuorum = onServer(Scenario{Name: "kill-quorum", Description: "redsync #1
 	Workload: func(w *workload.Config) {
 		w.Keys, w.TTL, w.Hold, w.HoldDist, w.Duration = 10, 6*time.Second, 4*time.Second, workload.HoldFixed, 12*time.Second
 	},
-	Server: true, Requires: checker.Coverage{checker.Hit("kill-quorum"): 2, checker.LostAtRestart: 2}, Breaks: "a bare majority lost a lease to one node's restart without persistence"})
+	Server: true, Requires: checker.Coverage{checker.Hit("kill-quorum"): 2, history.LostAtRestart: 2}, Breaks: "a bare majority lost a lease to one node's restart without persistence"})

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"github.com/lockcheck/lockcheck/history"
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
@@ -12,4 +13,4 @@ import (
 var partition = Scenario{Name: "partition", Description: "sentinel: the master cut off from its replicas and sentinels while clients still reach it; a replica is promoted (split brain)",
 	Nemesis:  nemesis.Config{Faults: []string{"partition"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
 	Topology: cluster.Sentinel, Workload: failoverWorkload,
-	Server: true, Requires: checker.Coverage{checker.AnyOf(checker.GrantedBothSides, checker.LostRetaken): 1}, Breaks: "both sides of the split brain granted the same lock"}
+	Server: true, Requires: checker.Coverage{checker.AnyOf(history.GrantedBothSides, history.LostRetaken): 1}, Breaks: "both sides of the split brain granted the same lock"}

@@ -84,6 +84,7 @@ func main() {
 		os.Exit(2)
 	}
 	watchdog := flag.Bool("watchdog", false, "extend each lease every TTL/3 in the background until its release")
+	timeout := flag.Duration("timeout", 0, "the command timeout the process sets itself, as applications do (a 2 s socket timeout), in place of lockcheck's op timeout (LOCKCHECK_OP_TIMEOUT_MS): a client that waits out a stall shorter than it")
 	resend := flag.Bool("resend", false, "the classic mistake, for lost-reply to catch: go-redis's default of resending a command whose reply was lost (3 retries), so a resent SET NX finds the key its first attempt set and reports not acquired while it holds it")
 	flag.Parse()
 	// No retries: a retried SET NX whose first reply was lost would read
@@ -97,6 +98,9 @@ func main() {
 	// clients' do.
 	if ms, err := strconv.Atoi(os.Getenv("LOCKCHECK_OP_TIMEOUT_MS")); err == nil && ms > 0 {
 		opTimeout = time.Duration(ms) * time.Millisecond
+	}
+	if *timeout > 0 {
+		opTimeout = *timeout
 	}
 	opts := &redis.Options{Addr: addrs[0], Password: os.Getenv("LOCKCHECK_REDIS_PASSWORD"), MaxRetries: retries, PoolSize: 256,
 		ReadTimeout: opTimeout, WriteTimeout: opTimeout}

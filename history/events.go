@@ -1,0 +1,52 @@
+package history
+
+// The events faults read from the servers in their windows
+// (NemesisValue.Events, FaultWindow.Events): declared here once, recorded
+// by the nemesis, counted by the checker's coverage. A fault records them
+// on its window; they are the window's, not a bucket's.
+const (
+	// GrantedByDeposed counts the keys a master cut off by a partition
+	// set after a replica was promoted in its place, read from that
+	// master (its keyspace notifications): leases granted on the losing
+	// side of a split brain, the event a lock without replication safety
+	// breaks on.
+	GrantedByDeposed = "granted_by_deposed"
+	// GrantedBothSides counts the keys the deposed master and the
+	// promoted one held at once, read from both: the same lease granted
+	// on both sides of a split brain.
+	GrantedBothSides = "granted_both_sides"
+	// LostAtPromotion counts the leases a master held just before it went
+	// down that the replica promoted in its place lacked, read from both.
+	LostAtPromotion = "lost_at_promotion"
+	// LostRetaken counts the leases a promotion (a heal, a restart) lost
+	// whose key the promoted master granted again while they would still
+	// have held it (read from it), where the history shows the two leases
+	// overlap: a second holder, the event a lock that loses leases at a
+	// failover breaks on. The node cannot tell a grant that came after
+	// the first holder's release (or before its acquire returned) from
+	// one that overlaps it; the history can (the checker's retakenSeen).
+	LostRetaken = "lost_retaken"
+	// LostAtHeal counts the leases a partition's deposed master held when
+	// the partition healed that the promoted master lacked, read from
+	// both just before the heal: the heal makes the deposed master a
+	// replica, which drops them while their holders may still hold them.
+	LostAtHeal = "lost_at_heal"
+	// ExpiredByClock counts the leases a node's clock jump expired at
+	// once, read from the node before and after the jump: expiry moved
+	// past what the clock tolerance and a client's margin absorb.
+	ExpiredByClock = "expired_by_clock"
+	// LostAtRestart counts the leases a node held just before it was
+	// killed, live past its restart, that it lacked once restarted, read
+	// from the node before the kill and after the restart: a restart
+	// that forgot held locks (no persistence, an fsync not yet done).
+	LostAtRestart = "lost_at_restart"
+	// UnsyncedAtKill counts the leases a node held when it was killed,
+	// live past its restart, whose grant (its SET) was among the writes
+	// of the second before the kill, cut from the node's AOF as a power
+	// loss under appendfsync everysec drops them, read from the node and
+	// from the cut: an acknowledged grant the restart lost.
+	UnsyncedAtKill = "unsynced_at_kill"
+)
+
+// ServerEvents are the events above, each once.
+var ServerEvents = []string{GrantedByDeposed, GrantedBothSides, LostAtHeal, LostAtPromotion, LostRetaken, ExpiredByClock, LostAtRestart, UnsyncedAtKill}
