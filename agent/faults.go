@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/nemesis"
 )
 
 // KillAgents kills the agents targets names (one, minority, all), chosen
@@ -97,40 +98,27 @@ type remoteClients struct{ c *Coordinator }
 // faultTimeout bounds an agent's answer to a fault.
 const faultTimeout = 5 * time.Second
 
-func (rc remoteClients) ask(rng *rand.Rand, f Fault) []int {
+func (rc remoteClients) Play(rng *rand.Rand, f nemesis.ClientFault) ([]int, error) {
 	live := rc.c.live()
 	if len(live) == 0 {
-		return nil
+		return nil, nil
 	}
 	// The agents the fault acts on: one picked by the seed, unless
 	// --nemesis-targets agent:minority or agent:all names more; each plays
 	// it on n of its own clients.
 	rng.Shuffle(len(live), func(i, j int) { live[i], live[j] = live[j], live[i] })
 	var ids []int
+	var errs []error
 	for _, ra := range live[:agentCount(rc.c.cfg.AgentTargets, len(live))] {
-		f.Seed = rng.Uint64()
-		m, err := ra.conn.Call(Msg{T: TFault, Fault: &f}, faultTimeout)
-		if err == nil {
+		m, err := ra.conn.Call(Msg{T: TFault, Fault: &Fault{Kind: FaultClient, Seed: rng.Uint64(), Client: &f}}, faultTimeout)
+		switch {
+		case err == nil && m.Error != "":
+			errs = append(errs, fmt.Errorf("agent %d: %s", ra.index, m.Error))
+		case err == nil:
 			ids = append(ids, m.IDs...)
 		}
 	}
-	return ids
-}
-
-func (rc remoteClients) PauseClients(rng *rand.Rand, n int, d time.Duration, inSection bool) []int {
-	return rc.ask(rng, Fault{Kind: "pause", N: n, D: d, InSection: inSection})
-}
-
-func (rc remoteClients) CrashClients(rng *rand.Rand, n int) []int {
-	return rc.ask(rng, Fault{Kind: "crash", N: n})
-}
-
-func (rc remoteClients) CutClients(rng *rand.Rand, n int) []int {
-	return rc.ask(rng, Fault{Kind: "cut", N: n})
-}
-
-func (rc remoteClients) SkewClients(rng *rand.Rand, n int, rate float64, jump time.Duration) []int {
-	return rc.ask(rng, Fault{Kind: "skew", N: n, Rate: rate, Jump: jump})
+	return ids, errors.Join(errs...)
 }
 
 // mirrorToxics has every toxic a fault puts on a node's client proxy
@@ -146,7 +134,7 @@ func (c *Coordinator) mirrorToxics() {
 			js, _ := json.Marshal(t)
 			var errs []error
 			for _, ra := range c.live() {
-				m, err := ra.conn.Call(Msg{T: TFault, Fault: &Fault{Kind: "toxic", Node: node, Toxic: js}}, faultTimeout)
+				m, err := ra.conn.Call(Msg{T: TFault, Fault: &Fault{Kind: FaultToxic, Node: node, Toxic: js}}, faultTimeout)
 				if err == nil && m.Error != "" {
 					err = errors.New(m.Error)
 				}
@@ -161,6 +149,6 @@ func (c *Coordinator) mirrorToxics() {
 
 func (rc remoteClients) HealClients() {
 	for _, ra := range rc.c.live() {
-		_, _ = ra.conn.Call(Msg{T: TFault, Fault: &Fault{Kind: "heal"}}, faultTimeout)
+		_, _ = ra.conn.Call(Msg{T: TFault, Fault: &Fault{Kind: FaultHeal}}, faultTimeout)
 	}
 }

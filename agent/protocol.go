@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/lockcheck/lockcheck/nemesis"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -92,22 +93,28 @@ type Op struct {
 	ReturnRef bool `json:"return_ref,omitempty"`
 }
 
-// Fault is a client fault the coordinator asks an agent to play on its
-// clients (nemesis.Clients, one call).
+// Fault is what the coordinator asks an agent to play on its clients:
+// a client fault (Kind FaultClient: Client, forwarded as the nemesis made
+// it, played with Seed), a heal of them all (FaultHeal), or a toxic on a
+// client proxy (FaultToxic). An agent refuses any other kind, and a
+// client fault its clients do not play, with an error.
 type Fault struct {
-	Kind      string        `json:"kind"` // pause, crash, cut, skew, heal, toxic
-	Seed      uint64        `json:"seed,omitempty"`
-	N         int           `json:"n,omitempty"`
-	D         time.Duration `json:"d,omitempty"`
-	InSection bool          `json:"in_section,omitempty"`
-	Rate      float64       `json:"rate,omitempty"`
-	Jump      time.Duration `json:"jump,omitempty"`
+	Kind   string               `json:"kind"`
+	Seed   uint64               `json:"seed,omitempty"`
+	Client *nemesis.ClientFault `json:"client,omitempty"`
 	// Node and Toxic: a toxic added to (or removed from) the proxy in
 	// front of node Node (its address), which the agent mirrors on its
 	// own proxy for that node (latency, lost-reply).
 	Node  string          `json:"node,omitempty"`
 	Toxic json.RawMessage `json:"toxic,omitempty"`
 }
+
+// The kinds of Fault.
+const (
+	FaultClient = "client"
+	FaultHeal   = "heal"
+	FaultToxic  = "toxic"
+)
 
 // Conn is one end of an agent connection: JSON lines, one writer at a
 // time, requests matched to their replies by id.

@@ -429,11 +429,9 @@ func (a *agentRun) read() error {
 			a.stop(errors.New("killed (kill-agent)"))
 		case TFault:
 			reply := Msg{T: TReply, ID: m.ID}
-			if m.Fault != nil && m.Fault.Kind == "toxic" {
-				reply.Error = errString(a.toxic(m.Fault))
-			} else {
-				reply.IDs = a.fault(m.Fault)
-			}
+			var err error
+			reply.IDs, err = a.fault(m.Fault)
+			reply.Error = errString(err)
 			_ = a.conn.Send(reply)
 		case TReply:
 			a.conn.Deliver(m)
@@ -441,28 +439,29 @@ func (a *agentRun) read() error {
 	}
 }
 
-// fault plays a client fault on this agent's clients and returns their
-// run ids.
-func (a *agentRun) fault(f *Fault) []int {
+// fault plays what the coordinator asked (Fault) on this agent's clients
+// and returns their run ids; a kind it does not know is refused.
+func (a *agentRun) fault(f *Fault) ([]int, error) {
 	if f == nil {
-		return nil
+		return nil, errors.New("a fault message without its fault")
+	}
+	switch f.Kind {
+	case FaultToxic:
+		return nil, a.toxic(f)
+	case FaultHeal:
+		a.runner.HealClients()
+		return nil, nil
+	case FaultClient:
+		if f.Client == nil {
+			return nil, errors.New("a client fault without its value")
+		}
+	default:
+		return nil, fmt.Errorf("fault kind %q: this agent plays %s, %s and %s (is it older than the coordinator?)", f.Kind, FaultClient, FaultHeal, FaultToxic)
 	}
 	rng := rand.New(rand.NewPCG(f.Seed, f.Seed^0x9e3779b97f4a7c15))
-	var ids []int
-	switch f.Kind {
-	case "pause":
-		ids = a.runner.PauseClients(rng, f.N, f.D, f.InSection)
-	case "crash":
-		ids = a.runner.CrashClients(rng, f.N)
-	case "cut":
-		ids = a.runner.CutClients(rng, f.N)
-	case "skew":
-		ids = a.runner.SkewClients(rng, f.N, f.Rate, f.Jump)
-	case "heal":
-		a.runner.HealClients()
-	}
+	ids, err := a.runner.Play(rng, *f.Client)
 	for i, id := range ids {
 		ids[i] = a.plan.process(id)
 	}
-	return ids
+	return ids, err
 }

@@ -269,6 +269,46 @@ func TestCLI_Extensions(t *testing.T) {
 		t.Error("report.html: no registered section")
 	}
 
+	// A client fault: a nemesis kind that plays a value, and the
+	// workload's case for it; two registrations, as docs/extending.md's
+	// recipe has two files.
+	var played atomic.Int32
+	defer nemesis.Register(nemesis.ClientKind(nemesis.Kind{Name: "throwaway-client-fault", Description: "clients count it"},
+		func(*rand.Rand, nemesis.Env) (nemesis.ClientFault, string) {
+			return nemesis.ClientFault{Kind: "throwaway", N: 2}, "counted"
+		}))()
+	defer workload.RegisterClientFault("throwaway", func(_ *workload.Runner, rng *rand.Rand, f nemesis.ClientFault) []int {
+		played.Add(1)
+		return rng.Perm(5)[:f.N]
+	})()
+	if code := run([]string{"run", "--lock", "throwaway-lock", "--nemesis", "throwaway-client-fault", "--nemesis-interval", "300ms",
+		"--nemesis-duration", "100ms", "--clients", "5", "--keys", "2", "--duration", "2s", "-q", "--out", out}); code != exitValid {
+		t.Fatalf("run with a client fault: exit %d, want %d", code, exitValid)
+	}
+	if played.Load() == 0 {
+		t.Fatal("run: the registered client fault was never played by the workload")
+	}
+	dir, err = filepath.EvalSymlinks(filepath.Join(out, "latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, err := history.ReadFile(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts := 0
+	for _, op := range ops {
+		if v := op.Value; op.F == history.Nemesis && v.Fault == "throwaway-client-fault" && v.Phase == "start" {
+			starts++
+			if len(v.Targets) != 3 || v.Targets[2] != "counted" || op.Error != "" {
+				t.Errorf("client fault start %+v (error %q): want two clients and its note", v.Targets, op.Error)
+			}
+		}
+	}
+	if starts != int(played.Load()) {
+		t.Errorf("history has %d starts of the client fault, the workload played %d", starts, played.Load())
+	}
+
 	rows := verifyRows(t, "--lock", "throwaway-lock", "--scenario", "throwaway-scenario")
 	if len(rows) != 1 || rows[0].Scenario != "throwaway-scenario" || rows[0].Status != report.StatusPassed {
 		t.Errorf("verify.json rows %+v: want the registered scenario, passed", rows)

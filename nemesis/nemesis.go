@@ -25,20 +25,9 @@ const (
 
 // Clients is the client side of the faults, implemented by the workload.
 type Clients interface {
-	// PauseClients arms a pause of d for n clients chosen by rng, between
-	// their next acquire and their write, or (inSection) in the middle of
-	// their next critical section; it returns their process ids.
-	PauseClients(rng *rand.Rand, n int, d time.Duration, inSection bool) []int
-	// CrashClients arms a crash for n clients chosen by rng, right before
-	// their first command after a successful one; it returns their ids.
-	CrashClients(rng *rand.Rand, n int) []int
-	// CutClients cuts n clients chosen by rng (holders first) off Redis
-	// until HealClients; it returns their ids.
-	CutClients(rng *rand.Rand, n int) []int
-	// SkewClients makes the clocks of n clients chosen by rng (holders
-	// first) run at rate and jump back by jump until HealClients; it
-	// returns their ids.
-	SkewClients(rng *rand.Rand, n int, rate float64, jump time.Duration) []int
+	// Play arms f on f.N clients chosen by rng and returns their process
+	// ids, or an error for a kind the clients do not play.
+	Play(rng *rand.Rand, f ClientFault) ([]int, error)
 	// HealClients disarms client faults not yet taken.
 	HealClients()
 }

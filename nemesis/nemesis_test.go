@@ -16,24 +16,16 @@ type fakeClients struct {
 	paused, crashed, heals int
 }
 
-func (f *fakeClients) PauseClients(rng *rand.Rand, n int, d time.Duration, _ bool) []int {
+func (f *fakeClients) Play(rng *rand.Rand, c ClientFault) ([]int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.paused++
-	return []int{rng.IntN(100)}
-}
-
-func (f *fakeClients) CrashClients(rng *rand.Rand, n int) []int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.crashed++
-	return []int{rng.IntN(100)}
-}
-
-func (f *fakeClients) CutClients(rng *rand.Rand, n int) []int { return f.CrashClients(rng, n) }
-
-func (f *fakeClients) SkewClients(rng *rand.Rand, n int, _ float64, _ time.Duration) []int {
-	return f.CrashClients(rng, n)
+	switch c.Kind {
+	case ClientPause:
+		f.paused++
+	case ClientCrash:
+		f.crashed++
+	}
+	return []int{rng.IntN(100)}, nil
 }
 
 func (f *fakeClients) HealClients() { f.mu.Lock(); f.heals++; f.mu.Unlock() }

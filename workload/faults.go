@@ -4,14 +4,58 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/lockcheck/lockcheck/internal/ctxwait"
+	"github.com/lockcheck/lockcheck/internal/ext"
 	"github.com/lockcheck/lockcheck/lockimpl"
+	"github.com/lockcheck/lockcheck/nemesis"
 )
+
+// Play arms the client fault f on f.N clients chosen by rng
+// (nemesis.Clients): the one place a client fault's kind is read. A kind
+// neither built in nor registered is refused.
+func (r *Runner) Play(rng *rand.Rand, f nemesis.ClientFault) ([]int, error) {
+	switch f.Kind {
+	case nemesis.ClientPause:
+		return r.pauseClients(rng, f.N, f.D, f.InSection), nil
+	case nemesis.ClientCrash:
+		return r.crashClients(rng, f.N), nil
+	case nemesis.ClientCut:
+		return r.cutClients(rng, f.N), nil
+	case nemesis.ClientSkew:
+		return r.skewClients(rng, f.N, f.Rate, f.Jump), nil
+	}
+	for _, c := range clientFaults.With(nil) {
+		if c.kind == f.Kind {
+			return c.play(r, rng, f), nil
+		}
+	}
+	return nil, fmt.Errorf("client fault %q: not one these clients play (%s, %s, %s, %s, or one registered)", f.Kind,
+		nemesis.ClientPause, nemesis.ClientCrash, nemesis.ClientCut, nemesis.ClientSkew)
+}
+
+// ClientFaultPlayer plays a registered client fault on a run's clients
+// and returns the process ids it acted on.
+type ClientFaultPlayer func(r *Runner, rng *rand.Rand, f nemesis.ClientFault) []int
+
+type clientFaultEntry struct {
+	kind string
+	play ClientFaultPlayer
+}
+
+var clientFaults ext.Added[clientFaultEntry]
+
+// RegisterClientFault adds a client fault kind the workload plays (a
+// nemesis.ClientKind's start names it), and returns a function that
+// removes it.
+func RegisterClientFault(kind string, play ClientFaultPlayer) (unregister func()) {
+	return clientFaults.Add(clientFaultEntry{kind, play})
+}
 
 // faults is the client side of the nemesis: pauses and crashes armed for
 // chosen clients, taken when the client reaches the point they act at.
@@ -92,11 +136,11 @@ func (f *faults) succeeded(id int) {
 	}
 }
 
-// PauseClients arms a pause of d for n clients chosen by rng: each stops
+// pauseClients arms a pause of d for n clients chosen by rng: each stops
 // between its next acquire and its write, or, inSection, in the middle of
 // a critical section: clients in one now are chosen first, and stop at
 // once. It returns the process ids.
-func (r *Runner) PauseClients(rng *rand.Rand, n int, d time.Duration, inSection bool) []int {
+func (r *Runner) pauseClients(rng *rand.Rand, n int, d time.Duration, inSection bool) []int {
 	f := r.faults
 	perm := rng.Perm(f.slots)
 	armed := f.pause
@@ -128,10 +172,10 @@ func (r *Runner) PauseClients(rng *rand.Rand, n int, d time.Duration, inSection 
 	return ids
 }
 
-// CrashClients arms a crash for n clients chosen by rng: each dies right
+// crashClients arms a crash for n clients chosen by rng: each dies right
 // before its first Redis command after one that succeeded, that is while it
 // may hold a lock, and never releases it.
-func (r *Runner) CrashClients(rng *rand.Rand, n int) []int {
+func (r *Runner) crashClients(rng *rand.Rand, n int) []int {
 	var ids []int
 	for _, s := range rng.Perm(r.faults.slots)[:min(n, r.faults.slots)] {
 		r.faults.crash[s].Store(crashArmed)
@@ -154,11 +198,11 @@ func (f *faults) holdersFirst(rng *rand.Rand, n int) []int {
 	return append(holders, rest...)[:min(n, f.slots)]
 }
 
-// CutClients cuts n clients chosen by rng off Redis, current holders
+// cutClients cuts n clients chosen by rng off Redis, current holders
 // first, until HealClients: their commands (their watchdog's too) are not
 // sent, and time out after the op timeout unless the cut heals first
 // (then they go, as TCP would resend them). It returns the process ids.
-func (r *Runner) CutClients(rng *rand.Rand, n int) []int {
+func (r *Runner) cutClients(rng *rand.Rand, n int) []int {
 	f := r.faults
 	var ids []int
 	f.cutMu.Lock()
@@ -189,11 +233,11 @@ func (c clientClock) behind(t int64) int64 {
 	return int64(c.jump) + int64((1-c.rate)*float64(t-c.start))
 }
 
-// SkewClients makes the clocks of n clients chosen by rng (holders first)
+// skewClients makes the clocks of n clients chosen by rng (holders first)
 // run at rate and jump back by jump, until HealClients: the clock they
 // time their leases by, so that a slow or set-back one keeps its client
 // in its critical section after its lease expired. It returns the ids.
-func (r *Runner) SkewClients(rng *rand.Rand, n int, rate float64, jump time.Duration) []int {
+func (r *Runner) skewClients(rng *rand.Rand, n int, rate float64, jump time.Duration) []int {
 	f := r.faults
 	now := r.now()
 	var ids []int

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/lockimpl"
+	"github.com/lockcheck/lockcheck/nemesis"
 )
 
 func TestConfig_WithDefaults(t *testing.T) {
@@ -103,5 +104,17 @@ func TestResource_FencedSectionOvertaken(t *testing.T) {
 	r.Exit(history.Op{Call: c, Return: 99}, lockimpl.Lease{Key: "u", Token: "x"}, s, true)
 	if ops[3].Return != 99 || s != nil {
 		t.Errorf("unfenced: %+v, section %v", ops[3], s)
+	}
+}
+
+// TestRunner_PlayRefusesUnknownKind: a client fault kind neither built
+// in nor registered is refused with an error, never silently ignored.
+func TestRunner_PlayRefusesUnknownKind(t *testing.T) {
+	r := &Runner{faults: newFaults(4)}
+	if ids, err := r.Play(rand.New(rand.NewPCG(1, 2)), nemesis.ClientFault{Kind: "nope", N: 2}); err == nil || ids != nil {
+		t.Fatalf("Play of an unknown kind: ids %v, error %v; want an error", ids, err)
+	}
+	if ids, err := r.Play(rand.New(rand.NewPCG(1, 2)), nemesis.ClientFault{Kind: nemesis.ClientCrash, N: 2}); err != nil || len(ids) != 2 {
+		t.Fatalf("Play of a crash: ids %v, error %v; want 2 ids", ids, err)
 	}
 }
