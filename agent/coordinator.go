@@ -151,6 +151,9 @@ func (c *Coordinator) Finish() { c.End() }
 // when.
 func (c *Coordinator) Account() ([]report.RunAgent, []string) { return c.runInfo(), c.lostAgents() }
 
+// Scope is "": the agents build the lock, and do not say.
+func (c *Coordinator) Scope() string { return "" }
+
 // Listen opens the coordinator's port and starts welcoming agents
 // (spawning them first if cfg.Spawn).
 func Listen(cfg CoordinatorConfig) (*Coordinator, error) {

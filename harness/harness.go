@@ -469,8 +469,8 @@ func (r *run) open() error {
 // writeInfo writes run.json, with what the lock that players play
 // leaves unjudged (nil players: the lock was never built).
 func (r *run) writeInfo(players workload.Players) error {
-	if local, ok := players.(*workload.Local); ok {
-		if why := lockimpl.ScopeOf(local.Locker); why != "" {
+	if players != nil {
+		if why := players.Scope(); why != "" {
 			r.check.NotJudged = map[checker.Guarantee]string{checker.LeaseContract: why}
 			r.info.NotJudged = map[string]string{string(checker.LeaseContract): why}
 		}
@@ -579,8 +579,8 @@ func (r *run) drive(ctx context.Context, p workload.Players) error {
 		runErr = errors.Join(runErr, within(context.Background(), "close", limits.close, "the lock's close and the agents' end",
 			func(context.Context) error { p.Finish(); return nil }))
 	}
-	if c, ok := p.(*agent.Coordinator); ok && !abandoned(runErr) {
-		r.res.Agents, r.res.AgentsLost = c.Account()
+	if !abandoned(runErr) {
+		r.res.Agents, r.res.AgentsLost = p.Account()
 	}
 	// Everything the clients recorded is on disk before anything else.
 	cerr := r.closeHistory()

@@ -8,6 +8,7 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/report"
 )
 
 // ErrConfig marks a user mistake (bad option, missing program, a lock
@@ -32,6 +33,12 @@ type Players interface {
 	Finish()
 	// Unrecorded is what the clients counted that the history lacks.
 	Unrecorded() history.Unrecorded
+	// Scope says why the lock's leases are scopes (lockimpl.Scoped), or
+	// "" if they are leases or the players cannot tell.
+	Scope() string
+	// Account is run.json's account of the agents and which were lost
+	// (nil, nil: no agents), read once Finish returned.
+	Account() ([]report.RunAgent, []string)
 }
 
 // Local are clients in this process: runner's, through locker.
@@ -54,6 +61,12 @@ func (p *Local) Finish() { lockimpl.Close(p.Locker) }
 
 // Unrecorded is the runner's counters.
 func (p *Local) Unrecorded() history.Unrecorded { return p.Runner.Counters().Snapshot() }
+
+// Scope is the lock's.
+func (p *Local) Scope() string { return lockimpl.ScopeOf(p.Locker) }
+
+// Account is nil: no agents.
+func (p *Local) Account() ([]report.RunAgent, []string) { return nil, nil }
 
 // BuildLock builds the lock named name with factory for runner's clients
 // (in this process or an agent's): their side of the faults in env, its
