@@ -51,34 +51,9 @@ func (m leaseModel) edfOrder(ctx context.Context, ops []*lockOp, limit int) (lin
 	if n == 0 {
 		return []int{}, false
 	}
-	// Two circular lists of the ops not placed, with sentinel n: by call
-	// (the candidates are a prefix of it) and by return (its head is the
-	// earliest return). Placing unlinks an op; backtracking relinks it, in
-	// the reverse order, which restores both lists exactly.
-	byCall := idsSorted(n, func(a, b int) int {
-		return cmpInt2(ops[a].call, ops[b].call, ops[a].ret, ops[b].ret)
-	})
-	byRet := idsSorted(n, func(a, b int) int {
-		return cmpInt2(ops[a].ret, ops[b].ret, ops[a].call, ops[b].call)
-	})
-	calls, rets := newRing(byCall), newRing(byRet)
-	// A prefix's hash: the xor of its ops' random words.
-	r := rand.New(rand.NewPCG(uint64(n), 0x9e3779b97f4a7c15))
-	word := make([]uint64, n)
-	for i := range word {
-		word[i] = r.Uint64()
-	}
-	due := edfDue(m, ops)
-	live := newLiveTokens(ops)
-	candidates := func() []int {
-		minRet := ops[rets.next[n]].ret
-		var c []int
-		for id := calls.next[n]; id != n && ops[id].call <= minRet; id = calls.next[id] {
-			c = append(c, id)
-		}
-		slices.SortFunc(c, func(a, b int) int { return cmpInt2(due[a], due[b], ops[a].ret, ops[b].ret) })
-		return c
-	}
+	e := newEDF(m, ops)
+	calls, rets, word, live := e.calls, e.rets, e.word, e.live
+	candidates := e.candidates
 	type frame struct {
 		set   stateSet
 		cands []int
@@ -129,6 +104,49 @@ func (m leaseModel) edfOrder(ctx context.Context, ops []*lockOp, limit int) (lin
 		stack = append(stack, frame{set: next, cands: candidates()})
 	}
 	return nil, true
+}
+
+// edf is edfOrder's state outside its stack: two circular lists of the
+// ops not placed, with sentinel n: by call (the candidates are a prefix
+// of it) and by return (its head is the earliest return). Placing unlinks
+// an op; backtracking relinks it, in the reverse order, which restores
+// both lists exactly. A prefix's hash is the xor of its ops' random words.
+type edf struct {
+	ops         []*lockOp
+	calls, rets ring
+	word        []uint64
+	due         []int64
+	live        *liveTokens
+}
+
+func newEDF(m leaseModel, ops []*lockOp) *edf {
+	n := len(ops)
+	byCall := idsSorted(n, func(a, b int) int {
+		return cmpInt2(ops[a].call, ops[b].call, ops[a].ret, ops[b].ret)
+	})
+	byRet := idsSorted(n, func(a, b int) int {
+		return cmpInt2(ops[a].ret, ops[b].ret, ops[a].call, ops[b].call)
+	})
+	r := rand.New(rand.NewPCG(uint64(n), 0x9e3779b97f4a7c15))
+	word := make([]uint64, n)
+	for i := range word {
+		word[i] = r.Uint64()
+	}
+	return &edf{ops: ops, calls: newRing(byCall), rets: newRing(byRet), word: word, due: edfDue(m, ops), live: newLiveTokens(ops)}
+}
+
+// candidates are the ops that may go next, in the order tried: called no
+// later than the earliest return among the ops not placed, soonest due
+// first.
+func (e *edf) candidates() []int {
+	ops, n := e.ops, len(e.ops)
+	minRet := ops[e.rets.next[n]].ret
+	var c []int
+	for id := e.calls.next[n]; id != n && ops[id].call <= minRet; id = e.calls.next[id] {
+		c = append(c, id)
+	}
+	slices.SortFunc(c, func(a, b int) int { return cmpInt2(e.due[a], e.due[b], ops[a].ret, ops[b].ret) })
+	return c
 }
 
 // ring is a circular doubly linked list of 0..n-1 with sentinel n, from

@@ -95,6 +95,18 @@ func (c *keyCheck) minimal(lops []*lockOp, w near, hints ...[]int64) []*lockOp {
 			return nil
 		}
 	}
+	cur = shrink(ctx, cur, invalid)
+	out := make([]*lockOp, len(cur))
+	for k, i := range cur {
+		out[k] = lops[i]
+	}
+	return out
+}
+
+// shrink drops chunks of cur while what is left stays invalid, halving
+// the chunk when none can go, until no single op can (ddmin's
+// complement steps), or ctx ends.
+func shrink(ctx context.Context, cur []int, invalid func([]int) bool) []int {
 	for chunk := max(len(cur)/2, 1); ; {
 		dropped := false
 		// From the end: the earliest contradiction is the one kept.
@@ -107,17 +119,12 @@ func (c *keyCheck) minimal(lops []*lockOp, w near, hints ...[]int64) []*lockOp {
 			end = at
 		}
 		if ctx.Err() != nil || chunk == 1 && !dropped {
-			break
+			return cur
 		}
 		if !dropped {
 			chunk = max(chunk/2, 1)
 		}
 	}
-	out := make([]*lockOp, len(cur))
-	for k, i := range cur {
-		out[k] = lops[i]
-	}
-	return out
 }
 
 // The lines of an explanation that head the fewest ops, and the ops
@@ -306,41 +313,7 @@ func (c *keyCheck) withMinimal(v *Violation, lops []*lockOp) {
 	if fewEnough(lops, wholeOps) {
 		set = c.minimal(lops, whole, v.Ops, window(lops))
 	} else {
-		// Among the ops near the span of those v names (its window, where
-		// a search's may span the key), widened while none is found; the
-		// tries share minimalFor.
-		ctx, cancel := context.WithTimeout(c.ctx, minimalFor)
-		defer cancel()
-		sub := *c
-		sub.ctx = ctx
-		span := near{from: inf, to: -inf}
-		var ttl int64
-		for _, lo := range lops {
-			if slices.Contains(v.Ops, lo.index) {
-				span = near{from: min(span.from, lo.call), to: max(span.to, lo.ret)}
-			}
-			ttl = max(ttl, lo.ttl)
-		}
-		if span.from > span.to {
-			span = near{from: v.Window[0], to: v.Window[1]}
-		}
-		for _, k := range nearMargins {
-			w := near{from: span.from - k*ttl, to: span.to}
-			ops := nearOps(c.m, lops, w)
-			if !fewEnough(ops, minimalOps) || ctx.Err() != nil {
-				break
-			}
-			if set = sub.minimal(ops, w, v.Ops, window(ops)); set != nil {
-				break
-			}
-		}
-		// Too many ops near it (a hot key): the few ops v names, kept in
-		// the whole key, where a proof that names its ops (a lease surely
-		// held, an acquire inside it) is decided by the reductions
-		// before any search.
-		if set == nil && len(v.Ops) <= nearProof && ctx.Err() == nil {
-			set = sub.minimal(lops, near{from: -inf, to: inf, hintsOnly: true}, v.Ops)
-		}
+		set = c.minimalNear(v, lops, window)
 	}
 	if set == nil {
 		return
@@ -354,4 +327,44 @@ func (c *keyCheck) withMinimal(v *Violation, lops []*lockOp) {
 		lines = append(lines, aroundLine)
 	}
 	v.Explanation = append(lines, v.Explanation...)
+}
+
+// minimalNear is withMinimal's search on a key too long to search whole:
+// among the ops near the span of those v names (its window, where a
+// search's may span the key), widened while none is found; the tries
+// share minimalFor. window gives the ops of a set inside v's window.
+func (c *keyCheck) minimalNear(v *Violation, lops []*lockOp, window func([]*lockOp) []int64) (set []*lockOp) {
+	ctx, cancel := context.WithTimeout(c.ctx, minimalFor)
+	defer cancel()
+	sub := *c
+	sub.ctx = ctx
+	span := near{from: inf, to: -inf}
+	var ttl int64
+	for _, lo := range lops {
+		if slices.Contains(v.Ops, lo.index) {
+			span = near{from: min(span.from, lo.call), to: max(span.to, lo.ret)}
+		}
+		ttl = max(ttl, lo.ttl)
+	}
+	if span.from > span.to {
+		span = near{from: v.Window[0], to: v.Window[1]}
+	}
+	for _, k := range nearMargins {
+		w := near{from: span.from - k*ttl, to: span.to}
+		ops := nearOps(c.m, lops, w)
+		if !fewEnough(ops, minimalOps) || ctx.Err() != nil {
+			break
+		}
+		if set = sub.minimal(ops, w, v.Ops, window(ops)); set != nil {
+			break
+		}
+	}
+	// Too many ops near it (a hot key): the few ops v names, kept in
+	// the whole key, where a proof that names its ops (a lease surely
+	// held, an acquire inside it) is decided by the reductions
+	// before any search.
+	if set == nil && len(v.Ops) <= nearProof && ctx.Err() == nil {
+		set = sub.minimal(lops, near{from: -inf, to: inf, hintsOnly: true}, v.Ops)
+	}
+	return set
 }

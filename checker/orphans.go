@@ -488,17 +488,7 @@ func orphanShortfall(m leaseModel, lops []*lockOp) (f *lockOp, need, have int) {
 	ws := holdWindows(m, bare)
 	slices.SortFunc(ws, func(a, b holdWindow) int { return cmpInt(a.from, b.from) })
 	slices.SortFunc(fails, func(a, b *lockOp) int { return cmpInt(a.ret, b.ret) })
-	// needed: the refusals no window of the bare leases meets.
-	var needed []*lockOp
-	reach, k := int64(-inf), 0
-	for _, f := range fails {
-		for ; k < len(ws) && ws[k].from <= f.ret; k++ {
-			reach = max(reach, ws[k].to)
-		}
-		if reach < f.call {
-			needed = append(needed, f)
-		}
-	}
+	needed := unmet(ws, fails)
 	n := len(needed)
 	if n == 0 || n*n*len(orphans) > maxShortfallWork {
 		return nil, 0, 0
@@ -540,6 +530,22 @@ func orphanShortfall(m leaseModel, lops []*lockOp) (f *lockOp, need, have int) {
 		}
 	}
 	return nil, 0, 0
+}
+
+// unmet returns the refusals of fails (by return) that no window of ws
+// (by start) meets: those that only an orphan could give a holder.
+func unmet(ws []holdWindow, fails []*lockOp) []*lockOp {
+	var needed []*lockOp
+	reach, k := int64(-inf), 0
+	for _, f := range fails {
+		for ; k < len(ws) && ws[k].from <= f.ret; k++ {
+			reach = max(reach, ws[k].to)
+		}
+		if reach < f.call {
+			needed = append(needed, f)
+		}
+	}
+	return needed
 }
 
 // maxShortfallWork bounds orphanShortfall's n^2 m.

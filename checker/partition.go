@@ -211,6 +211,33 @@ func (p *Partition) Check(ctx context.Context, opt Options, each func([]history.
 			cs = append(cs, s)
 		}
 	}
+	done, err := p.checkBuckets(ctx, cs, opt, each)
+	if err != nil {
+		return Findings{}, err
+	}
+	rep := Merge(FaultWindows(p.nemesis), done)
+	rep.NotJudged = opt.NotJudged
+	merged := rep.Checkers
+	rep.Checkers = make([]Result, 0, len(all))
+	vs := make([]Verdict, 0, len(all))
+	for _, s := range all {
+		var r Result
+		if s.Counts != nil {
+			r = s.Counts(p.Counts())
+			r.Name = s.Name()
+		} else {
+			r, merged = merged[0], merged[1:]
+		}
+		rep.Checkers, vs = append(rep.Checkers, r), append(vs, r.Verdict)
+	}
+	rep.Verdict = Compose(vs...)
+	return rep, nil
+}
+
+// checkBuckets checks each bucket with the checkers cs, in parallel, and
+// returns the findings of those checked; each (if set) is given each
+// bucket's ops, one at a time.
+func (p *Partition) checkBuckets(ctx context.Context, cs []Spec, opt Options, each func([]history.Op)) ([]Findings, error) {
 	parts := make([]Findings, len(p.sizes))
 	checked := make([]bool, len(p.sizes))
 	var (
@@ -234,7 +261,7 @@ func (p *Partition) Check(ctx context.Context, opt Options, each func([]history.
 		}
 	})
 	if err := errors.Join(errs...); err != nil {
-		return Findings{}, err
+		return nil, err
 	}
 	var done []Findings
 	for i, ok := range checked {
@@ -242,23 +269,7 @@ func (p *Partition) Check(ctx context.Context, opt Options, each func([]history.
 			done = append(done, parts[i])
 		}
 	}
-	rep := Merge(FaultWindows(p.nemesis), done)
-	rep.NotJudged = opt.NotJudged
-	merged := rep.Checkers
-	rep.Checkers = make([]Result, 0, len(all))
-	vs := make([]Verdict, 0, len(all))
-	for _, s := range all {
-		var r Result
-		if s.Counts != nil {
-			r = s.Counts(p.Counts())
-			r.Name = s.Name()
-		} else {
-			r, merged = merged[0], merged[1:]
-		}
-		rep.Checkers, vs = append(rep.Checkers, r), append(vs, r.Verdict)
-	}
-	rep.Verdict = Compose(vs...)
-	return rep, nil
+	return done, nil
 }
 
 // Merge composes the findings of parts of one history split by key, each

@@ -182,33 +182,8 @@ func (c *keyCheck) check(key string, lops []*lockOp) (Verdict, *Violation, int) 
 		lops = narrowOrphans(c.m, lops)
 	}
 	rest, fails := splitFails(lops)
-	if len(fails) > 0 && c.skip&skipExpiredFail == 0 {
-		if v := c.expiredFail(key, lops); v != nil {
-			return Invalid, v, 0
-		}
-	}
-	if len(fails) > 0 && c.skip&skipUncovered == 0 {
-		if f := uncoveredFail(c.m, lops); f != nil {
-			return Invalid, c.uncovered(key, lops, f), 0
-		}
-	}
-	if len(fails) > 0 && c.skip&skipShortfall == 0 {
-		if f, need, have := orphanShortfall(c.m, lops); f != nil {
-			return Invalid, c.shortfall(key, lops, f, need, have), 0
-		}
-	}
-	if c.skip&skipUnowned == 0 {
-		if r := unownedRelease(lops); r != nil {
-			v := c.failViolation(key, lops, r, r.call, r.ret)
-			v.Message = fmt.Sprintf("%s: p%d %s ok at %s with token %q, which no acquire that may have taken effect names: a lease released or extended by a client that never held it",
-				key, r.process, r.f, history.Seconds(r.orig), r.token)
-			return Invalid, v, 0
-		}
-	}
-	if c.skip&skipOverlap == 0 {
-		if y, g := certainOverlap(c.m, lops); y != nil {
-			return Invalid, c.overlap(key, y, g), 0
-		}
+	if v := c.refute(key, lops, len(fails) > 0); v != nil {
+		return Invalid, v, 0
 	}
 	// outside: the failed acquires porcupine does not search.
 	outside := fails
@@ -235,6 +210,41 @@ func (c *keyCheck) check(key string, lops []*lockOp) (Verdict, *Violation, int) 
 		return v, viol, dropped
 	}
 	return c.porcupineAll(key, append(slices.Clip(rest), outside...), dropped)
+}
+
+// refute runs the reductions that refute a key without a search (1a to
+// 1f): the violation of the first that does, or nil. fails says whether
+// the key has failed acquires (those of 1a, 1b and 1e are about them).
+func (c *keyCheck) refute(key string, lops []*lockOp, fails bool) *Violation {
+	if fails && c.skip&skipExpiredFail == 0 {
+		if v := c.expiredFail(key, lops); v != nil {
+			return v
+		}
+	}
+	if fails && c.skip&skipUncovered == 0 {
+		if f := uncoveredFail(c.m, lops); f != nil {
+			return c.uncovered(key, lops, f)
+		}
+	}
+	if fails && c.skip&skipShortfall == 0 {
+		if f, need, have := orphanShortfall(c.m, lops); f != nil {
+			return c.shortfall(key, lops, f, need, have)
+		}
+	}
+	if c.skip&skipUnowned == 0 {
+		if r := unownedRelease(lops); r != nil {
+			v := c.failViolation(key, lops, r, r.call, r.ret)
+			v.Message = fmt.Sprintf("%s: p%d %s ok at %s with token %q, which no acquire that may have taken effect names: a lease released or extended by a client that never held it",
+				key, r.process, r.f, history.Seconds(r.orig), r.token)
+			return v
+		}
+	}
+	if c.skip&skipOverlap == 0 {
+		if y, g := certainOverlap(c.m, lops); y != nil {
+			return c.overlap(key, y, g)
+		}
+	}
+	return nil
 }
 
 // checkCut checks a key's ops segment by segment, split at its cuts

@@ -196,6 +196,19 @@ func confArgs(conf []string) ([]string, error) {
 	return args, nil
 }
 
+// localServer is the redis-server the local backend runs, and its
+// version ("", "" for another backend).
+func localServer(cfg Config) (server, version string, err error) {
+	if cfg.Backend != Local {
+		return "", "", nil
+	}
+	if server, err = findServer(cfg.RedisServer); err != nil {
+		return "", "", err
+	}
+	version, err = ServerVersion(server)
+	return server, version, err
+}
+
 // Up starts the topology in cfg and waits until every node answers PING.
 // On error everything started so far is stopped.
 func Up(ctx context.Context, cfg Config) (*Cluster, error) {
@@ -210,14 +223,9 @@ func Up(ctx context.Context, cfg Config) (*Cluster, error) {
 		return nil, errors.New("cluster: no log dir")
 	}
 	persist, _ := persistenceArgs(cfg.Persistence)
-	var server, version string
-	if cfg.Backend == Local {
-		if server, err = findServer(cfg.RedisServer); err != nil {
-			return nil, err
-		}
-		if version, err = ServerVersion(server); err != nil {
-			return nil, err
-		}
+	server, version, err := localServer(cfg)
+	if err != nil {
+		return nil, err
 	}
 	maxClients := cfg.MaxClients
 	if maxClients <= 0 {

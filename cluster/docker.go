@@ -227,7 +227,7 @@ func (c *Cluster) startContainerConf(ctx context.Context, cfg Config, name, conf
 // runContainer starts a node in a container on the run's network, its
 // port published on a free 127.0.0.1 port, and waits for PING. Its host
 // dir holds the owner file, a sentinel's config and the clock file.
-func (c *Cluster) runContainer(ctx context.Context, cfg Config, name string, args []string, password, sentinelConf string) (*Node, error) {
+func (c *Cluster) runContainer(ctx context.Context, cfg Config, name string, args []string, password, sentinelConf string) (n *Node, err error) {
 	d := c.docker
 	logDir := filepath.Join(cfg.LogDir, "nodes", name)
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
@@ -237,52 +237,29 @@ func (c *Cluster) runContainer(ctx context.Context, cfg Config, name string, arg
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, err
-	}
-	n := &Node{Name: name, LogPath: filepath.Join(logDir, "redis.log"), dir: dir}
-	mounts, env, err := d.mountsOf(n, sentinelConf)
-	if err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, err
-	}
-	if password != "" && sentinelConf == "" {
-		conf, err := secretsConf(dir, password)
-		if err != nil {
-			_ = os.RemoveAll(dir)
-			return nil, err
+	started := false
+	defer func() {
+		if !started {
+			_ = os.RemoveAll(dir) // nothing runs from it
 		}
-		// redis-server's first argument may be its config file.
-		mounts = append(mounts, dir+":"+secretsDir+":ro")
-		args = append([]string{secretsDir + "/" + conf}, args...)
+	}()
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		return nil, err
 	}
-	if sentinelConf == "" {
-		// Its data in its host dir, as a local node's: a power loss
-		// under appendfsync everysec cuts the AOF there (CutAOF).
-		mounts = append(mounts, dir+":"+dataDir)
-		args = append(args, "--dir", dataDir)
+	n = &Node{Name: name, LogPath: filepath.Join(logDir, "redis.log"), dir: dir}
+	mounts, env, args, err := d.containerFiles(n, args, password, sentinelConf)
+	if err != nil {
+		return nil, err
 	}
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	repo, tag := d.image, "latest"
-	if i := strings.LastIndexByte(d.image, ':'); i > strings.LastIndexByte(d.image, '/') {
-		repo, tag = d.image[:i], d.image[i+1:]
-	}
-	res, err := d.pool.RunWithOptions(&dockertest.RunOptions{Name: "lockcheck-" + d.runID + "-" + name,
-		Repository: repo, Tag: tag, Cmd: args, Env: env, Mounts: mounts, Labels: d.labels,
-		Networks: []*dockertest.Network{d.net}, ExposedPorts: []string{"6379/tcp"},
-		PortBindings: map[dc.Port][]dc.PortBinding{"6379/tcp": {{HostIP: "127.0.0.1", HostPort: strconv.Itoa(port)}}},
-	}, func(hc *dc.HostConfig) {
-		hc.PublishAllPorts = false
-		hc.RestartPolicy = dc.RestartPolicy{Name: "no"}
-	})
+	res, err := d.start(name, args, env, mounts, port)
 	if err != nil {
-		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
+	started = true
 	n.rt = &container{env: d, id: res.Container.ID}
 	n.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	track(n)
@@ -291,6 +268,48 @@ func (c *Cluster) runContainer(ctx context.Context, cfg Config, name string, arg
 	}
 	n.Version = nodeVersion(ctx, n.Addr, password)
 	return n, nil
+}
+
+// containerFiles is what node n's container mounts from its host dir, its
+// environment, and its redis-server args: its secrets' config first (a
+// node with a password), its data dir (a Redis node: a power loss under
+// appendfsync everysec cuts the AOF there, CutAOF, as a local node's).
+func (d *dockerEnv) containerFiles(n *Node, args []string, password, sentinelConf string) (mounts, env, _ []string, err error) {
+	mounts, env, err = d.mountsOf(n, sentinelConf)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if password != "" && sentinelConf == "" {
+		conf, err := secretsConf(n.dir, password)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		// redis-server's first argument may be its config file.
+		mounts = append(mounts, n.dir+":"+secretsDir+":ro")
+		args = append([]string{secretsDir + "/" + conf}, args...)
+	}
+	if sentinelConf == "" {
+		mounts = append(mounts, n.dir+":"+dataDir)
+		args = append(args, "--dir", dataDir)
+	}
+	return mounts, env, args, nil
+}
+
+// start runs the container of node name, its port 6379 on port of the
+// loopback.
+func (d *dockerEnv) start(name string, args, env, mounts []string, port int) (*dockertest.Resource, error) {
+	repo, tag := d.image, "latest"
+	if i := strings.LastIndexByte(d.image, ':'); i > strings.LastIndexByte(d.image, '/') {
+		repo, tag = d.image[:i], d.image[i+1:]
+	}
+	return d.pool.RunWithOptions(&dockertest.RunOptions{Name: "lockcheck-" + d.runID + "-" + name,
+		Repository: repo, Tag: tag, Cmd: args, Env: env, Mounts: mounts, Labels: d.labels,
+		Networks: []*dockertest.Network{d.net}, ExposedPorts: []string{"6379/tcp"},
+		PortBindings: map[dc.Port][]dc.PortBinding{"6379/tcp": {{HostIP: "127.0.0.1", HostPort: strconv.Itoa(port)}}},
+	}, func(hc *dc.HostConfig) {
+		hc.PublishAllPorts = false
+		hc.RestartPolicy = dc.RestartPolicy{Name: "no"}
+	})
 }
 
 // dataDir is where a node's container keeps its data: its host dir.

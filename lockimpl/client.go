@@ -18,42 +18,7 @@ const dialEvery = 1 << 12
 // first node, in the sentinel topology to whichever node Sentinel names
 // master, and in the cluster topology to the node that serves the key.
 func newClient(env Env) (redis.UniversalClient, error) {
-	dial := dialer(env)
-	// A lock harness must never retry a command on its own: a SET NX that
-	// was applied but whose reply was lost would be retried, get nil, and
-	// be recorded as a definite failure while we hold the key. Nor dial
-	// again and again (go-redis's default, 5 dials 100ms apart): a node
-	// that refuses a connection is down, and the lock must hear it at
-	// once (Redlock counts it as a "no"). Per-op deadlines are socket
-	// deadlines (read and write timeouts), not a context per op.
-	rt, pt := time.Duration(0), 30*time.Second // 0: go-redis's default 3s
-	if env.OpTimeout > 0 {
-		rt, pt = env.OpTimeout, env.OpTimeout
-	}
-	retries := -1
-	if env.resend {
-		retries = 3
-	}
-	// A Redlock's master that was down must be dialed again as soon as it
-	// is back: go-redis stops dialing a node after PoolSize failed dials
-	// and answers every command with the last dial error until a probe,
-	// once a second, gets through (internal/pool/pool.go:700, 773,
-	// 814-840 at v9.23.0), so a minority restarted empty looked down to
-	// every client for up to a second more, longer than what a 1 s lease
-	// the clock-quorum jump put at risk had left: redlock broke at
-	// clock-quorum in 2 of 9 seeds with it; with 4,096 failed dials
-	// allowed, redlock and redsync broke there at each of seeds 1 to 4.
-	// The pool's size otherwise only bounds the connections, which the
-	// clients bound anyway, but go-redis allocates by it: 2.2 MiB and
-	// 5 ms a master at 4,096 (65,536 cost 36 MiB and 23 ms).
-	poolSize := max(env.PoolSize, 10)
-	if env.master {
-		poolSize = max(poolSize, dialEvery)
-	}
-	// One set of options; the topology picks the client made of it.
-	opts := &redis.UniversalOptions{Addrs: env.Addrs, Username: env.Username, Password: env.Password,
-		PoolSize: poolSize, Protocol: 2, MaxRetries: retries, DialerRetries: 1,
-		ReadTimeout: rt, WriteTimeout: rt, ContextTimeoutEnabled: true, PoolTimeout: pt, DisableIdentity: true, Dialer: dial}
+	opts := clientOptions(env)
 	var c redis.UniversalClient
 	switch {
 	case env.Cluster:
@@ -88,6 +53,45 @@ func newClient(env Env) (redis.UniversalClient, error) {
 		c.AddHook(h)
 	}
 	return c, nil
+}
+
+// clientOptions is the one set of options every client of the lock is
+// made of; the topology picks the client (newClient).
+func clientOptions(env Env) *redis.UniversalOptions {
+	// A lock harness must never retry a command on its own: a SET NX that
+	// was applied but whose reply was lost would be retried, get nil, and
+	// be recorded as a definite failure while we hold the key. Nor dial
+	// again and again (go-redis's default, 5 dials 100ms apart): a node
+	// that refuses a connection is down, and the lock must hear it at
+	// once (Redlock counts it as a "no"). Per-op deadlines are socket
+	// deadlines (read and write timeouts), not a context per op.
+	rt, pt := time.Duration(0), 30*time.Second // 0: go-redis's default 3s
+	if env.OpTimeout > 0 {
+		rt, pt = env.OpTimeout, env.OpTimeout
+	}
+	retries := -1
+	if env.resend {
+		retries = 3
+	}
+	// A Redlock's master that was down must be dialed again as soon as it
+	// is back: go-redis stops dialing a node after PoolSize failed dials
+	// and answers every command with the last dial error until a probe,
+	// once a second, gets through (internal/pool/pool.go:700, 773,
+	// 814-840 at v9.23.0), so a minority restarted empty looked down to
+	// every client for up to a second more, longer than what a 1 s lease
+	// the clock-quorum jump put at risk had left: redlock broke at
+	// clock-quorum in 2 of 9 seeds with it; with 4,096 failed dials
+	// allowed, redlock and redsync broke there at each of seeds 1 to 4.
+	// The pool's size otherwise only bounds the connections, which the
+	// clients bound anyway, but go-redis allocates by it: 2.2 MiB and
+	// 5 ms a master at 4,096 (65,536 cost 36 MiB and 23 ms).
+	poolSize := max(env.PoolSize, 10)
+	if env.master {
+		poolSize = max(poolSize, dialEvery)
+	}
+	return &redis.UniversalOptions{Addrs: env.Addrs, Username: env.Username, Password: env.Password,
+		PoolSize: poolSize, Protocol: 2, MaxRetries: retries, DialerRetries: 1,
+		ReadTimeout: rt, WriteTimeout: rt, ContextTimeoutEnabled: true, PoolTimeout: pt, DisableIdentity: true, Dialer: dialer(env)}
 }
 
 // dialer returns the clients' dialer: to the address DialAddr maps an

@@ -49,6 +49,25 @@ func (k *killRedis) Events() map[string]int64 {
 // Hold: the nodes stay down for the restart delay.
 func (k *killRedis) Hold() time.Duration { return k.env.RestartDelay }
 
+// countLost counts the leases the killed nodes held before the kill
+// (before, read at at), live past margin, that a restart without
+// persistence drops, and remembers when each would have ended.
+func (k *killRedis) countLost(before map[*cluster.Node]cluster.Holdings, at time.Time, margin time.Duration) {
+	k.lost = 0
+	k.due = map[*cluster.Node]map[string]cluster.Due{}
+	for n, h := range before {
+		lost := cluster.LostKeys(h, nil, margin)
+		k.lost += int64(len(lost))
+		if len(lost) > 0 {
+			k.due[n] = map[string]cluster.Due{}
+		}
+		for key, h := range lost {
+			// The TTL was read after at: the lease ends no sooner.
+			k.due[n][key] = cluster.Due{Value: h.Value, Until: at.Add(h.TTL).UnixNano()}
+		}
+	}
+}
+
 func (k *killRedis) Start(ctx context.Context, rng *rand.Rand) ([]string, error) {
 	k.lost, k.unsynced = -1, -1
 	empty := k.env.Cluster.Persistence == "none"
@@ -91,20 +110,7 @@ func (k *killRedis) Start(ctx context.Context, rng *rand.Rand) ([]string, error)
 		return err
 	})
 	if empty && len(before) == len(names) {
-		k.lost = 0
-		k.due = map[*cluster.Node]map[string]cluster.Due{}
-		m := margin()
-		for n, h := range before {
-			lost := cluster.LostKeys(h, nil, m)
-			k.lost += int64(len(lost))
-			if len(lost) > 0 {
-				k.due[n] = map[string]cluster.Due{}
-			}
-			for key, h := range lost {
-				// The TTL was read after at: the lease ends no sooner.
-				k.due[n][key] = cluster.Due{Value: h.Value, Until: at.Add(h.TTL).UnixNano()}
-			}
-		}
+		k.countLost(before, at, margin())
 	}
 	if len(unsynced) == len(names) && len(names) > 0 {
 		k.unsynced = 0

@@ -69,65 +69,15 @@ func main() {
 var rootDir string
 
 func run(bin, out, write, only string, noRun, repro bool, archive string) error {
+	step := stepper{bin: bin, noRun: noRun}.step
 	var results []survey.Result
-	step := func(dir string, args ...string) error {
-		if noRun {
-			return nil
-		}
-		if _, err := os.Stat(filepath.Join(dir, "done")); err == nil {
-			return nil
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-		fmt.Fprintf(os.Stderr, "survey: %s %s\n", bin, strings.Join(args, " "))
-		cmd := exec.Command(bin, append(args, "--out", dir)...)
-		cmd.Dir = rootDir
-		log, err := os.Create(filepath.Join(dir, "output.txt"))
-		if err != nil {
-			return err
-		}
-		defer log.Close()
-		cmd.Stdout, cmd.Stderr = log, log
-		start := time.Now()
-		err = cmd.Run()
-		if werr := os.WriteFile(filepath.Join(dir, "elapsed"), []byte(time.Since(start).Round(time.Second).String()+"\n"), 0o644); werr != nil {
-			return werr
-		}
-		var exit *exec.ExitError
-		if err != nil && !errors.As(err, &exit) {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dir, "revision"), []byte(binRevision(bin)+"\n"), 0o644); err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dir, "done"), []byte(fmt.Sprintln(cmd.ProcessState.ExitCode())), 0o644)
-	}
 	for _, lib := range survey.Libraries {
 		if only != "" && !slices.Contains(strings.Split(only, ","), lib.Name) {
 			continue
 		}
-		r := survey.Result{Lib: lib}
-		d1 := filepath.Join(out, lib.Name, "seed-1")
-		if err := step(d1, append(append([]string{"verify"}, lib.Flags...), "--seed", "1", "--keep-going", "-q")...); err != nil {
+		r, err := surveyLib(step, out, lib)
+		if err != nil {
 			return err
-		}
-		r.Seed1, r.Dir1 = readVerify(d1)
-		if passed := passedOf(r.Seed1); len(passed) > 0 {
-			d2 := filepath.Join(out, lib.Name, "seed-2")
-			if err := step(d2, append(append([]string{"verify"}, lib.Flags...), "--seed", "2", "--keep-going", "-q", "--scenario", strings.Join(passed, ","))...); err != nil {
-				return err
-			}
-			r.Seed2, r.Dir2 = readVerify(d2)
-		}
-		if lib.Skew {
-			for _, s := range skews {
-				d := filepath.Join(out, lib.Name, "skew-"+s)
-				if err := step(d, append(append(append([]string{}, skewArgs...), lib.InProcess()...), "--redis-clock-skew", s)...); err != nil {
-					return err
-				}
-				r.Skew = append(r.Skew, survey.SkewPoint{Skew: s, Verdict: readVerdict(d)})
-			}
 		}
 		results = append(results, r)
 	}
@@ -141,6 +91,92 @@ func run(bin, out, write, only string, noRun, repro bool, archive string) error 
 			return err
 		}
 	}
+	if err := repros(step, out, results, repro); err != nil {
+		return err
+	}
+	if archive != "" {
+		if err := archiveTo(out, archive, results); err != nil {
+			return err
+		}
+	}
+	if write == "" {
+		return nil
+	}
+	return writePage(write, out, results, base)
+}
+
+// stepper runs one step of the survey: lockcheck-survey (bin) with args
+// into dir, unless noRun or dir holds a finished step already.
+type stepper struct {
+	bin   string
+	noRun bool
+}
+
+func (st stepper) step(dir string, args ...string) error {
+	if st.noRun {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, "done")); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "survey: %s %s\n", st.bin, strings.Join(args, " "))
+	cmd := exec.Command(st.bin, append(args, "--out", dir)...)
+	cmd.Dir = rootDir
+	log, err := os.Create(filepath.Join(dir, "output.txt"))
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	cmd.Stdout, cmd.Stderr = log, log
+	start := time.Now()
+	err = cmd.Run()
+	if werr := os.WriteFile(filepath.Join(dir, "elapsed"), []byte(time.Since(start).Round(time.Second).String()+"\n"), 0o644); werr != nil {
+		return werr
+	}
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "revision"), []byte(binRevision(st.bin)+"\n"), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "done"), []byte(fmt.Sprintln(cmd.ProcessState.ExitCode())), 0o644)
+}
+
+// surveyLib runs lib's battery at seed 1, again at seed 2 on what passed,
+// and its clock skews, and reads them.
+func surveyLib(step func(string, ...string) error, out string, lib survey.Library) (survey.Result, error) {
+	r := survey.Result{Lib: lib}
+	d1 := filepath.Join(out, lib.Name, "seed-1")
+	if err := step(d1, append(append([]string{"verify"}, lib.Flags...), "--seed", "1", "--keep-going", "-q")...); err != nil {
+		return r, err
+	}
+	r.Seed1, r.Dir1 = readVerify(d1)
+	if passed := passedOf(r.Seed1); len(passed) > 0 {
+		d2 := filepath.Join(out, lib.Name, "seed-2")
+		if err := step(d2, append(append([]string{"verify"}, lib.Flags...), "--seed", "2", "--keep-going", "-q", "--scenario", strings.Join(passed, ","))...); err != nil {
+			return r, err
+		}
+		r.Seed2, r.Dir2 = readVerify(d2)
+	}
+	if lib.Skew {
+		for _, s := range skews {
+			d := filepath.Join(out, lib.Name, "skew-"+s)
+			if err := step(d, append(append(append([]string{}, skewArgs...), lib.InProcess()...), "--redis-clock-skew", s)...); err != nil {
+				return r, err
+			}
+			r.Skew = append(r.Skew, survey.SkewPoint{Skew: s, Verdict: readVerdict(d)})
+		}
+	}
+	return r, nil
+}
+
+// repros reruns each break of results with its command (if repro) and
+// reads the reruns found.
+func repros(step func(string, ...string) error, out string, results []survey.Result, repro bool) error {
 	for i, r := range results {
 		if r.Lib.Baseline {
 			continue
@@ -160,15 +196,12 @@ func run(bin, out, write, only string, noRun, repro bool, archive string) error 
 			}
 		}
 	}
-	if archive != "" {
-		if err := archiveTo(out, archive, results); err != nil {
-			return err
-		}
-	}
-	if write == "" {
-		return nil
-	}
-	f, err := os.Create(write)
+	return nil
+}
+
+// writePage writes the survey's page to path.
+func writePage(path, out string, results []survey.Result, base []report.BenchRow) error {
+	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
