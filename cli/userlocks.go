@@ -46,25 +46,13 @@ func (u *userLockFlags) registry() (*lockimpl.Registry, []string, error) {
 	return reg, names, nil
 }
 
-// specLock builds the lock of --lock-spec path: the one constructor of
-// every command's spec locks.
+// specLock builds the lock of --lock-spec path (process.FromSpec).
 func specLock(path string) func() (lockimpl.Entry, error) {
-	return func() (lockimpl.Entry, error) {
-		spec, err := lockimpl.LoadSpec(path)
-		if err != nil {
-			return lockimpl.Entry{}, err
-		}
-		return lockimpl.SpecEntry(spec), nil
-	}
+	return func() (lockimpl.Entry, error) { return process.FromSpec(path) }
 }
 
-// cmdLock builds the lock of --lock-cmd cmdline named name: one process,
-// or one per client; on topology, or ("") the run's.
+// cmdLock builds the lock of --lock-cmd cmdline named name
+// (process.FromCmd).
 func cmdLock(name, cmdline, topology string, perClient bool) func() (lockimpl.Entry, error) {
-	return func() (lockimpl.Entry, error) {
-		if perClient {
-			return process.PerClientEntry(name, cmdline, topology), nil
-		}
-		return process.Entry(name, cmdline, topology), nil
-	}
+	return func() (lockimpl.Entry, error) { return process.FromCmd(name, cmdline, topology, perClient), nil }
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/ownlock"
 	"github.com/lockcheck/lockcheck/internal/testutil"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/workload"
@@ -46,7 +47,7 @@ func (s scenario) run(t *testing.T, lock string, seed int64) *harness.Result {
 	cfg := harness.Config{Lock: lock, OutDir: t.TempDir(), Workload: w,
 		Nemesis: s.nemesis, Cluster: s.cluster, RestartDelay: s.restartDelay,
 		Check: checker.Options{Timeout: cmp.Or(s.checkTimeout, 2*time.Minute), ClockTolerance: 50 * time.Millisecond}}
-	ownLock(t, &cfg)
+	ownlock.Resolve(t, &cfg)
 	res, err := harness.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("run %s: %v", lock, err)

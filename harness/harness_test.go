@@ -12,6 +12,7 @@ import (
 	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/ownlock"
 	"github.com/lockcheck/lockcheck/internal/testutil"
 	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/workload"
@@ -40,7 +41,7 @@ func run(t *testing.T, lock string, w workload.Config) *harness.Result {
 	// lag ours by 25-50ms, keeping a key alive that long past its TTL.
 	cfg := harness.Config{Lock: lock, OutDir: t.TempDir(), Workload: w,
 		Check: checker.Options{Timeout: 2 * time.Minute, ClockTolerance: 50 * time.Millisecond}}
-	ownLock(t, &cfg)
+	ownlock.Resolve(t, &cfg)
 	res, err := harness.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("run %s: %v", lock, err)

@@ -1,94 +1,26 @@
 package harness_test
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/lockcheck/lockcheck/lockimpl/process"
-
-	"github.com/lockcheck/lockcheck/battery"
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/ownlock"
 	"github.com/lockcheck/lockcheck/internal/testutil"
 	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/nemesis"
-	"github.com/lockcheck/lockcheck/report"
 	"github.com/lockcheck/lockcheck/workload"
 )
-
-// ownLock resolves the test names of users' locks: "spec:NAME" is
-// examples/specs/NAME.toml, "cmd:lockproc" the example lock process,
-// "cmd:lockproc-watchdog" the same with its own watchdog, and a
-// "/per-client" suffix runs one process per client.
-func ownLock(t *testing.T, cfg *harness.Config) {
-	t.Helper()
-	switch {
-	case strings.HasPrefix(cfg.Lock, "spec:"):
-		s, err := lockimpl.LoadSpec("../examples/specs/" + strings.TrimPrefix(cfg.Lock, "spec:") + ".toml")
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Lock, cfg.Factory = s.Name, s.Factory
-	case strings.HasPrefix(cfg.Lock, "cmd:lockproc"):
-		name, perClient := strings.CutSuffix(strings.TrimPrefix(cfg.Lock, "cmd:"), "/per-client")
-		cmdline := lockprocBinary(t)
-		if name == "lockproc-watchdog" {
-			cmdline += " -watchdog"
-		}
-		processLock(cfg, name, cmdline, perClient)
-	}
-}
-
-// processLock makes cfg's lock a lock process, as --lock-cmd (and
-// --lock-cmd-per-client) does.
-func processLock(cfg *harness.Config, name, cmdline string, perClient bool) {
-	cfg.Lock, cfg.Registry = name, &lockimpl.Registry{}
-	entry := process.Entry
-	if perClient {
-		entry = process.PerClientEntry
-	}
-	// A lock process runs on one node unless the test asks for another
-	// topology (lockproc speaks single and sentinel).
-	cfg.Registry.Register(entry(name, cmdline, cmp.Or(cfg.Cluster.Topology, "single")))
-}
-
-var lockproc struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// lockprocBinary builds examples/lockproc once per test binary.
-func lockprocBinary(t *testing.T) string {
-	lockproc.once.Do(func() {
-		dir, err := os.MkdirTemp("", "lockproc-test-")
-		if err != nil {
-			lockproc.err = err
-			return
-		}
-		lockproc.path = filepath.Join(dir, "lockproc")
-		if out, err := exec.Command("go", "build", "-o", lockproc.path, "../examples/lockproc").CombinedOutput(); err != nil {
-			lockproc.err = errors.New(string(out))
-		}
-	})
-	if lockproc.err != nil {
-		t.Fatalf("build examples/lockproc: %v", lockproc.err)
-	}
-	return lockproc.path
-}
 
 func TestMain(m *testing.M) {
 	// go-redis logs each dial a killed node refuses, thousands of lines a
@@ -96,9 +28,7 @@ func TestMain(m *testing.M) {
 	// CLI quiets it the same way).
 	testutil.QuietRedis()
 	code := m.Run()
-	if lockproc.path != "" {
-		os.RemoveAll(filepath.Dir(lockproc.path))
-	}
+	ownlock.Cleanup()
 	os.Exit(code)
 }
 
@@ -247,7 +177,7 @@ if [ $i -le 2 ]; then echo "{\"id\":$id,\"ok\":true,\"token\":\"t$id\"}"; else e
 	w.Clients, w.Duration = 1, 5*time.Second
 	out := t.TempDir()
 	cfg := harness.Config{OutDir: out, Workload: w}
-	processLock(&cfg, "dying", script, false)
+	ownlock.Process(&cfg, "dying", script, false)
 	res, err := harness.Run(context.Background(), cfg)
 	if !errors.Is(err, harness.ErrConfig) || !errors.Is(err, lockimpl.ErrBadLock) || !strings.Contains(err.Error(), "lost my redis connection") ||
 		!strings.Contains(err.Error(), "exit status 7") {
@@ -272,7 +202,7 @@ func TestOwnLock_ProcessRefusesClientFaults(t *testing.T) {
 	testutil.RequireRedis(t)
 	for _, fault := range []string{"crash-client"} {
 		cfg := harness.Config{Nemesis: nemesis.Config{Faults: []string{fault}}}
-		processLock(&cfg, "proc", "cat", false)
+		ownlock.Process(&cfg, "proc", "cat", false)
 		err := harness.Validate(cfg)
 		if !errors.Is(err, harness.ErrConfig) || !strings.Contains(err.Error(), "--nemesis "+fault+" acts inside lockcheck's own Redis client, which lock proc does not use") {
 			t.Errorf("%s with a lock process: got %v, want a config error naming the fault", fault, err)
@@ -282,14 +212,14 @@ func TestOwnLock_ProcessRefusesClientFaults(t *testing.T) {
 		}
 	}
 	cfg := harness.Config{Nemesis: nemesis.Config{Faults: []string{"pause-client", "kill-redis", "latency", "lost-reply"}}}
-	processLock(&cfg, "proc", "cat", false)
+	ownlock.Process(&cfg, "proc", "cat", false)
 	if err := harness.Validate(cfg); err != nil {
 		t.Errorf("pause-client, kill-redis, latency and lost-reply with a lock process: %v, want no error", err)
 	}
 	// A process per client meets crash-client (the process is killed),
 	// never the client proxies.
 	cfg = harness.Config{Nemesis: nemesis.Config{Faults: []string{"crash-client"}}}
-	processLock(&cfg, "proc", "cat", true)
+	ownlock.Process(&cfg, "proc", "cat", true)
 	if err := harness.Validate(cfg); err != nil {
 		t.Errorf("crash-client with a process per client: %v, want no error", err)
 	}
@@ -307,13 +237,13 @@ func TestOwnLock_ProcessRefusesClientFaults(t *testing.T) {
 // breaks the lease contract, within three seeds.
 func TestOwnLock_LostReplyOnTheWire(t *testing.T) {
 	testutil.RequireRedis(t)
-	bin := lockprocBinary(t)
+	bin := ownlock.Lockproc(t)
 	run := func(cmdline string, seed int64) *harness.Result {
 		cfg := harness.Config{OutDir: t.TempDir(), Nemesis: nemesis.Config{Faults: []string{"lost-reply"}, Interval: time.Second, Duration: time.Second, Seed: seed},
 			Workload: workload.Config{Clients: 20, Keys: 3, Duration: 6 * time.Second, TTL: 200 * time.Millisecond, Hold: 100 * time.Millisecond,
 				HoldDist: workload.HoldExp, Retry: workload.RetryBackoff, OpTimeout: 500 * time.Millisecond, Margin: 30 * time.Millisecond, Seed: seed},
 			Check: checker.Options{ClockTolerance: 50 * time.Millisecond}}
-		processLock(&cfg, "lockproc", cmdline, false)
+		ownlock.Process(&cfg, "lockproc", cmdline, false)
 		res, err := harness.Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatalf("%s: %v", cmdline, err)
@@ -470,50 +400,4 @@ func TestRun_AbsurdClients(t *testing.T) {
 	if _, err := lockimpl.LoadSpec("/dev/zero"); err == nil || !strings.Contains(err.Error(), "not a lock spec") {
 		t.Errorf("spec /dev/zero: got %v, want it refused as over-long", err)
 	}
-}
-
-// TestVerify_LockProcesses: verify certifies the two commonest shapes of
-// a lock brought as a program, at the scenario that could not pass them
-// (extend: pause-holder on per-client processes, overdue extends):
-// examples/lockproc, which has no watchdog (lockcheck's extends, frozen
-// with the paused process), and redis-py's Lock in a Python process that
-// takes 2 s to start and extends its own leases (its start-up charged to
-// no op). Both valid with the scenario's coverage met.
-func TestVerify_LockProcesses(t *testing.T) {
-	testutil.RequireRedis(t)
-	testutil.RedisPy(t)
-	for _, tc := range []struct {
-		name, cmdline string
-		watchdog      bool
-	}{
-		{"lockproc", lockprocBinary(t), false},
-		{"redispy-watchdog", "../examples/adapters/redispy/lock.py --watchdog --start-delay 2", true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			v := verifyProcess(t, tc.name, tc.cmdline, tc.watchdog, []string{"extend"})
-			if r := row(t, v, "extend"); r.Status != report.StatusPassed || r.Lease != checker.Valid || r.Mutex != checker.Valid {
-				t.Errorf("extend: %s, lease %s, mutex %s in %d runs (%s); want passed, both valid", r.Status, r.Lease, r.Mutex, r.Runs, r.CoverageText())
-			}
-		})
-	}
-}
-
-// verifyProcess runs verify's scenarios on cmdline as --lock-cmd does:
-// one process for every client, one per client where faults act on
-// clients.
-func verifyProcess(t *testing.T, name, cmdline string, watchdog bool, scenarios []string) *report.Verify {
-	t.Helper()
-	cfg := battery.VerifyConfig{Scenarios: scenarios, Budget: 3 * time.Minute, Seed: 1, OutDir: t.TempDir(), Watchdog: watchdog}
-	processLock(&cfg.Lock, name, cmdline, false)
-	per := cfg.Lock
-	processLock(&per, name, cmdline, true)
-	cfg.ClientFaultLock = &per
-	v, _, err := battery.Verify(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range v.Rows {
-		t.Logf("%s: lease %s mutex %s %s runs %d %s %s", r.Scenario, r.Lease, r.Mutex, r.Status, r.Runs, r.CoverageText(), r.Meaning)
-	}
-	return v
 }

@@ -1,4 +1,4 @@
-package harness_test
+package battery_test
 
 import (
 	"testing"
