@@ -44,25 +44,9 @@ func (e *DrainError) Error() string {
 // listen and whom to admit, the clients to split among the agents and
 // how they reach Redis, the run's clock and where its ops go.
 type CoordinatorConfig struct {
-	// Agents is how many agents play the clients, each a share.
-	Agents int
-	// Listen is the coordinator's address (default 127.0.0.1:0); agents
-	// that give Token are admitted (over TLS if TLS is set) for
-	// JoinTimeout (0: DefaultJoinTimeout). Listening, if set, is called
-	// with the address.
-	Listen      string
-	Token       string
-	TLS         *tls.Config
-	JoinTimeout time.Duration
-	Listening   func(addr string)
-	// Spawn, if set, is a lockcheck binary: the coordinator starts the
-	// agents itself, as processes of this machine, logging under Dir.
-	Spawn string
-	Dir   string
-	// NoClockCorrection takes the agents' times as the coordinator's
-	// without measuring their clocks: only to show what the correction
-	// prevents.
-	NoClockCorrection bool
+	// Options are the agent settings (Spawn's agents log under Dir).
+	Options
+	Dir string
 	// Lock is the built-in lock the agents build by name; Workload the
 	// run's (split among them); Cluster the Redis they reach.
 	Lock     string

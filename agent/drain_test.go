@@ -24,7 +24,7 @@ func TestCoordinator_AgentThatStopsReading(t *testing.T) {
 	defer agent.SetDrainLimit(2 * time.Second)()
 	w := workload.Config{Clients: 4, Keys: 2, Duration: time.Second, TTL: 200 * time.Millisecond, OpTimeout: 500 * time.Millisecond, Seed: 1}
 	cfg := agentConfig(t, "setnx", w)
-	cfg.Agents, cfg.AgentToken = 1, testToken
+	cfg.Agents, cfg.Token = 1, testToken
 	addr := make(chan string, 1)
 	cfg.Listening = func(a string) { addr <- a }
 	stopped := make(chan struct{})

@@ -57,7 +57,7 @@ const testToken = "s3cret-agent-token"
 // process (goroutines speaking the wire protocol over loopback).
 func runAgents(t *testing.T, cfg harness.Config, skews []agentSkew) (*harness.Result, error) {
 	t.Helper()
-	cfg.Agents, cfg.AgentToken = len(skews), testToken
+	cfg.Agents, cfg.Token = len(skews), testToken
 	addr := make(chan string, 1)
 	cfg.Listening = func(a string) { addr <- a }
 	var wg sync.WaitGroup
@@ -224,7 +224,7 @@ func TestAgents_ThreeClocks(t *testing.T) {
 func TestAgents_Refusals(t *testing.T) {
 	testutil.RequireRedis(t)
 	cfg := agentConfig(t, "setnx", agentWorkload(1))
-	cfg.Agents, cfg.AgentToken, cfg.JoinTimeout = 2, testToken, 2*time.Second
+	cfg.Agents, cfg.Token, cfg.JoinTimeout = 2, testToken, 2*time.Second
 	addr := make(chan string, 1)
 	cfg.Listening = func(a string) { addr <- a }
 	var agentErr error
@@ -360,8 +360,8 @@ func TestAgents_TLS(t *testing.T) {
 	w := agentWorkload(1)
 	w.Clients, w.Duration = 60, 2*time.Second
 	cfg := agentConfig(t, "setnx", w)
-	cfg.Agents, cfg.AgentToken = 2, testToken
-	cfg.AgentTLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	cfg.Agents, cfg.Token = 2, testToken
+	cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	addr := make(chan string, 1)
 	cfg.Listening = func(a string) { addr <- a }
 	errs := make(chan error, 3)

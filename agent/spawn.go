@@ -12,7 +12,7 @@ import (
 )
 
 // spawned are agent processes the coordinator started itself
-// (Config.SpawnAgents): clients on this machine, in processes of their
+// (Config.Spawn): clients on this machine, in processes of their
 // own, through the same protocol as agents elsewhere.
 type spawned struct {
 	bin, addr, token, dir string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lockcheck/lockcheck/agent"
 	"io"
 	"os"
 	"path/filepath"
@@ -165,7 +166,7 @@ func benchCell(ctx context.Context, cfg BenchConfig, dir string, a benchAxes) (r
 	}
 	res, err := harness.Run(ctx, harness.Config{Name: name, OutDir: filepath.Join(dir, "runs"),
 		Lock: lock, Registry: cfg.Registry, Workload: w, Nemesis: cfg.Nemesis, Running: cl, Cluster: ccfg, Thresholds: cfg.Thresholds,
-		TuneProcs: cfg.Warmup, Agents: a.agents, SpawnAgents: cfg.AgentBinary})
+		TuneProcs: cfg.Warmup, Options: agent.Options{Agents: a.agents, Spawn: cfg.AgentBinary}})
 	if err != nil {
 		return cell, err
 	}

@@ -32,7 +32,7 @@ func k8sCmd(_ context.Context, args []string) (int, error) {
 		return code, err
 	}
 	switch {
-	case o.agents.n < 1:
+	case o.agents.Agents < 1:
 		return exitUsage, usageError{errors.New("k8s: --agents N is required (the agent pods)")}
 	case k.Image == "":
 		return exitUsage, usageError{errors.New("k8s: --agent-image is required: build one with lockcheck image and push it to a registry the cluster pulls from")}
@@ -43,7 +43,7 @@ func k8sCmd(_ context.Context, args []string) (int, error) {
 	if fs.Changed("linger") {
 		k.Linger = o.linger.String()
 	}
-	k.Name, k.Agents = harness.SafeName(strings.ToLower(cmp.Or(o.name, o.lock))), o.agents.n
+	k.Name, k.Agents = harness.SafeName(strings.ToLower(cmp.Or(o.name, o.lock))), o.agents.Agents
 	token, err := agentToken(o.agents.tokenFile)
 	if err != nil {
 		return exitUsage, err

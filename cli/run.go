@@ -54,36 +54,37 @@ type runOpts struct {
 
 // agentOpts are the coordinator's flags: clients on agents.
 type agentOpts struct {
-	n           int
-	listen      string
-	joinTimeout time.Duration
-	tokenFile   string
-	spawn       bool
-	listenSet   bool
-	tlsCert     string
-	tlsKey      string
+	// Options are what the flags set directly (--agents, --listen,
+	// --join-timeout); apply derives the rest from the flags below.
+	agent.Options
+	tokenFile string
+	spawn     bool
+	listenSet bool
+	tlsCert   string
+	tlsKey    string
 }
 
 func agentFlags(fs *flag.FlagSet, a *agentOpts) {
-	fs.IntVar(&a.n, "agents", 0, "play the clients on N agents (lockcheck agent --join), each a share, judged as one history; this run is their coordinator")
-	fs.StringVar(&a.listen, "listen", "127.0.0.1:7170", "--agents: the coordinator's address for its agents")
-	fs.DurationVar(&a.joinTimeout, "join-timeout", agent.DefaultJoinTimeout, "--agents: how long to wait for every agent to join")
+	fs.IntVar(&a.Agents, "agents", 0, "play the clients on N agents (lockcheck agent --join), each a share, judged as one history; this run is their coordinator")
+	fs.StringVar(&a.Listen, "listen", "127.0.0.1:7170", "--agents: the coordinator's address for its agents")
+	fs.DurationVar(&a.JoinTimeout, "join-timeout", agent.DefaultJoinTimeout, "--agents: how long to wait for every agent to join")
 	fs.StringVar(&a.tlsCert, "agent-tls-cert", "", "--agents: serve the agents over TLS with this certificate (PEM), with --agent-tls-key; agents then join with --tls")
 	fs.StringVar(&a.tlsKey, "agent-tls-key", "", "--agents: the key of --agent-tls-cert (PEM)")
 	fs.BoolVar(&a.spawn, "spawn-agents", false, "--agents: start the agents here, as processes of this machine (to try agents, or scale out over cores)")
 	fs.StringVar(&a.tokenFile, "agent-token-file", "", "--agents: read the agent token from this file (default: $"+agentTokenEnv+")")
 }
 
-// apply sets cfg up as the coordinator of a.n agents.
+// apply sets cfg up as the coordinator of a.Agents agents.
 func (a agentOpts) apply(cfg *harness.Config) error {
-	if a.n == 0 {
+	if a.Agents == 0 {
 		return nil
 	}
 	token, err := agentToken(a.tokenFile)
 	if err != nil {
 		return err
 	}
-	cfg.Agents, cfg.Listen, cfg.JoinTimeout, cfg.AgentToken = a.n, a.listen, a.joinTimeout, token
+	cfg.Options = a.Options
+	cfg.Token = token
 	if (a.tlsCert == "") != (a.tlsKey == "") {
 		return usageError{errors.New("--agent-tls-cert and --agent-tls-key go together")}
 	}
@@ -92,13 +93,13 @@ func (a agentOpts) apply(cfg *harness.Config) error {
 		if err != nil {
 			return usageError{fmt.Errorf("--agent-tls-cert/--agent-tls-key: %w", err)}
 		}
-		cfg.AgentTLS = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{c}}
+		cfg.TLS = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{c}}
 		if a.spawn {
 			return usageError{errors.New("--spawn-agents with --agent-tls-cert: agents on this machine join over loopback; leave TLS out")}
 		}
 	}
 	if a.spawn {
-		if cfg.SpawnAgents, err = os.Executable(); err != nil {
+		if cfg.Spawn, err = os.Executable(); err != nil {
 			return err
 		}
 		if !a.listenSet {
@@ -106,7 +107,7 @@ func (a agentOpts) apply(cfg *harness.Config) error {
 		}
 	}
 	cfg.Listening = func(addr string) {
-		fmt.Fprintf(os.Stderr, "lockcheck: coordinator listening on %s for %d agents: lockcheck agent --join %s\n", addr, a.n, addr)
+		fmt.Fprintf(os.Stderr, "lockcheck: coordinator listening on %s for %d agents: lockcheck agent --join %s\n", addr, a.Agents, addr)
 	}
 	return nil
 }

@@ -121,7 +121,7 @@ func (o *verifyOpts) config(fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	if o.agents > 0 {
-		if cfg.Lock.SpawnAgents, err = os.Executable(); err != nil {
+		if cfg.Lock.Spawn, err = os.Executable(); err != nil {
 			return err
 		}
 		cfg.Lock.Agents = o.agents

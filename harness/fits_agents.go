@@ -28,14 +28,14 @@ func (p *plan) fitsAgents(e lockimpl.Entry) error {
 		return fmt.Errorf("--agents: lock %s is built here only; agents build a built-in lock by name (see lockcheck list)", e.Name)
 	case p.cfg.Metrics != "":
 		return errors.New("--agents with --metrics: the clients' counters are on the agents; run without --metrics")
-	case p.cfg.AgentToken == "" && p.cfg.SpawnAgents == "" && n > 0:
+	case p.cfg.Token == "" && p.cfg.Spawn == "" && n > 0:
 		return errors.New("--agents needs a token: set LOCKCHECK_AGENT_TOKEN (the same on every agent)")
 	}
 	if _, err := lockimpl.All().Lookup(e.Name); err != nil {
 		return fmt.Errorf("--agents: lock %s is not built in; agents build a built-in lock by name (see lockcheck list)", e.Name)
 	}
-	if p.cfg.AgentToken == "" {
-		p.cfg.AgentToken = randomToken()
+	if p.cfg.Token == "" {
+		p.cfg.Token = randomToken()
 	}
 	if p.cfg.Cluster.External.TLS.Enabled || p.cfg.Cluster.External.TLS.CA != "" {
 		return errors.New("--agents with an external Redis over TLS: agents reach Redis without TLS so far; run without --agents, or a Redis without TLS")

@@ -7,7 +7,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
-	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -85,27 +84,10 @@ type Config struct {
 	// follows the clients has every P again. Result.Procs says the choice.
 	TuneProcs time.Duration
 
-	// Agents, if set, is how many agents (lockcheck agent --join, RunAgent)
-	// play the clients, each a share, on machines of their own: the run
-	// is their coordinator. It listens on Listen (default 127.0.0.1:0),
-	// admits agents that give AgentToken (over TLS if AgentTLS is set)
-	// for JoinTimeout (0: DefaultJoinTimeout), calls Listening with its
-	// address, and merges their ops into one history on its clock.
-	Agents      int
-	Listen      string
-	AgentToken  string
-	AgentTLS    *tls.Config
-	JoinTimeout time.Duration
-	Listening   func(addr string)
-	// SpawnAgents, if set, is a lockcheck binary: the coordinator starts
-	// the Agents itself, as processes of this machine (lockcheck run
-	// --spawn-agents, bench --agents), with a token of its own if
-	// AgentToken is empty.
-	SpawnAgents string
-	// NoClockCorrection takes the agents' times as the coordinator's
-	// without measuring their clocks: only to show what the correction
-	// prevents.
-	NoClockCorrection bool
+	// Options, with Agents set, play the clients on agents and make this
+	// run their coordinator, which merges their ops into one history on
+	// its clock.
+	agent.Options
 }
 
 // Result is what a run produced.
@@ -531,8 +513,7 @@ func (r *run) players(ctx context.Context) (workload.Players, error) {
 		return &workload.Local{Runner: r.runner, Locker: locker}, nil
 	}
 	cfg, needs := r.cfg, r.nemesis.Needs()
-	c, err := agent.Listen(agent.CoordinatorConfig{Agents: cfg.Agents, Listen: cfg.Listen, Token: cfg.AgentToken, TLS: cfg.AgentTLS,
-		JoinTimeout: cfg.JoinTimeout, Listening: cfg.Listening, Spawn: cfg.SpawnAgents, Dir: r.res.Dir, NoClockCorrection: cfg.NoClockCorrection,
+	c, err := agent.Listen(agent.CoordinatorConfig{Options: cfg.Options, Dir: r.res.Dir,
 		Lock: r.lockName, Workload: r.workload, Cluster: r.cl, ClientProxies: needs.ClientProxies, Crashes: needs.CrashesClients,
 		AgentTargets: r.nemesis.AgentTargets, Clock: r.clock, Record: r.record, Log: cfg.Progress})
 	if err != nil {
