@@ -397,7 +397,7 @@ func writeSkew(b *strings.Builder, m Meta, results []Result) {
 }
 
 func writeBench(b *strings.Builder, m Meta, results []Result) {
-	b.WriteString("## Speed beside safety\n\nOne `lockcheck bench` sweep, side by side: `" + m.BenchRun + "`. Acquisitions/s and p99 acquire latency (ms) per cell (clients × keys); the baseline row is redis-benchmark's SET NX PX + release pair rate on the same node at the same concurrency.\n\n")
+	b.WriteString("## Speed beside safety\n\nOne `lockcheck bench` sweep, side by side: `" + m.BenchRun + "`. Acquisitions/s and p99 acquire latency (ms) per cell (clients × keys); the baseline row is redis-benchmark's SET NX PX + release pair rate on the same node at the same concurrency. Each library's cell then gives its bare loop: the same lock's own code driven by the cell's clients on its keys with no history, no resource writes and no checks, after the cell at its GOMAXPROCS, and lockcheck's rate as a ratio of it (what lockcheck costs that lock).\n\n")
 	var cells []string
 	for _, r := range results {
 		for _, row := range r.Bench {
@@ -422,11 +422,25 @@ func writeBench(b *strings.Builder, m Meta, results []Result) {
 	for _, r := range results {
 		if len(r.Bench) > 0 {
 			row(r.Lib.Name, r.Bench, func(r report.BenchRow) string {
-				return fmt.Sprintf("%.0f/s, p99 %.1f ms%s", r.Acquisitions, r.AcquireP99, map[bool]string{true: "", false: " (" + string(r.Verdict) + ")"}[r.Verdict == checker.Valid])
+				return benchCell(r)
 			})
 		}
 	}
 	b.WriteString("\n")
+}
+
+// benchCell is one library's cell of the speed table: its rate and p99,
+// its verdict unless valid, and its bare loop's rate with lockcheck's
+// ratio to it when measured.
+func benchCell(r report.BenchRow) string {
+	cell := fmt.Sprintf("%.0f/s, p99 %.1f ms", r.Acquisitions, r.AcquireP99)
+	if r.Verdict != checker.Valid {
+		cell += " (" + string(r.Verdict) + ")"
+	}
+	if r.BareLoop > 0 {
+		cell += fmt.Sprintf("; bare loop %.0f/s, %.2fx", r.BareLoop, r.BareRatio)
+	}
+	return cell
 }
 
 // writeOther lists what the survey found outside the battery's verdicts.

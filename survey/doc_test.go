@@ -61,3 +61,16 @@ func TestWrite_Classifies(t *testing.T) {
 		t.Errorf("a break in the wrong section:\n%s", page)
 	}
 }
+
+// TestBenchCell: a library's speed cell gives its bare loop and
+// lockcheck's ratio to it when the sweep measured one, and its verdict
+// unless valid.
+func TestBenchCell(t *testing.T) {
+	got := benchCell(report.BenchRow{Acquisitions: 36701, AcquireP99: 14.2, Verdict: checker.Valid, BareLoop: 37000, BareRatio: 0.99})
+	if want := "36701/s, p99 14.2 ms; bare loop 37000/s, 0.99x"; got != want {
+		t.Errorf("cell %q, want %q", got, want)
+	}
+	if got := benchCell(report.BenchRow{Acquisitions: 10, AcquireP99: 1, Verdict: checker.Unknown}); got != "10/s, p99 1.0 ms (unknown)" {
+		t.Errorf("cell without a bare loop %q", got)
+	}
+}
