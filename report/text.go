@@ -4,6 +4,7 @@ package report
 // bench's tables, and the progress lines of a run, a battery and a sweep.
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -210,11 +211,58 @@ func TextVerify(w io.Writer, v *Verify, dir string) {
 	case checker.Invalid:
 		fmt.Fprintf(w, "the lock broke in %s: open the scenario's report from verify.html\n", strings.Join(v.Broken, ", "))
 	case checker.Unknown:
-		fmt.Fprintf(w, "not exercised: %s: raise --budget, or change the workload so the failure gets its chance\n", strings.Join(v.Short, ", "))
+		for _, line := range shortAdvice(v) {
+			fmt.Fprintln(w, line)
+		}
 	default:
 		fmt.Fprintln(w, "every gated guarantee held, each scenario with its coverage met; findings (if any) are in verify.md")
 	}
 	fmt.Fprintf(w, "results: %s\nreport:  %s\n", filepath.Join(dir, "verify.md"), filepath.Join(dir, "verify.html"))
+}
+
+// hopeless is how many runs a figure that stayed at 0 in each of them
+// takes to say that more budget will not raise it.
+const hopeless = 5
+
+// shortAdvice is what to do about each scenario not exercised: more
+// --budget where its figures rose but not far enough (or it ran too few
+// times to tell); where a figure stayed at 0 through hopeless runs or
+// more, the fault keeps missing what the figure counts, and more budget
+// will not help: the workload, or the lock's time constants against the
+// scenario's (--ttl, --hold), must change.
+func shortAdvice(v *Verify) []string {
+	var more, never, undecided []string
+	for _, r := range v.Rows {
+		if r.Status == StatusUnknown {
+			undecided = append(undecided, r.Scenario)
+		}
+		if r.Status != StatusNotExercised {
+			continue
+		}
+		var zero []string
+		for name, want := range r.Requires {
+			if want > 0 && r.Coverage[name] == 0 {
+				zero = append(zero, name)
+			}
+		}
+		slices.Sort(zero)
+		if len(zero) > 0 && r.Runs >= hopeless {
+			never = append(never, fmt.Sprintf("%s (%s 0 in %d runs)", r.Scenario, strings.Join(zero, ", "), r.Runs))
+		} else {
+			more = append(more, r.Scenario)
+		}
+	}
+	var out []string
+	if len(more) > 0 {
+		out = append(out, "not exercised: "+strings.Join(more, ", ")+": raise --budget, or change the workload so the failure gets its chance")
+	}
+	if len(never) > 0 {
+		out = append(out, "not exercised: "+strings.Join(never, ", ")+": more --budget will not help; the fault never met what the figure counts: change the workload or the lock's time constants (--ttl, --hold) so it does")
+	}
+	if len(undecided) > 0 || len(out) == 0 {
+		out = append(out, "undecided: "+cmp.Or(strings.Join(undecided, ", "), "the check")+": each says why, and what to change, in verify.md")
+	}
+	return out
 }
 
 // findingsLine names the scenarios that broke a guarantee verify does not
