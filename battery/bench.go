@@ -165,7 +165,7 @@ func benchCell(ctx context.Context, cfg BenchConfig, dir string, a benchAxes) (r
 		}
 	}
 	res, err := harness.Run(ctx, harness.Config{Name: name, OutDir: filepath.Join(dir, "runs"),
-		Lock: lock, Registry: cfg.Registry, Workload: w, Nemesis: cfg.Nemesis, Running: cl, Cluster: ccfg, Thresholds: cfg.Thresholds,
+		Lock: lock, Registry: cfg.Registry, Workload: w, Nemesis: cfg.Nemesis, Running: cl, Cluster: ccfg, Thresholds: runThresholds(cfg.Thresholds),
 		TuneProcs: cfg.Warmup, Options: agent.Options{Agents: a.agents, Spawn: cfg.AgentBinary}})
 	if err != nil {
 		return cell, err
@@ -183,8 +183,22 @@ func benchCell(ctx context.Context, cfg BenchConfig, dir string, a benchAxes) (r
 		}
 		cell.BareRatio = cell.Acquisitions / cell.BareLoop
 	}
+	cell.RatiosFailed = report.JudgeCell(cell, cfg.Thresholds)
+	cell.ThresholdsFailed += len(cell.RatiosFailed)
 	cell.PeakRSSMB = float64(harness.PeakRSS()) / (1 << 20)
 	return cell, nil
+}
+
+// runThresholds are the thresholds of ts judged on a cell's run: all but
+// those on its ratios (report.JudgeCell).
+func runThresholds(ts []report.Threshold) []report.Threshold {
+	var out []report.Threshold
+	for _, t := range ts {
+		if !t.IsRatio() {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // retryName is a retry policy as a file name's part.

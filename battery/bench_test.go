@@ -28,7 +28,15 @@ import (
 func TestBench_Sweep(t *testing.T) {
 	testutil.RequireRedis(t)
 	procs := runtime.GOMAXPROCS(0)
-	cells, dir, err := battery.Bench(context.Background(), battery.BenchConfig{
+	var ratios []report.Threshold
+	for _, e := range []string{"bare_ratio>=0.01", "bare_ratio>=100", "baseline_ratio>0"} {
+		th, err := report.ParseThreshold(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ratios = append(ratios, th)
+	}
+	cells, dir, err := battery.Bench(context.Background(), battery.BenchConfig{Thresholds: ratios,
 		Locks: []string{"setnx", "watchdog"}, Clients: []int{5, 10, 20}, Keys: []int{1000},
 		Workload: workload.Config{Duration: 1500 * time.Millisecond, TTL: time.Second, HoldDist: workload.HoldFixed, Retry: workload.RetryNone},
 		Warmup:   500 * time.Millisecond, Baseline: true, BaselineRequests: 20000, OutDir: t.TempDir()})
@@ -45,6 +53,11 @@ func TestBench_Sweep(t *testing.T) {
 		}
 		if c.Ratio > 3 || c.BareRatio > 3 {
 			t.Errorf("cell %s/%d: ratio %.2f to redis-benchmark, %.2f to the bare loop: not believable", c.Lock, c.Clients, c.Ratio, c.BareRatio)
+		}
+		// Gated on the ratios, after the baselines: only the one no
+		// cell can meet fails, in every cell.
+		if len(c.RatiosFailed) != 1 || !strings.HasPrefix(c.RatiosFailed[0], "bare_ratio>=100") || c.ThresholdsFailed < 1 {
+			t.Errorf("cell %s/%d: ratio thresholds failed %v (%d thresholds failed), want bare_ratio>=100 alone", c.Lock, c.Clients, c.RatiosFailed, c.ThresholdsFailed)
 		}
 		if c.Procs != 1 && c.Procs != procs {
 			t.Errorf("cell %s/%d: clients ran at GOMAXPROCS %d, want 1 or %d", c.Lock, c.Clients, c.Procs, procs)

@@ -86,6 +86,11 @@ func (o *benchOpts) config(fs *flag.FlagSet) error {
 	if cfg.Thresholds, err = parseThresholds(o.thresholds); err != nil {
 		return err
 	}
+	for _, t := range cfg.Thresholds {
+		if t.IsRatio() && !cfg.Baseline {
+			return usageError{fmt.Errorf("--threshold %q: %s is measured against a baseline: add --baseline", t.Expr, t.Metric)}
+		}
+	}
 	if len(names) > 0 && !fs.Changed("lock") {
 		cfg.Locks = nil // the user's rows only, unless --lock asks for more
 	}
@@ -150,7 +155,12 @@ func benchExit(cells []report.BenchRow) int {
 	if code := exitFor(checker.Compose(verdicts...)); code != exitValid || failed == 0 {
 		return code
 	}
-	fmt.Printf("thresholds: %d failed (each cell's results.json says which)\n", failed)
+	fmt.Printf("thresholds: %d failed (each cell's results.json says which of its run's)\n", failed)
+	for _, c := range cells {
+		for _, f := range c.RatiosFailed {
+			fmt.Printf("threshold fail  %s %d clients %d keys: %s\n", c.Lock, c.Clients, c.Keys, f)
+		}
+	}
 	return exitThreshold
 }
 

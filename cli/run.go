@@ -235,6 +235,11 @@ func (o *runOpts) externalAndThresholds(fs *flag.FlagSet, backend string) (clust
 		return ext, nil, err
 	}
 	thresholds, err := parseThresholds(o.thresholds)
+	for _, t := range thresholds {
+		if err == nil && t.IsRatio() {
+			err = usageError{fmt.Errorf("--threshold %q: %s is a figure of lockcheck bench --baseline, not of a run", t.Expr, t.Metric)}
+		}
+	}
 	return ext, thresholds, err
 }
 

@@ -65,6 +65,10 @@ type BenchRow struct {
 	// ThresholdsFailed counts the cell's failed --thresholds (judged on
 	// its whole run, warm-up included, as run judges them).
 	ThresholdsFailed int    `json:"thresholds_failed"`
+	// RatiosFailed are the cell's failed thresholds on its ratios
+	// (baseline_ratio, bare_ratio), judged after its baselines; each is
+	// counted in ThresholdsFailed too.
+	RatiosFailed []string `json:"ratios_failed,omitempty"`
 	Run              string `json:"run"`
 }
 

@@ -126,6 +126,34 @@ func latencyName(metric string) (series, stat string, ok bool) {
 	return "", "", false
 }
 
+// The bench's own figures, a cell's ratios (BenchRow): lockcheck's rate
+// over redis-benchmark's pair rate, and over the lock's bare loop. A
+// threshold on one is judged on the cell, after its baselines, not on
+// the run.
+const (
+	BaselineRatio = "baseline_ratio"
+	BareRatio     = "bare_ratio"
+)
+
+// IsRatio says whether t is judged on a bench cell's ratios.
+func (t Threshold) IsRatio() bool { return t.Metric == BaselineRatio || t.Metric == BareRatio }
+
+// JudgeCell meets each ratio threshold of ts with cell's ratios, and
+// returns those that failed (a ratio not measured fails).
+func JudgeCell(cell BenchRow, ts []Threshold) []string {
+	var failed []string
+	for _, t := range ts {
+		if !t.IsRatio() {
+			continue
+		}
+		v := map[string]float64{BaselineRatio: cell.Ratio, BareRatio: cell.BareRatio}[t.Metric]
+		if v == 0 || !compare(v, t.Op, t.Value) {
+			failed = append(failed, fmt.Sprintf("%s (actual %.2f)", t.Expr, v))
+		}
+	}
+	return failed
+}
+
 // Judge meets each threshold with the figures of r.
 func Judge(r Results, ts []Threshold) []ThresholdResult {
 	var out []ThresholdResult
