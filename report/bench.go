@@ -64,12 +64,12 @@ type BenchRow struct {
 	Procs int `json:"procs"`
 	// ThresholdsFailed counts the cell's failed --thresholds (judged on
 	// its whole run, warm-up included, as run judges them).
-	ThresholdsFailed int    `json:"thresholds_failed"`
+	ThresholdsFailed int `json:"thresholds_failed"`
 	// RatiosFailed are the cell's failed thresholds on its ratios
 	// (baseline_ratio, bare_ratio), judged after its baselines; each is
 	// counted in ThresholdsFailed too.
 	RatiosFailed []string `json:"ratios_failed,omitempty"`
-	Run              string `json:"run"`
+	Run          string   `json:"run"`
 }
 
 var benchPage = template.Must(template.ParseFS(assets, "assets/bench.html.tmpl"))
