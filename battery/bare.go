@@ -54,6 +54,17 @@ func bareLoop(ctx context.Context, cfg BenchConfig, cl *cluster.Cluster, lock st
 		return 0, err
 	}
 	defer lockimpl.Close(locker)
+	if procs, ok := locker.(lockimpl.ClientProcesses); ok {
+		// One process per client, started before the loop as a run
+		// starts them (workload.BuildLock).
+		ids := make([]int, w.Clients)
+		for i := range ids {
+			ids[i] = i
+		}
+		if err := procs.Start(ids...); err != nil {
+			return 0, err
+		}
+	}
 	keys := make([]string, w.Keys)
 	for i := range keys {
 		keys[i] = workload.KeyName(w.KeyPrefix, i)
@@ -67,6 +78,7 @@ func bareLoop(ctx context.Context, cfg BenchConfig, cl *cluster.Cluster, lock st
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			ctx := lockimpl.WithClient(ctx, c) // its process, if it has one
 			r := rand.New(rand.NewPCG(uint64(w.Seed), uint64(c)))
 			for ctx.Err() == nil {
 				l, err := locker.Acquire(ctx, keys[r.IntN(len(keys))], w.TTL)

@@ -181,7 +181,9 @@ func benchCell(ctx context.Context, cfg BenchConfig, dir string, a benchAxes) (r
 		if cell.BareLoop, err = bareLoopAt(ctx, cfg, cl, lock, w, cell.Procs); err != nil {
 			return cell, fmt.Errorf("bare-loop baseline: %w", err)
 		}
-		cell.BareRatio = cell.Acquisitions / cell.BareLoop
+		if cell.BareLoop > 0 {
+			cell.BareRatio = cell.Acquisitions / cell.BareLoop
+		}
 	}
 	cell.RatiosFailed = report.JudgeCell(cell, cfg.Thresholds)
 	cell.ThresholdsFailed += len(cell.RatiosFailed)
