@@ -54,16 +54,8 @@ func bareLoop(ctx context.Context, cfg BenchConfig, cl *cluster.Cluster, lock st
 		return 0, err
 	}
 	defer lockimpl.Close(locker)
-	if procs, ok := locker.(lockimpl.ClientProcesses); ok {
-		// One process per client, started before the loop as a run
-		// starts them (workload.BuildLock).
-		ids := make([]int, w.Clients)
-		for i := range ids {
-			ids[i] = i
-		}
-		if err := procs.Start(ids...); err != nil {
-			return 0, err
-		}
+	if err := workload.StartProcesses(locker, w.Clients); err != nil {
+		return 0, err
 	}
 	keys := make([]string, w.Keys)
 	for i := range keys {

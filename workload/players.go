@@ -82,7 +82,7 @@ func BuildLock(factory lockimpl.Factory, name string, env lockimpl.Env, runner *
 		}
 		return nil, err
 	}
-	if err := startProcesses(locker, w.Clients); err != nil {
+	if err := StartProcesses(locker, w.Clients); err != nil {
 		lockimpl.Close(locker)
 		return nil, ConfigErr(fmt.Errorf("lock %s: %w", name, err))
 	}
@@ -95,9 +95,9 @@ func BuildLock(factory lockimpl.Factory, name string, env lockimpl.Env, runner *
 	return locker, nil
 }
 
-// startProcesses starts a lock's process per client, if it runs them,
+// StartProcesses starts a lock's process per client, if it runs them,
 // before the run's ops: a process's start-up is charged to no op.
-func startProcesses(locker lockimpl.Locker, clients int) error {
+func StartProcesses(locker lockimpl.Locker, clients int) error {
 	procs, ok := locker.(lockimpl.ClientProcesses)
 	if !ok {
 		return nil
