@@ -481,7 +481,8 @@ const minWindowAcquires = 20
 func waitsOut(row *report.VerifyRow, s scenario.Scenario) string {
 	if !slices.Equal(s.Nemesis.Faults, []string{"pause-redis"}) {
 		// A lost reply reaches a client that resends, and is answered:
-		// no indeterminate acquire, yet the chance of its bug was given.
+		// no indeterminate acquire, yet the chance of its bug was given,
+		// and lost-reply counts it on the wire (history.LostReply).
 		return ""
 	}
 	for name, want := range row.Requires {

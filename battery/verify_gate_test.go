@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/scenario"
 
 	"github.com/lockcheck/lockcheck/checker"
@@ -117,13 +119,15 @@ func TestVerify_Gates(t *testing.T) {
 }
 
 // TestVerify_RedlockInfoContendedNA: a Redlock records no refusal (its
-// failed attempts are undone), so the scenarios that count indeterminate
-// acquires against refusals are n/a for it, with why. Nothing runs: the
+// failed attempts are undone), so pause-redis, which counts indeterminate
+// acquires against refusals, is n/a for it, with why. Nothing runs: the
 // rows are decided before (a single-node lock runs them: the survey's and
-// TestVerify_* runs of setnx).
+// TestVerify_* runs of setnx). lost-reply is not: its chance is also
+// counted on the wire (the replies the fault dropped), which a Redlock
+// meets.
 func TestVerify_RedlockInfoContendedNA(t *testing.T) {
 	for _, lock := range []string{"redsync", "redlock"} {
-		v, _, err := Verify(context.Background(), VerifyConfig{Lock: harness.Config{Lock: lock}, Scenarios: []string{"pause-redis", "lost-reply"},
+		v, _, err := Verify(context.Background(), VerifyConfig{Lock: harness.Config{Lock: lock}, Scenarios: []string{"pause-redis"},
 			Seed: 1, OutDir: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
@@ -132,6 +136,11 @@ func TestVerify_RedlockInfoContendedNA(t *testing.T) {
 			if r.Status != report.StatusNA || r.NA != redlockNoRefusals {
 				t.Errorf("%s %s: %s (%q), want n/a: %s", lock, r.Scenario, r.Status, r.NA, redlockNoRefusals)
 			}
+		}
+		e, _ := lockimpl.All().Lookup(lock)
+		s, _ := scenario.Lookup("lost-reply")
+		if topo, na, _ := applies(s, e, VerifyConfig{}, false, ""); na != "" || topo != cluster.Redlock {
+			t.Errorf("%s lost-reply: n/a %q on %s, want it to apply on redlock", lock, na, topo)
 		}
 	}
 }

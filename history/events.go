@@ -1,6 +1,7 @@
 package history
 
-// The events faults read from the servers in their windows
+// The events faults read from the servers (and, lost-reply, from the
+// wire in front of them) in their windows
 // (NemesisValue.Events, FaultWindow.Events): declared here once, recorded
 // by the nemesis, counted by the checker's coverage. A fault records them
 // on its window; they are the window's, not a bucket's.
@@ -46,7 +47,14 @@ const (
 	// loss under appendfsync everysec drops them, read from the node and
 	// from the cut: an acknowledged grant the restart lost.
 	UnsyncedAtKill = "unsynced_at_kill"
+	// LostReply counts the replies a lost-reply fault dropped on the
+	// wire (the client proxy of lockcheck's machine): replies to commands
+	// the node had applied, which their client never read. It is the
+	// fault's chance, whatever the client made of it: one that resends on
+	// a new connection is answered there and ends no op indeterminate,
+	// and one that resends an applied SET NX is told the key is taken.
+	LostReply = "lost_reply"
 )
 
 // ServerEvents are the events above, each once.
-var ServerEvents = []string{GrantedByDeposed, GrantedBothSides, LostAtHeal, LostAtPromotion, LostRetaken, ExpiredByClock, LostAtRestart, UnsyncedAtKill}
+var ServerEvents = []string{GrantedByDeposed, GrantedBothSides, LostAtHeal, LostAtPromotion, LostRetaken, ExpiredByClock, LostAtRestart, UnsyncedAtKill, LostReply}

@@ -51,12 +51,35 @@ type reply struct {
 }
 
 var (
-	release = redis.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`)
-	extend  = redis.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end`)
+	release   = redis.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`)
+	reentrant = redis.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] then redis.call("pexpire", KEYS[1], ARGV[2]) return 1 end return redis.call("set", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) and 1 or 0`)
+	extend    = redis.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end`)
 )
 
 // opTimeout bounds each command (LOCKCHECK_OP_TIMEOUT_MS).
 var opTimeout = 5 * time.Second
+
+// acquire sets key to token for ttlMs if it is free: a plain SET NX PX,
+// or (-reentrant) reacquire.
+var acquire = func(ctx context.Context, c redis.UniversalClient, key, token string, ttlMs int64) (bool, error) {
+	err := c.SetArgs(ctx, key, token, redis.SetArgs{Mode: "NX", TTL: time.Duration(ttlMs) * time.Millisecond}).Err()
+	return err == nil, err
+}
+
+// reacquire is acquire by a script that also answers yes, renewing the
+// TTL, when key already holds token, sent again (3 times at most) while
+// the connection fails: a resent acquire whose first attempt took effect
+// finds its own token.
+func reacquire(ctx context.Context, c redis.UniversalClient, key, token string, ttlMs int64) (bool, error) {
+	var err error
+	for try := 0; try < 4 && ctx.Err() == nil; try++ {
+		var n int64
+		if n, err = reentrant.Run(ctx, c, []string{key}, token, ttlMs).Int64(); err == nil || errors.Is(err, redis.Nil) {
+			return n == 1, err
+		}
+	}
+	return false, err
+}
 
 // dialer dials where LOCKCHECK_DIAL_MAP says: lockcheck's Sentinels name
 // the master at the address its replicas use (behind the proxy that a
@@ -86,7 +109,11 @@ func main() {
 	watchdog := flag.Bool("watchdog", false, "extend each lease every TTL/3 in the background until its release")
 	timeout := flag.Duration("timeout", 0, "the command timeout the process sets itself, as applications do (a 2 s socket timeout), in place of lockcheck's op timeout (LOCKCHECK_OP_TIMEOUT_MS): a client that waits out a stall shorter than it")
 	resend := flag.Bool("resend", false, "the classic mistake, for lost-reply to catch: go-redis's default of resending a command whose reply was lost (3 retries), so a resent SET NX finds the key its first attempt set and reports not acquired while it holds it")
+	reentrant := flag.Bool("reentrant", false, "a correct lock that resends: an acquire whose reply was lost is sent again (3 times at most) by a script that also takes the key when it holds the acquire's own token (as go-zero's), so a resent acquire whose first attempt took effect is told it holds the lock; releases and extends, which cannot tell their own first attempt from a lost lease, are not resent")
 	flag.Parse()
+	if *reentrant {
+		acquire = reacquire
+	}
 	// No retries: a retried SET NX whose first reply was lost would read
 	// as a failure while we hold the lock.
 	retries := -1
@@ -235,8 +262,8 @@ func handle(c redis.UniversalClient, req request) reply {
 		var b [16]byte
 		_, _ = rand.Read(b[:])
 		token := hex.EncodeToString(b[:])
-		err = c.SetArgs(ctx, req.Key, token, redis.SetArgs{Mode: "NX", TTL: time.Duration(req.TTLms) * time.Millisecond}).Err()
-		r.OK, r.Token = err == nil, token
+		r.OK, err = acquire(ctx, c, req.Key, token, req.TTLms)
+		r.Token = token
 	case "release":
 		var n int64
 		n, err = release.Run(ctx, c, []string{req.Key}, req.Token).Int64()
