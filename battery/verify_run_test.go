@@ -302,9 +302,12 @@ func TestVerify_LockProcesses(t *testing.T) {
 // verifyProcess runs verify's scenarios on cmdline as --lock-cmd does:
 // one process for every client, one per client where faults act on
 // clients.
-func verifyProcess(t *testing.T, name, cmdline string, watchdog bool, scenarios []string) *report.Verify {
+func verifyProcess(t *testing.T, name, cmdline string, watchdog bool, scenarios []string, opts ...func(*battery.VerifyConfig)) *report.Verify {
 	t.Helper()
 	cfg := battery.VerifyConfig{Scenarios: scenarios, Budget: 3 * time.Minute, Seed: 1, OutDir: t.TempDir(), Watchdog: watchdog}
+	for _, o := range opts {
+		o(&cfg)
+	}
 	ownlock.Process(&cfg.Lock, name, cmdline, false)
 	per := cfg.Lock
 	ownlock.Process(&per, name, cmdline, true)
@@ -317,6 +320,33 @@ func verifyProcess(t *testing.T, name, cmdline string, watchdog bool, scenarios 
 		t.Logf("%s: lease %s mutex %s %s runs %d %s %s", r.Scenario, r.Lease, r.Mutex, r.Status, r.Runs, r.CoverageText(), r.Meaning)
 	}
 	return v
+}
+
+// TestVerify_SubscriptionLock: a lock held by a connection's subscription
+// (examples/sublock: no key, no TTL, no token on Redis; a scope that
+// ends when its connection fails) is judged at pause, cut-off, the kills
+// and clock-jump, each with its chance counted, none "not exercised": a
+// paused or cut-off holder past its lease's nominal end while others
+// tried its key (held_past_tried, hit:client-partition), the
+// subscriptions a killed node dropped (lost_at_restart, unsynced_at_kill:
+// read from the node's PUBSUB), a clock jump while it held. It keeps
+// mutual exclusion through all of them; the same lock whose holder is
+// never told its subscription died (-unwatched) breaks it at kill-none.
+func TestVerify_SubscriptionLock(t *testing.T) {
+	testutil.RequireRedis(t)
+	noExtend := func(c *battery.VerifyConfig) { c.NoExtend = true }
+	scen := []string{"pause", "cut-off", "kill-none", "kill-everysec", "clock-jump"}
+	v := verifyProcess(t, "sublock", ownlock.Example(t, "sublock"), false, scen, noExtend)
+	for _, s := range scen {
+		r := row(t, v, s)
+		if r.Status != report.StatusPassed || r.Mutex != checker.Valid || r.NotJudged[checker.LeaseContract] == "" {
+			t.Errorf("sublock %s: %s, mutex %s, lease not judged %q (%s in %d runs); want passed with its coverage met, mutex valid, the lease a scope", s, r.Status, r.Mutex, r.NotJudged[checker.LeaseContract], r.CoverageText(), r.Runs)
+		}
+	}
+	v = verifyProcess(t, "sublock-unwatched", ownlock.Example(t, "sublock")+" -unwatched", false, []string{"kill-none"}, noExtend)
+	if r := row(t, v, "kill-none"); r.Mutex != checker.Invalid {
+		t.Errorf("sublock -unwatched kill-none: %s, mutex %s (%s in %d runs); want mutual exclusion broken", r.Status, r.Mutex, r.CoverageText(), r.Runs)
+	}
 }
 
 func TestMain(m *testing.M) {

@@ -112,10 +112,12 @@ func currentAOF(dir string) (string, error) {
 // the key without that write, so those leases are gone. A write is found
 // by its arguments as the AOF has them, the key and then the value, each
 // a RESP bulk string (SET key token PXAT ..., from a client or a script).
+// A subscription (Holding.Conn) is in no AOF: it is always among them.
 func UnsyncedKeys(before Holdings, cut []byte, margin time.Duration) []string {
 	var keys []string
 	for k, h := range before {
-		if h.TTL > margin && bytes.Contains(cut, []byte(bulk(k)+bulk(h.Value))) {
+		// A subscription is in no AOF: every restart loses it.
+		if h.TTL > margin && (h.Conn || bytes.Contains(cut, []byte(bulk(k)+bulk(h.Value)))) {
 			keys = append(keys, k)
 		}
 	}

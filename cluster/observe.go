@@ -172,12 +172,26 @@ type Holdings map[string]Holding
 type Holding struct {
 	Value string
 	TTL   time.Duration
+	// Conn says the lease is a subscription (a lock held by a
+	// connection: its key is SubscriptionKey of the channel): it has no
+	// TTL (ConnHeldTTL), and no restart, persisted or not, and no
+	// promoted replica has it.
+	Conn bool
 }
+
+// SubscriptionKey is the Holdings key of a subscription to channel.
+func SubscriptionKey(channel string) string { return "subscription:" + channel }
+
+// ConnHeldTTL is the TTL of a subscription's Holding: a day, longer than
+// any run, for a lease that ends only with its connection.
+const ConnHeldTTL = 24 * time.Hour
 
 // Holds reads, on a direct connection, every key node n holds that expires (a lease: a key without a
 // TTL is no lease), with its value if it is a string; a batch of keys
 // to a round trip, so that a fault that reads a master before it kills
-// it waits little.
+// it waits little. Every channel a client is subscribed to (not Redis's
+// or Sentinel's own, named "__...") is a lease too, held by a
+// connection (Holding.Conn): a lock held as a subscription keeps no key.
 func (cl *Cluster) Holds(ctx context.Context, n *Node) (Holdings, error) {
 	c := cl.admin(n)
 	defer c.Close()
@@ -199,6 +213,9 @@ func (cl *Cluster) HoldsFrozen(ctx context.Context, n *Node, d time.Duration) (H
 // holds reads every lease c's node holds.
 func holds(ctx context.Context, c *redis.Client) (Holdings, error) {
 	out := Holdings{}
+	if err := subscriptions(ctx, c, out); err != nil {
+		return out, err
+	}
 	var cursor uint64
 	for {
 		keys, next, err := c.Scan(ctx, cursor, "*", 1000).Result()
@@ -220,6 +237,30 @@ func holds(ctx context.Context, c *redis.Client) (Holdings, error) {
 			return out, nil
 		}
 	}
+}
+
+// subscriptions adds to out the channels c's node has subscribers of,
+// but Redis's and Sentinel's own ("__..."): the leases of a lock held by
+// a connection's subscription.
+func subscriptions(ctx context.Context, c *redis.Client, out Holdings) error {
+	chans, err := c.PubSubChannels(ctx, "*").Result()
+	if err != nil {
+		return err
+	}
+	chans = slices.DeleteFunc(chans, func(ch string) bool { return strings.HasPrefix(ch, "__") })
+	if len(chans) == 0 {
+		return nil
+	}
+	subs, err := c.PubSubNumSub(ctx, chans...).Result()
+	if err != nil {
+		return err
+	}
+	for ch, n := range subs {
+		if n > 0 {
+			out[SubscriptionKey(ch)] = Holding{TTL: ConnHeldTTL, Conn: true}
+		}
+	}
+	return nil
 }
 
 // LostFrom counts the leases of before (a master's, just before it went
@@ -249,6 +290,19 @@ func LostKeys(before, after Holdings, margin time.Duration) Holdings {
 type Due struct {
 	Value string
 	Until int64
+}
+
+// Dues are the leases of lost whose key a node could grant again, each
+// with when it would have ended (at plus its TTL, less early): not a
+// subscription's (Holding.Conn), which no SET can take again.
+func Dues(lost Holdings, at time.Time, early time.Duration) map[string]Due {
+	due := map[string]Due{}
+	for k, h := range lost {
+		if !h.Conn {
+			due[k] = Due{Value: h.Value, Until: at.Add(h.TTL).UnixNano() - int64(early)}
+		}
+	}
+	return due
 }
 
 // SetBefore returns the keys of due that log shows set (a grant) before

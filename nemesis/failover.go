@@ -65,9 +65,8 @@ func (f *failover) countLost(ctx context.Context, before cluster.Holdings, at ti
 	// The bug's event is a lost lease's key granted again while the
 	// lease would still have held it: watch the promoted node for it
 	// (grants before the watch began are missed: conservative).
-	f.lost = map[string]cluster.Due{}
-	for k, h := range lost {
-		f.lost[k] = cluster.Due{Value: h.Value, Until: at.Add(h.TTL).UnixNano() - int64(margin)}
+	if f.lost = cluster.Dues(lost, at, margin); len(f.lost) == 0 {
+		return
 	}
 	f.watch, _ = f.env.Cluster.WatchKeys(ctx, promoted)
 }

@@ -58,12 +58,9 @@ func (k *killRedis) countLost(before map[*cluster.Node]cluster.Holdings, at time
 	for n, h := range before {
 		lost := cluster.LostKeys(h, nil, margin)
 		k.lost += int64(len(lost))
-		if len(lost) > 0 {
-			k.due[n] = map[string]cluster.Due{}
-		}
-		for key, h := range lost {
-			// The TTL was read after at: the lease ends no sooner.
-			k.due[n][key] = cluster.Due{Value: h.Value, Until: at.Add(h.TTL).UnixNano()}
+		// The TTL was read after at: the lease ends no sooner.
+		if due := cluster.Dues(lost, at, 0); len(due) > 0 {
+			k.due[n] = due
 		}
 	}
 }

@@ -89,11 +89,7 @@ func (p *partition) beforeHeal(ctx context.Context) map[string]cluster.Due {
 	margin := time.Since(at) + 100*time.Millisecond
 	lost := cluster.LostKeys(before, after, margin)
 	p.events[history.LostAtHeal] = int64(len(lost))
-	due := map[string]cluster.Due{}
-	for k, h := range lost {
-		due[k] = cluster.Due{Value: h.Value, Until: at.Add(h.TTL).UnixNano() - int64(margin)}
-	}
-	return due
+	return cluster.Dues(lost, at, margin)
 }
 
 // afterHeal waits, as a failover's heal does, for the promoted master

@@ -1,13 +1,12 @@
 // Package ownlock gives tests users' own locks by name, built by the
 // CLI's constructors (process.FromSpec, process.FromCmd): the example
-// specs and the example lock process, which it builds once per test
+// specs and the example lock processes, which it builds once per test
 // binary. Only external test packages (harness_test, battery_test) may
 // import it: it imports harness.
 package ownlock
 
 import (
 	"cmp"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,35 +52,45 @@ func Process(cfg *harness.Config, name, cmdline string, perClient bool) {
 	cfg.Registry.Register(process.FromCmd(name, cmdline, cmp.Or(cfg.Cluster.Topology, "single"), perClient))
 }
 
-var lockproc struct {
-	once sync.Once
-	path string
-	err  error
+// built are the example lock processes built so far, in one temp dir.
+var built struct {
+	mu    sync.Mutex
+	dir   string
+	paths map[string]string
 }
 
 // Lockproc builds examples/lockproc once per test binary and returns its
 // path; Cleanup removes it.
-func Lockproc(t testing.TB) string {
-	lockproc.once.Do(func() {
+func Lockproc(t testing.TB) string { return Example(t, "lockproc") }
+
+// Example builds the example lock process examples/NAME once per test
+// binary and returns its path; Cleanup removes it.
+func Example(t testing.TB, name string) string {
+	built.mu.Lock()
+	defer built.mu.Unlock()
+	if p, ok := built.paths[name]; ok {
+		return p
+	}
+	if built.dir == "" {
 		dir, err := os.MkdirTemp("", "lockproc-test-")
 		if err != nil {
-			lockproc.err = err
-			return
+			t.Fatalf("build examples/%s: %v", name, err)
 		}
-		lockproc.path = filepath.Join(dir, "lockproc")
-		if out, err := exec.Command("go", "build", "-o", lockproc.path, "../examples/lockproc").CombinedOutput(); err != nil {
-			lockproc.err = errors.New(string(out))
-		}
-	})
-	if lockproc.err != nil {
-		t.Fatalf("build examples/lockproc: %v", lockproc.err)
+		built.dir, built.paths = dir, map[string]string{}
 	}
-	return lockproc.path
+	p := filepath.Join(built.dir, name)
+	if out, err := exec.Command("go", "build", "-o", p, "../examples/"+name).CombinedOutput(); err != nil {
+		t.Fatalf("build examples/%s: %v: %s", name, err, out)
+	}
+	built.paths[name] = p
+	return p
 }
 
-// Cleanup removes what Lockproc built: a TestMain calls it after m.Run.
+// Cleanup removes what Example built: a TestMain calls it after m.Run.
 func Cleanup() {
-	if lockproc.path != "" {
-		os.RemoveAll(filepath.Dir(lockproc.path))
+	built.mu.Lock()
+	defer built.mu.Unlock()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
 	}
 }

@@ -37,6 +37,23 @@
 //                   the ping says the TTL rule (round to 1000, add 1000).
 //                   One node. No extend (verify --lock-no-extend); one
 //                   process per client.
+//   --lib symfony-semaphore  Symfony Semaphore (php-symfony-semaphore)
+//                   with a limit of 1 over its RedisStore, a semaphore's
+//                   sorted sets in place of a key: SemaphoreFactory's
+//                   createSemaphore(key, 1, 1, ttl), acquire(),
+//                   refresh($ttl), release(). Its expiry is the client's
+//                   time() (whole seconds) plus the TTL, kept as a score
+//                   and compared with the next client's time().
+//   --lib laravel-funnel  Laravel's concurrency limiter
+//                   (php-illuminate-redis) with one slot, as its
+//                   documentation shows it: funnel(key)->limit(1)
+//                   ->releaseAfter(seconds)->block(0)->then(callback,
+//                   failure). Its only API runs a callback under the
+//                   lock, so, as malkusch's, the lease is the callback's
+//                   run suspended in a Fiber until its release. Its slot
+//                   is a key "key1" set EX releaseAfter (whole seconds,
+//                   rounded up), and its release reports no outcome.
+//                   No extend (verify --lock-no-extend).
 //   --lib malkusch-redlock  the same mutex over every master (topology
 //                   redlock), as its README's RedLock: a lock() that
 //                   timed out is undone (each try that failed released
@@ -192,6 +209,9 @@ final class Server
         if (str_starts_with($this->lib, 'malkusch')) {
             return (new Malkusch($this))->serve($req);
         }
+        if ($this->lib === 'laravel-funnel') {
+            return Funnel::serve($req);
+        }
         try {
             switch ($req['op']) {
                 case 'ping':
@@ -227,8 +247,8 @@ final class Server
                 default:
                     $reply['error'] = 'unknown op ' . $req['op'];
             }
-        } catch (\Symfony\Component\Lock\Exception\LockConflictedException $e) {
-            $reply['ok'] = false; // definite: another holds it
+        } catch (\Symfony\Component\Lock\Exception\LockConflictedException | \Symfony\Component\Semaphore\Exception\SemaphoreExpiredException $e) {
+            $reply['ok'] = false; // definite: another holds it, or the lease is gone
         } catch (\Throwable $e) {
             // The outcome is unknown (a timeout, a lost connection, a
             // lease the library found expired on its own clock).
@@ -255,6 +275,10 @@ final class Server
             case 'symfony':
                 $factory = new \Symfony\Component\Lock\LockFactory(new \Symfony\Component\Lock\Store\RedisStore($this->redis(), $ttl));
                 $lock = $factory->createLock($key, $ttl, false);
+                break;
+            case 'symfony-semaphore':
+                $factory = new \Symfony\Component\Semaphore\SemaphoreFactory(new \Symfony\Component\Semaphore\Store\RedisStore($this->redis()));
+                $lock = $factory->createSemaphore($key, 1, 1, $ttl, false);
                 break;
             case 'laravel':
                 $conn = new \Illuminate\Redis\Connections\PhpRedisConnection($this->redis());
@@ -407,10 +431,77 @@ final class Malkusch
     }
 }
 
+// Funnel serves Laravel's concurrency limiter with one slot. Its only
+// API runs a callback under the lock: the lease is the callback's run,
+// suspended in a Fiber until its release resumes it; the callback then
+// returns and the limiter deletes its slot (if it still holds its id).
+final class Funnel
+{
+    private static ?\Illuminate\Redis\Connections\PhpRedisConnection $conn = null;
+    private static array $held = []; // fibers, by token
+
+    public static function serve(array $req): array
+    {
+        $reply = ['id' => $req['id']];
+        try {
+            switch ($req['op']) {
+                case 'ping':
+                    self::conn()->ping();
+                    return $reply + ['ok' => true, 'ttl_round_ms' => 1000]; // EX, whole seconds
+                case 'acquire':
+                    return $reply + self::hold($req['key'], max(1, (int) ceil($req['ttl_ms'] / 1000)));
+                case 'release':
+                    $fiber = self::$held[$req['token'] ?? ''] ?? null;
+                    unset(self::$held[$req['token'] ?? '']);
+                    if ($fiber === null) {
+                        return $reply + ['ok' => false];
+                    }
+                    $fiber->resume();
+                    // Indeterminate for the lease model: the limiter does
+                    // not say whether its slot was still its own.
+                    return $reply + ['error' => "Laravel's funnel reports no outcome of a release (ConcurrencyLimiter::release ignores its script's answer)"];
+                default:
+                    return $reply + ['error' => 'unknown op ' . $req['op'] . ' (the funnel has no extend)'];
+            }
+        } catch (\Throwable $e) {
+            self::$conn = null;
+            return $reply + ['error' => get_class($e) . ': ' . $e->getMessage()];
+        }
+    }
+
+    private static function conn(): \Illuminate\Redis\Connections\PhpRedisConnection
+    {
+        return self::$conn ??= new \Illuminate\Redis\Connections\PhpRedisConnection(connect());
+    }
+
+    // hold tries the slot once (block(0): a refusal is its timeout) and,
+    // if it got it, keeps the callback suspended.
+    private static function hold(string $key, int $seconds): array
+    {
+        $refused = false;
+        $fiber = new \Fiber(function () use ($key, $seconds, &$refused): void {
+            self::conn()->funnel($key)->limit(1)->releaseAfter($seconds)->block(0)->then(
+                fn () => \Fiber::suspend(),
+                function () use (&$refused): void {
+                    $refused = true;
+                }
+            );
+        });
+        $fiber->start();
+        if ($refused || !$fiber->isSuspended()) {
+            return ['ok' => false];
+        }
+        $token = bin2hex(random_bytes(16));
+        self::$held[$token] = $fiber;
+        return ['ok' => true, 'token' => $token];
+    }
+}
+
 $opts = getopt('', ['lib:']);
 $lib = $opts['lib'] ?? '';
-if (!in_array($lib, ['symfony', 'symfony-redlock', 'laravel', 'malkusch', 'malkusch-redlock'], true)) {
-    fail('--lib symfony, symfony-redlock, laravel, malkusch or malkusch-redlock');
+$libs = ['symfony', 'symfony-redlock', 'symfony-semaphore', 'laravel', 'laravel-funnel', 'malkusch', 'malkusch-redlock'];
+if (!in_array($lib, $libs, true)) {
+    fail('--lib ' . implode(', ', $libs));
 }
 if (str_starts_with($lib, 'malkusch')) {
     $a = '/usr/share/php/Malkusch/Lock/autoload.php';
@@ -419,7 +510,14 @@ if (str_starts_with($lib, 'malkusch')) {
     }
     require_once $a;
 }
-if ($lib === 'laravel') {
+if ($lib === 'symfony-semaphore') {
+    $a = '/usr/share/php/Symfony/Component/Semaphore/autoload.php';
+    if (!is_file($a)) {
+        fail("$a is missing: apt-get install php-symfony-semaphore");
+    }
+    require_once $a;
+}
+if (str_starts_with($lib, 'laravel')) {
     foreach (['/usr/share/php/Illuminate/Cache/autoload.php', '/usr/share/php/Illuminate/Redis/autoload.php'] as $a) {
         if (!is_file($a)) {
             fail("$a is missing: apt-get install php-illuminate-cache php-illuminate-redis");
