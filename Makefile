@@ -13,7 +13,7 @@ REQUIRE := LOCKCHECK_REQUIRE_REDIS=1 LOCKCHECK_REQUIRE_CHROMIUM=1 LOCKCHECK_REQU
 
 # The survey's libraries (docs/survey.md): Python's tooz, PHP's Symfony
 # Lock, Laravel cache lock and malkusch/lock on phpredis, from Debian.
-SURVEY_APT := python3-tooz php-cli php-redis php-symfony-lock php-illuminate-cache php-illuminate-redis php-malkusch-lock
+SURVEY_APT := python3-tooz php-cli php-redis php-symfony-lock php-illuminate-cache php-illuminate-redis php-malkusch-lock php-symfony-semaphore
 
 deps: ## install redis-server, redis-sentinel, redis-tools, chromium (the report's browser test) and python3-redis (examples/adapters/redispy) when missing
 	@if command -v redis-server >/dev/null && command -v redis-sentinel >/dev/null && command -v redis-benchmark >/dev/null && command -v chromium >/dev/null && /usr/bin/python3 -c 'import redis' 2>/dev/null; then \
@@ -33,8 +33,8 @@ run: deps build ## a ~20 s run of setnx against a local redis-server
 	./$(BIN) run --lock setnx --clients 200 --keys 10 --duration 20s --ttl 500ms --hold 100ms --hold-dist exp
 
 survey-deps: deps ## the survey's Python and PHP libraries, when missing
-	@if /usr/bin/python3 -c 'import tooz' 2>/dev/null && php -r 'exit(class_exists("Redis") && is_file("/usr/share/php/Symfony/Component/Lock/autoload.php") && is_file("/usr/share/php/Illuminate/Redis/autoload.php") && is_file("/usr/share/php/Malkusch/Lock/autoload.php") ? 0 : 1);' 2>/dev/null; then \
-		echo "survey-deps: tooz, php-redis, Symfony Lock, Laravel's cache lock and malkusch/lock present"; \
+	@if /usr/bin/python3 -c 'import tooz' 2>/dev/null && php -r 'exit(class_exists("Redis") && is_file("/usr/share/php/Symfony/Component/Lock/autoload.php") && is_file("/usr/share/php/Symfony/Component/Semaphore/autoload.php") && is_file("/usr/share/php/Illuminate/Redis/autoload.php") && is_file("/usr/share/php/Malkusch/Lock/autoload.php") ? 0 : 1);' 2>/dev/null; then \
+		echo "survey-deps: tooz, php-redis, Symfony Lock and Semaphore, Laravel's cache lock and malkusch/lock present"; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SURVEY_APT) >/dev/null && echo "survey-deps: installed $(SURVEY_APT)"; \
 	else \

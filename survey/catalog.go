@@ -63,6 +63,12 @@ var Libraries = []Library{
 			"acquire(false) is false both when a majority refused and when the votes split (CombinedStore::save deletes what it set either way), so a failed acquire is recorded undone (counted, not recorded), as lockcheck's own Redlocks record theirs; release() reports no outcome (indeterminate); one PHP process per client"},
 	{Name: "laravel", Language: "PHP", Package: "php-illuminate-cache (Laravel cache lock) on php-illuminate-redis", Version: "8.83.26+dfsg-2", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib laravel", "--lock-cmd-per-client", "--lock-no-extend", "--name", "laravel"},
 		Shape: "PhpRedisLock(connection, key, seconds, owner): get(), release(); SET NX EX whole seconds (rounded up); no extend; one PHP process per client"},
+	{Name: "symfony-semaphore", Language: "PHP", Package: "php-symfony-semaphore (Symfony Semaphore, RedisStore)", Version: "5.4.53+dfsg-0+deb12u1", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib symfony-semaphore", "--lock-cmd-per-client", "--name", "symfony-semaphore"},
+		Shape: "a semaphore of limit 1 for a lock: SemaphoreFactory(RedisStore)->createSemaphore(key, 1, 1, ttl, autoRelease false): acquire(), refresh(ttl), release(); no key with a TTL but two sorted sets ({key}:weight, {key}:time) whose members expire at a score of the client's time() (whole seconds) plus the TTL, pruned by the next client's script with its own time(); " +
+			"release() reports no outcome (indeterminate); one PHP process per client"},
+	{Name: "laravel-funnel", Language: "PHP", Package: "php-illuminate-redis (Laravel's concurrency limiter, ConcurrencyLimiter)", Version: "8.83.26+dfsg-2", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib laravel-funnel", "--lock-cmd-per-client", "--lock-no-extend", "--name", "laravel-funnel"},
+		Shape: "a concurrency limiter of one slot for a lock, as its documentation shows it: funnel(key)->limit(1)->releaseAfter(seconds)->block(0)->then(callback, failure); the callback is the lease, suspended in a Fiber until its release; its slot is a key KEY1 set NX-like by a script (EX whole seconds, rounded up); " +
+			"the release deletes the slot if it still holds its id and reports no outcome (indeterminate); no extend; one PHP process per client"},
 	{Name: "malkusch", Language: "PHP", Package: "php-malkusch-lock (malkusch/lock, PHPRedisMutex) on php-redis", Version: "2.2.1+ds-1", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib malkusch", "--lock-cmd-per-client", "--lock-no-extend", "--name", "malkusch"},
 		Shape: "new PHPRedisMutex([redis], name, timeout)->synchronized(callback): the acquire is answered from inside the callback, which returns when the release comes; SET NX EX timeout+1 on key lock_NAME (timeout: the TTL in whole seconds, rounded up), lock() spinning up to timeout seconds; " +
 			"an unlock after timeout seconds sends no release and throws (recorded indeterminate); no extend; one node, as its README's example; one PHP process per client"},
@@ -149,6 +155,7 @@ var Mechanisms = map[string]Mechanism{
 		Documented: "no"},
 	"tooz kill-everysec": toozHeart, "tooz kill-always": toozHeart, "tooz kill-delayed": toozHeart, "tooz pause-redis": toozHeart, "tooz cut-off": toozHeart,
 	"tooz stall-quiet": toozHeart, "tooz kill-extend": toozHeart,
+	"symfony-semaphore contention": semaphoreSecond,
 	"rueidislock skew": {Text: "rueidislock computes each key's expiry on the client's clock and hands Redis an instant, not a duration: " +
 		"`try` takes `now := time.Now()` and `deadline := now.Add(duration)` (rueidislock/lock.go:258, 265 at v1.0.79), the acquire sends `SET NX PXAT deadline` (`acqat`, lock.go:437, chosen at lock.go:171), " +
 		"and each renewal sets `deadline = time.Now().Add(m.validity)` and sends `PEXPIREAT` (lock.go:279-280, `extend`, lock.go:435). " +
@@ -158,6 +165,12 @@ var Mechanisms = map[string]Mechanism{
 	"valkeylock skew": {Text: "valkeylock is rueidislock's fork with the same code: `now := time.Now()`, `deadline := now.Add(duration)` (valkeylock/lock.go:258, 265 at v1.0.79), `SET NX PXAT` (`acqat`, lock.go:437), renewals by `PEXPIREAT` of `time.Now().Add(m.validity)` (lock.go:279, 435).",
 		Documented: "no: FallbackSETPX is documented as compatibility with Valkey < 6.2"},
 }
+
+// semaphoreSecond: Symfony Semaphore's expiry is the client's whole
+// second plus the TTL.
+var semaphoreSecond = Mechanism{Text: "the semaphore's expiry is kept as a score of whole seconds: `RedisStore::save` passes the client's `time()` as `now` (Store/RedisStore.php:99 at 5.4.53), adds the member at `now + ttlInSecond` (:86), and every client's script first removes the members whose score is at most its own `time()` (:64); `putOffExpiration` does the same with `time() + ttl` (:142). " +
+	"A lease taken at 10.9 s with a TTL of 1 s scores 11, and the first script run at 11.0 s removes it: it lived 0.1 s, and the next client is granted the semaphore, while the holder's `Semaphore` computes its own expiry from `microtime(true) + ttl` (Key.php:88, isExpired :105) and holds on. A TTL of n s lasts between n-1 and n s on Redis.",
+	Documented: "no: the TTL is a float in seconds (`createSemaphore(..., ?float $ttlInSecond)`), with nothing said of whole seconds"}
 
 // rueidisSwitch: a holder stops when its own client switches masters,
 // not when another's does.

@@ -64,7 +64,8 @@ func TestGoAdapters_Contention(t *testing.T) {
 // TestProcessAdapters_Contention: the Python and PHP adapters pass the
 // same run, through the lock-process protocol (PHP one process per
 // client, as PHP runs; malkusch's synchronized() held suspended in a
-// Fiber until the release); tooz says its leases are scopes; Symfony's
+// Fiber until the release, Laravel's funnel()->then() the same way;
+// Symfony's Semaphore of limit 1); tooz says its leases are scopes; Symfony's
 // CombinedStore and malkusch's mutex over Redlock's five masters answer
 // a failed attempt undone.
 func TestProcessAdapters_Contention(t *testing.T) {
@@ -75,20 +76,26 @@ func TestProcessAdapters_Contention(t *testing.T) {
 		perClient bool
 		scoped    bool
 		topology  string
+		want      checker.Verdict // "": valid
 	}{
-		{"redis-py", filepath.Join(adapters, "redispy", "lock.py"), false, false, ""},
-		{"tooz", filepath.Join(adapters, "tooz", "lock.py"), false, true, ""},
-		{"symfony", php + "symfony", true, false, ""},
-		{"laravel", php + "laravel", true, false, ""},
-		{"malkusch", php + "malkusch", true, false, ""},
-		{"symfony-redlock", php + "symfony-redlock", true, false, cluster.Redlock},
-		{"malkusch-redlock", php + "malkusch-redlock", true, false, cluster.Redlock},
+		{"redis-py", filepath.Join(adapters, "redispy", "lock.py"), false, false, "", ""},
+		{"tooz", filepath.Join(adapters, "tooz", "lock.py"), false, true, "", ""},
+		{"symfony", php + "symfony", true, false, "", ""},
+		{"laravel", php + "laravel", true, false, "", ""},
+		{"malkusch", php + "malkusch", true, false, "", ""},
+		// Symfony's Semaphore expires a member at the client's time(),
+		// whole seconds, plus the TTL: a lease taken late in a second
+		// ends at the next, and another client takes it.
+		{"symfony-semaphore", php + "symfony-semaphore", true, false, "", checker.Invalid},
+		{"laravel-funnel", php + "laravel-funnel", true, false, "", ""},
+		{"symfony-redlock", php + "symfony-redlock", true, false, cluster.Redlock, ""},
+		{"malkusch-redlock", php + "malkusch-redlock", true, false, cluster.Redlock, ""},
 		// On Sentinel, each finds the master through the Sentinels, which
 		// name it at its peer proxy (replication 500 ms behind here):
 		// only the address LOCKCHECK_DIAL_MAP gives answers in time.
-		{"redis-py-sentinel", filepath.Join(adapters, "redispy", "lock.py"), false, false, cluster.Sentinel},
-		{"tooz-sentinel", filepath.Join(adapters, "tooz", "lock.py"), false, true, cluster.Sentinel},
-		{"symfony-sentinel", php + "symfony", true, false, cluster.Sentinel},
+		{"redis-py-sentinel", filepath.Join(adapters, "redispy", "lock.py"), false, false, cluster.Sentinel, ""},
+		{"tooz-sentinel", filepath.Join(adapters, "tooz", "lock.py"), false, true, cluster.Sentinel, ""},
+		{"symfony-sentinel", php + "symfony", true, false, cluster.Sentinel, ""},
 	} {
 		t.Run(a.name, func(t *testing.T) {
 			e := process.Entry(a.name, a.cmd, a.topology)
@@ -110,8 +117,11 @@ func TestProcessAdapters_Contention(t *testing.T) {
 			if a.topology == cluster.Sentinel {
 				where.ReplicationLag, w.OpTimeout = 500*time.Millisecond, 400*time.Millisecond
 			}
-			res := lockchecktest.Run(t, a.name, e.Factory, lockchecktest.Options{Workload: w, Cluster: where})
+			res := lockchecktest.Run(t, a.name, e.Factory, lockchecktest.Options{Workload: w, Cluster: where, Want: a.want})
 			judged(t, res, a.scoped)
+			if l, _ := res.Findings.Checker("linearizable"); a.want == checker.Invalid && l.Verdict != checker.Invalid {
+				t.Errorf("%s: lease contract %s, want broken", a.name, l.Verdict)
+			}
 			// A Redlock's refusals are undone (refused or split, the
 			// library does not say): counted, none recorded.
 			if a.topology == cluster.Redlock && (res.Summary.Undone == 0 || res.Summary.Ops.Get(history.Acquire, history.Fail) != 0) {
