@@ -155,6 +155,10 @@ var Mechanisms = map[string]Mechanism{
 		Documented: "no"},
 	"tooz kill-everysec": toozHeart, "tooz kill-always": toozHeart, "tooz kill-delayed": toozHeart, "tooz pause-redis": toozHeart, "tooz cut-off": toozHeart,
 	"tooz stall-quiet": toozHeart, "tooz kill-extend": toozHeart,
+	"go-zero lost-reply": {Text: "go-zero's Redis client resends a command whose reply was lost: it sets `MaxRetries: maxRetries`, 3 (core/stores/redis/redisclientmanager.go:14, 37 at v1.10.3), and go-redis (v9.23.0) runs each command up to MaxRetries+1 times (redis.go:1593), again after a connection that ended without a reply (`shouldRetry`: io.EOF, error.go:90). " +
+		"`ReleaseCtx` runs delscript.lua, `if GET == id then DEL else return 0` (delscript.lua:1-5), and reports `reply == 1` (redislock.go:89-100): a release whose first attempt deleted the key and lost its reply is sent again, finds the key gone, and answers false. The lease was released while its holder is told it was not (in the run, another client acquired the key during that release). " +
+		"Its acquire is resent too, safely: lockscript.lua takes the key again when it holds the same id.",
+		Documented: "no: go-zero documents neither the retries of its Redis client nor what a false release means"},
 	"symfony-semaphore contention": semaphoreSecond,
 	"rueidislock skew": {Text: "rueidislock computes each key's expiry on the client's clock and hands Redis an instant, not a duration: " +
 		"`try` takes `now := time.Now()` and `deadline := now.Add(duration)` (rueidislock/lock.go:258, 265 at v1.0.79), the acquire sends `SET NX PXAT deadline` (`acqat`, lock.go:437, chosen at lock.go:171), " +
