@@ -138,6 +138,9 @@ func (c *Coordinator) Account() ([]report.RunAgent, []string) { return c.runInfo
 // Scope is "": the agents build the lock, and do not say.
 func (c *Coordinator) Scope() string { return "" }
 
+// OwnTimeout is 0: the agents' locks are built there.
+func (c *Coordinator) OwnTimeout() time.Duration { return 0 }
+
 // Listen opens the coordinator's port and starts welcoming agents
 // (spawning them first if cfg.Spawn).
 func Listen(cfg CoordinatorConfig) (*Coordinator, error) {

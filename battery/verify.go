@@ -342,7 +342,14 @@ func verifyScenario(ctx context.Context, cfg VerifyConfig, s scenario.Scenario, 
 			row.GrantedWhileDown += len(checker.GrantedWhileDown(ops, fault))
 		}
 		judgeRun(row, s, res)
-		if row.Status != report.StatusNotExercised || time.Now().After(share) || ctx.Err() != nil {
+		if time.Now().After(share) || ctx.Err() != nil {
+			return nil
+		}
+		if st, ok := stretchStall(s, res.OwnTimeout, row); ok {
+			s = st
+			continue
+		}
+		if row.Status != report.StatusNotExercised {
 			return nil
 		}
 		if row.Scale == 0 {
@@ -351,6 +358,22 @@ func verifyScenario(ctx context.Context, cfg VerifyConfig, s scenario.Scenario, 
 			}
 		}
 	}
+}
+
+// stretchStall is s with its stalls longer than own, the lock's own
+// command timeout (scenario.Stalled: own and a half second more), with
+// row saying so, where s stalls Redis (pause-redis) for no longer than
+// own and row has not yet its coverage: a lock that declares it waits
+// stalls out meets stalls that outlast it. ok is false where s is kept.
+func stretchStall(s scenario.Scenario, own time.Duration, row *report.VerifyRow) (scenario.Scenario, bool) {
+	if own <= 0 || !slices.Equal(s.Nemesis.Faults, []string{"pause-redis"}) || s.Nemesis.Duration > own ||
+		(row.Status != report.StatusNotExercised && row.Status != report.StatusNA) {
+		return s, false
+	}
+	d := own + 500*time.Millisecond
+	row.Description += fmt.Sprintf(" (its stalls sized to the lock: its client waits %v for a reply, so each stall lasts %v)", own, d)
+	row.Status, row.NA = report.StatusNotExercised, ""
+	return s.Stalled(d), true
 }
 
 // sizeToLock is s sized to the lock (scenario.Scaled) if its run in dir

@@ -322,6 +322,22 @@ func verifyProcess(t *testing.T, name, cmdline string, watchdog bool, scenarios 
 	return v
 }
 
+// TestVerify_DeclaredTimeoutStretchesStalls: a lock process whose client
+// waits 2 s for a reply (examples/lockproc -timeout 2s), and says so in
+// its ping's reply (op_timeout_ms), waits pause-redis's 1 s stalls out;
+// verify then stalls Redis for 2.5 s, and the scenario is exercised and
+// passed (acquires indeterminate on contended keys, info_contended met),
+// where the undeclared patient lock is n/a with its measured reason
+// (TestVerify_ClientOutlastsStall).
+func TestVerify_DeclaredTimeoutStretchesStalls(t *testing.T) {
+	testutil.RequireRedis(t)
+	v := verifyProcess(t, "lockproc-patient", ownlock.Lockproc(t)+" -timeout 2s", false, []string{"pause-redis"})
+	r := row(t, v, "pause-redis")
+	if r.Status != report.StatusPassed || r.Lease != checker.Valid || !strings.Contains(r.Description, "each stall lasts 2.5s") || r.Coverage[checker.WindowInfo] == 0 {
+		t.Errorf("pause-redis: %s, lease %s, %d indeterminate acquires in its windows (%s, %q); want passed on stalls of 2.5s, lease valid", r.Status, r.Lease, r.Coverage[checker.WindowInfo], r.CoverageText(), r.Description)
+	}
+}
+
 // TestVerify_SubscriptionLock: a lock held by a connection's subscription
 // (examples/sublock: no key, no TTL, no token on Redis; a scope that
 // ends when its connection fails) is judged at pause, cut-off, the kills

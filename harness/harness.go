@@ -115,6 +115,9 @@ type Result struct {
 	TTLAdvice report.TTLAdvice
 	// Procs is the GOMAXPROCS the clients ran at (after TuneProcs).
 	Procs int
+	// OwnTimeout is the lock's own command timeout, if it declared one
+	// (lockimpl.OwnTimeouter).
+	OwnTimeout time.Duration
 	// Agents is run.json's account of the agents (Config.Agents), and
 	// AgentsLost says which were lost, and when.
 	Agents     []report.RunAgent
@@ -452,6 +455,7 @@ func (r *run) open() error {
 // leaves unjudged (nil players: the lock was never built).
 func (r *run) writeInfo(players workload.Players) error {
 	if players != nil {
+		r.res.OwnTimeout = players.OwnTimeout()
 		if why := players.Scope(); why != "" {
 			r.check.NotJudged = map[checker.Guarantee]string{checker.LeaseContract: why}
 			r.info.NotJudged = map[string]string{string(checker.LeaseContract): why}

@@ -129,6 +129,23 @@ type Scoped interface {
 	Scope() string
 }
 
+// OwnTimeouter is implemented by a lock whose Redis client gives up on a
+// command after a timeout of its own (a socket timeout, as applications
+// set one), not lockcheck's op timeout: a Redis stalled for less than it
+// ends none of its ops indeterminate, so verify stretches its stalls past
+// it. OwnTimeout is that timeout (0: it has none of its own).
+type OwnTimeouter interface {
+	OwnTimeout() time.Duration
+}
+
+// OwnTimeoutOf is l's own command timeout, if it declares one.
+func OwnTimeoutOf(l Locker) time.Duration {
+	if o, ok := l.(OwnTimeouter); ok {
+		return o.OwnTimeout()
+	}
+	return 0
+}
+
 // ScopeOf is why l's lease contract cannot be judged, or "".
 func ScopeOf(l Locker) string {
 	if s, ok := l.(Scoped); ok {

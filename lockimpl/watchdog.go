@@ -246,6 +246,9 @@ func (w *Watchdog) Release(ctx context.Context, l Lease) error {
 // Scope implements Scoped: the inner lock's.
 func (w *Watchdog) Scope() string { return ScopeOf(w.inner) }
 
+// OwnTimeout implements OwnTimeouter: the inner lock's.
+func (w *Watchdog) OwnTimeout() time.Duration { return OwnTimeoutOf(w.inner) }
+
 // KeyTTL implements KeyTTLer: the inner lock's.
 func (w *Watchdog) KeyTTL(ttl time.Duration) time.Duration { return KeyTTL(w.inner, ttl) }
 

@@ -44,3 +44,26 @@ func ScaleFor(ttl, keyTTL time.Duration) int {
 	}
 	return int((keyTTL + ttl - 1) / ttl)
 }
+
+// Stalled is s with each fault window lasting d where it lasted less,
+// the windows as far apart relative to it as before and the run as much
+// longer: for a lock whose client waits a stall out (its own command
+// timeout, lockimpl.OwnTimeouter, at least the stall), so that a stall
+// outlasts it and acquires end indeterminate, as the scenario needs.
+func (s Scenario) Stalled(d time.Duration) Scenario {
+	if s.Nemesis.Duration <= 0 || d <= s.Nemesis.Duration {
+		return s
+	}
+	stretch := func(t time.Duration) time.Duration {
+		return time.Duration(float64(t) * float64(d) / float64(s.Nemesis.Duration))
+	}
+	s.Nemesis.Interval, s.Nemesis.Duration = stretch(s.Nemesis.Interval), d
+	own := s.Workload
+	s.Workload = func(w *workload.Config) {
+		if own != nil {
+			own(w)
+		}
+		w.Duration = stretch(w.Duration)
+	}
+	return s
+}

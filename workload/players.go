@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/lockimpl"
@@ -36,6 +37,9 @@ type Players interface {
 	// Scope says why the lock's leases are scopes (lockimpl.Scoped), or
 	// "" if they are leases or the players cannot tell.
 	Scope() string
+	// OwnTimeout is the lock's own command timeout, if it declares one
+	// (lockimpl.OwnTimeouter; 0: none, or the players cannot tell).
+	OwnTimeout() time.Duration
 	// Account is run.json's account of the agents and which were lost
 	// (nil, nil: no agents), read once Finish returned.
 	Account() ([]report.RunAgent, []string)
@@ -64,6 +68,9 @@ func (p *Local) Unrecorded() history.Unrecorded { return p.Runner.Counters().Sna
 
 // Scope is the lock's.
 func (p *Local) Scope() string { return lockimpl.ScopeOf(p.Locker) }
+
+// OwnTimeout is the lock's.
+func (p *Local) OwnTimeout() time.Duration { return lockimpl.OwnTimeoutOf(p.Locker) }
 
 // Account is nil: no agents.
 func (p *Local) Account() ([]report.RunAgent, []string) { return nil, nil }

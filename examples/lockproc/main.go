@@ -48,6 +48,9 @@ type reply struct {
 	OK    bool   `json:"ok"`
 	Token string `json:"token,omitempty"`
 	Error string `json:"error,omitempty"`
+	// OpTimeoutMs, on a ping's reply, declares -timeout: lockcheck's
+	// verify then stalls Redis for longer than it.
+	OpTimeoutMs int64 `json:"op_timeout_ms,omitempty"`
 }
 
 var (
@@ -58,6 +61,10 @@ var (
 
 // opTimeout bounds each command (LOCKCHECK_OP_TIMEOUT_MS).
 var opTimeout = 5 * time.Second
+
+// declared is the command timeout the process declares to lockcheck
+// (-timeout; 0: lockcheck's own, LOCKCHECK_OP_TIMEOUT_MS).
+var declared time.Duration
 
 // acquire sets key to token for ttlMs if it is free: a plain SET NX PX,
 // or (-reentrant) reacquire.
@@ -107,7 +114,7 @@ func main() {
 		os.Exit(2)
 	}
 	watchdog := flag.Bool("watchdog", false, "extend each lease every TTL/3 in the background until its release")
-	timeout := flag.Duration("timeout", 0, "the command timeout the process sets itself, as applications do (a 2 s socket timeout), in place of lockcheck's op timeout (LOCKCHECK_OP_TIMEOUT_MS): a client that waits out a stall shorter than it")
+	timeout := flag.Duration("timeout", 0, "the command timeout the process sets itself, as applications do (a 2 s socket timeout), in place of lockcheck's op timeout (LOCKCHECK_OP_TIMEOUT_MS), declared in its ping's reply (op_timeout_ms): a client that waits out a stall shorter than it, which verify then stalls for longer")
 	resend := flag.Bool("resend", false, "the classic mistake, for lost-reply to catch: go-redis's default of resending a command whose reply was lost (3 retries), so a resent SET NX finds the key its first attempt set and reports not acquired while it holds it")
 	reentrant := flag.Bool("reentrant", false, "a correct lock that resends: an acquire whose reply was lost is sent again (3 times at most) by a script that also takes the key when it holds the acquire's own token (as go-zero's), so a resent acquire whose first attempt took effect is told it holds the lock; releases and extends, which cannot tell their own first attempt from a lost lease, are not resent")
 	flag.Parse()
@@ -127,7 +134,7 @@ func main() {
 		opTimeout = time.Duration(ms) * time.Millisecond
 	}
 	if *timeout > 0 {
-		opTimeout = *timeout
+		opTimeout, declared = *timeout, *timeout
 	}
 	opts := &redis.Options{Addr: addrs[0], Password: os.Getenv("LOCKCHECK_REDIS_PASSWORD"), MaxRetries: retries, PoolSize: 256,
 		ReadTimeout: opTimeout, WriteTimeout: opTimeout}
@@ -274,7 +281,7 @@ func handle(c redis.UniversalClient, req request) reply {
 		r.OK = err == nil && n == 1
 	case "ping": // lockcheck's start-up check: ready once Redis answers
 		err = c.Ping(ctx).Err()
-		r.OK = err == nil
+		r.OK, r.OpTimeoutMs = err == nil, declared.Milliseconds()
 	default:
 		err = fmt.Errorf("unknown op %q", req.Op)
 	}

@@ -199,6 +199,15 @@ func (pp *Pool) Scope() string {
 	return ""
 }
 
+// OwnTimeout implements lockimpl.OwnTimeouter, as the clients' processes
+// said.
+func (pp *Pool) OwnTimeout() time.Duration {
+	if p := pp.started(); p != nil {
+		return p.OwnTimeout()
+	}
+	return 0
+}
+
 // KeyTTL implements lockimpl.KeyTTLer, as the clients' processes said.
 func (pp *Pool) KeyTTL(ttl time.Duration) time.Duration {
 	if p := pp.started(); p != nil {

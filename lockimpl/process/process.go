@@ -58,6 +58,11 @@ type Reply struct {
 	// TTLAddMs is what the lock adds to each TTL, after rounding
 	// (go-zero: 500).
 	TTLAddMs int64 `json:"ttl_add_ms,omitempty"`
+	// OpTimeoutMs, on the reply to the first ping, says the lock's Redis
+	// client gives up on a command after this many ms of its own, not
+	// after lockcheck's op timeout (lockimpl.OwnTimeouter): verify then
+	// stalls Redis for longer than that.
+	OpTimeoutMs int64 `json:"op_timeout_ms,omitempty"`
 	// NotSent, with Error, says the request never reached Redis (a
 	// client's circuit breaker refused it, no connection could be had):
 	// it did not happen, and is counted, not recorded (lockimpl.ErrNotSent).
@@ -115,7 +120,9 @@ type Lock struct {
 	// round and add are the TTL's rounding (0: none) and what is added
 	// to it, from its first ping.
 	round, add time.Duration
-	events     map[int64]*history.Op // announced extends, by seq
+	// own is the command timeout the process declared (0: none).
+	own    time.Duration
+	events map[int64]*history.Op // announced extends, by seq
 	// killed: the process was killed on purpose (crash-client); its end
 	// is not the lock's fault.
 	killed atomic.Bool
@@ -228,6 +235,7 @@ func (p *Lock) ready(timeout time.Duration, say func(string)) error {
 	r, err := p.ask(lockimpl.WithClient(context.Background(), p.owner), Request{Op: "ping"}, timeout)
 	p.emu.Lock()
 	p.scope, p.round, p.add = r.Scope, time.Duration(r.TTLRoundMs)*time.Millisecond, time.Duration(r.TTLAddMs)*time.Millisecond
+	p.own = time.Duration(r.OpTimeoutMs) * time.Millisecond
 	p.emu.Unlock()
 	var le *LateError
 	if errors.As(err, &le) {
@@ -643,6 +651,14 @@ func (p *Lock) Scope() string {
 	p.emu.Lock()
 	defer p.emu.Unlock()
 	return p.scope
+}
+
+// OwnTimeout implements lockimpl.OwnTimeouter: the command timeout the
+// process declared in its first ping's reply.
+func (p *Lock) OwnTimeout() time.Duration {
+	p.emu.Lock()
+	defer p.emu.Unlock()
+	return p.own
 }
 
 // Release implements lockimpl.Locker.
