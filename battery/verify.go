@@ -443,9 +443,7 @@ func judgeRun(row *report.VerifyRow, s scenario.Scenario, res *harness.Result) {
 	for _, c := range f.Checkers {
 		row.Checkers[c.Name] = worst(row.Checkers[c.Name], c.Verdict)
 	}
-	for name, n := range f.Coverage {
-		row.Coverage[name] += n
-	}
+	row.Coverage.Add(f.Coverage)
 	row.Short = report.ShortOf(row.Coverage, row.Requires)
 	for _, t := range res.ThresholdsFailed() {
 		if !slices.Contains(row.ThresholdsFailed, t.Threshold) {

@@ -138,12 +138,52 @@ func (c Coverage) Count(name string) int {
 
 // Hit is the figure of fault windows that began while a lease was
 // surely live; Windows counts the fault's windows.
-func Hit(fault string) string { return "hit:" + fault }
+func Hit(fault string) string { return hitPrefix + fault }
 
 // Outlived is the figure of a fault's windows that ended while a lease
 // live at their start was still surely live.
-func Outlived(fault string) string { return "outlived:" + fault }
-func Windows(fault string) string  { return "windows:" + fault }
+func Outlived(fault string) string { return outlivedPrefix + fault }
+func Windows(fault string) string  { return windowsPrefix + fault }
+
+// The prefixes of the per-fault figures (Hit, Outlived, Windows): their
+// names are built and read here only.
+const (
+	hitPrefix      = "hit:"
+	outlivedPrefix = "outlived:"
+	windowsPrefix  = "windows:"
+)
+
+// OfWindows says whether figure name is read from the run's fault
+// windows (a fault's hits, windows, outlived windows, or an event read
+// from the servers in them), not counted key by key: the parts of a
+// history split by key do not add up to it, the whole history's windows
+// give it.
+func OfWindows(name string) bool {
+	for _, p := range []string{hitPrefix, outlivedPrefix, windowsPrefix} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return slices.Contains(windowFigures, name)
+}
+
+// Add adds o's figures to c, each: the coverage of runs one after
+// another (a verify row's).
+func (c Coverage) Add(o Coverage) {
+	for name, n := range o {
+		c[name] += n
+	}
+}
+
+// addKeyed adds o's figures counted key by key (not OfWindows) to c: the
+// coverage of parts of one history split by key.
+func (c Coverage) addKeyed(o Coverage) {
+	for name, n := range o {
+		if !OfWindows(name) {
+			c[name] += n
+		}
+	}
+}
 
 // leaseSpan is one token's lease as the history shows it.
 type leaseSpan struct {
@@ -548,7 +588,7 @@ type FaultHit struct {
 func (c Coverage) FaultHits() []FaultHit {
 	var out []FaultHit
 	for name, n := range c {
-		if f, ok := strings.CutPrefix(name, "windows:"); ok {
+		if f, ok := strings.CutPrefix(name, windowsPrefix); ok {
 			out = append(out, FaultHit{Fault: f, Windows: n, Hits: c[Hit(f)]})
 		}
 	}

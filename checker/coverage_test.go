@@ -232,3 +232,31 @@ func TestCoverageFigures_EveryServerEvent(t *testing.T) {
 		}
 	}
 }
+
+// TestCoverage_OfWindows: the per-fault figures and the servers' events
+// are the fault windows', every other figure is counted key by key; the
+// parts of a history split by key add up only the keyed ones (addKeyed),
+// and runs one after another add up all (Add).
+func TestCoverage_OfWindows(t *testing.T) {
+	for _, name := range append([]string{Hit("pause"), Windows("kill-redis"), Outlived("pause-redis")}, history.ServerEvents...) {
+		if !OfWindows(name) {
+			t.Errorf("%s: not a window figure", name)
+		}
+	}
+	for _, f := range CoverageFigures {
+		if OfWindows(f.Name) != slices.Contains(history.ServerEvents, f.Name) {
+			t.Errorf("%s: OfWindows %v", f.Name, OfWindows(f.Name))
+		}
+	}
+	part := Coverage{Contended: 3, Hit("pause"): 2, history.LostReply: 5}
+	keyed := Coverage{Contended: 1}
+	keyed.addKeyed(part)
+	if keyed[Contended] != 4 || keyed[Hit("pause")] != 0 || keyed[history.LostReply] != 0 {
+		t.Errorf("addKeyed: %v, want contended 4 and no window figure", keyed)
+	}
+	runs := Coverage{Contended: 1, Hit("pause"): 1}
+	runs.Add(part)
+	if runs[Contended] != 4 || runs[Hit("pause")] != 3 || runs[history.LostReply] != 5 {
+		t.Errorf("Add: %v, want every figure summed", runs)
+	}
+}

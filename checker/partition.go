@@ -285,11 +285,7 @@ func Merge(ws []FaultWindow, parts []Findings) Findings {
 	}
 	rep.hits = make([]windowHit, len(ws))
 	for _, part := range parts {
-		for k, n := range part.Coverage {
-			if !strings.HasPrefix(k, "hit:") && !strings.HasPrefix(k, "windows:") && !strings.HasPrefix(k, "outlived:") && !slices.Contains(windowFigures, k) {
-				rep.Coverage[k] += n
-			}
-		}
+		rep.Coverage.addKeyed(part.Coverage)
 		for i, h := range part.hits {
 			rep.hits[i] = rep.hits[i].or(h)
 		}
