@@ -4,9 +4,10 @@ BIN     := bin/lockcheck
 PKGS    := ./...
 # Packages with concurrency run under the race detector.
 RACE_PKGS := ./agent/... ./cli/... ./battery/... ./scenario/... ./docs/... ./kube/... ./history/... ./lockimpl/... ./workload/... ./nemesis/... ./checker/... ./cluster/... ./report/... ./cmd/... ./lockchecktest/... ./examples/...
-# The harness package's tests (about 25 minutes one after another) run as
-# two processes beside the rest: its fault tests, and the others.
-HARNESS_A := ^(TestFault_|TestDocker_)
+# The fault table (nemesis's fault tests, about 13 minutes one after
+# another) and the harness package's tests (about 11) run as two processes
+# beside the rest.
+FAULTS := ^(TestFault_|TestDocker_FaultTable$$)
 REQUIRE := LOCKCHECK_REQUIRE_REDIS=1 LOCKCHECK_REQUIRE_CHROMIUM=1 LOCKCHECK_REQUIRE_PYREDIS=1
 
 .PHONY: deps survey-deps build run test lint bench survey survey-page clean
@@ -45,11 +46,11 @@ test: survey-deps ## the race detector everywhere, the harness's tests in two ha
 	@log=$$(mktemp); ha=$$(mktemp); hb=$$(mktemp); \
 	(cd survey && LOCKCHECK_REQUIRE_REDIS=1 $(GO) test -race -count=1 -timeout 20m ./... >"$$log" 2>&1 && \
 	  LOCKCHECK_REQUIRE_REDIS=1 $(GO) test -count=1 -timeout 10m -run '^(TestGoAdapters_Contention|TestGoZero_BreakerColdStart)$$/^(go-zero|cold|warm)(#[0-9]+)?$$' ./golocks/ >>"$$log" 2>&1) & survey=$$!; \
-	$(REQUIRE) $(GO) test -race -count=1 -timeout 40m -run '$(HARNESS_A)' ./harness/ >"$$ha" 2>&1 & harnessa=$$!; \
-	$(REQUIRE) $(GO) test -race -count=1 -timeout 40m -skip '$(HARNESS_A)' ./harness/ >"$$hb" 2>&1 & harnessb=$$!; \
-	$(REQUIRE) $(GO) test -race -count=1 -timeout 40m $(RACE_PKGS); main=$$?; \
+	$(REQUIRE) $(GO) test -race -count=1 -timeout 40m -run '$(FAULTS)' ./nemesis/ >"$$ha" 2>&1 & harnessa=$$!; \
+	$(REQUIRE) $(GO) test -race -count=1 -timeout 40m ./harness/ >"$$hb" 2>&1 & harnessb=$$!; \
+	$(REQUIRE) $(GO) test -race -count=1 -timeout 40m -skip '$(FAULTS)' $(RACE_PKGS); main=$$?; \
 	wait $$harnessa; harnessarc=$$?; wait $$harnessb; harnessbrc=$$?; \
-	echo "harness, -run '$(HARNESS_A)':"; cat "$$ha"; echo "harness, the rest:"; cat "$$hb"; \
+	echo "the fault table, nemesis -run '$(FAULTS)':"; cat "$$ha"; echo "harness:"; cat "$$hb"; \
 	wait $$survey; surveyrc=$$?; echo "survey module (cd survey && go test -race ./...):"; cat "$$log"; rm -f "$$log" "$$ha" "$$hb"; \
 	[ $$main = 0 ] && [ $$harnessarc = 0 ] && [ $$harnessbrc = 0 ] && [ $$surveyrc = 0 ]
 	$(GO) test -count=1 -run '^TestBudget_UnknownWithinMemory$$' ./checker/

@@ -13,6 +13,7 @@ import (
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/faultrun"
 	"github.com/lockcheck/lockcheck/internal/testutil"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/report"
@@ -86,18 +87,18 @@ func TestRun_ShortTTL(t *testing.T) {
 // granted during the outage, double holders); with no fault it behaves.
 func TestFault_FailOpen(t *testing.T) {
 	testutil.RequireRedis(t)
-	s := scenario{workload: shortLeases, nemesis: nemesis.Config{Faults: []string{"kill-redis"}, Interval: 2 * time.Second},
-		restartDelay: 500 * time.Millisecond}
-	s.expect(t, "broken-fail-open", func(r *harness.Result) (bool, string) {
+	s := faultrun.Case{Workload: faultrun.ShortLeases, Nemesis: nemesis.Config{Faults: []string{"kill-redis"}, Interval: 2 * time.Second},
+		RestartDelay: 500 * time.Millisecond}
+	s.Expect(t, "broken-fail-open", func(r *harness.Result) (bool, string) {
 		ops, err := history.ReadFile(filepath.Join(r.Dir, "history.jsonl"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		n := len(checker.GrantedWhileDown(ops, "kill-redis"))
-		return r.Verdict == checker.Invalid && doubleHolders(r) > 0 && n > 0, "granted while down: " + strconv.Itoa(n)
+		return r.Verdict == checker.Invalid && faultrun.DoubleHolders(r) > 0 && n > 0, "granted while down: " + strconv.Itoa(n)
 	})
-	s.nemesis.Faults = nil
-	s.expect(t, "broken-fail-open", valid)
+	s.Nemesis.Faults = nil
+	s.Expect(t, "broken-fail-open", faultrun.Valid)
 }
 
 // TestBench_RetrySweep: three retry policies side by side in one sweep:

@@ -15,6 +15,7 @@ import (
 	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/faultrun"
 	"github.com/lockcheck/lockcheck/internal/ownlock"
 	"github.com/lockcheck/lockcheck/internal/testutil"
 	"github.com/lockcheck/lockcheck/lockimpl"
@@ -40,13 +41,13 @@ func TestOwnLock_SpecMatchesSetNX(t *testing.T) {
 		faults []string
 		want   checker.Verdict
 	}{{nil, checker.Valid}, {[]string{"pause-client"}, checker.Invalid}} {
-		s := scenario{workload: shortLeases, nemesis: nemesis.Config{Faults: tc.faults, Interval: time.Second, Duration: time.Second}}
-		s.workload.Duration = 5 * time.Second
+		s := faultrun.Case{Workload: faultrun.ShortLeases, Nemesis: nemesis.Config{Faults: tc.faults, Interval: time.Second, Duration: time.Second}}
+		s.Workload.Duration = 5 * time.Second
 		ok := false
 		for seed := int64(1); seed <= 3 && !ok; seed++ {
-			builtin, spec := s.run(t, "setnx", seed), s.run(t, "spec:setnx", seed)
+			builtin, spec := s.Run(t, "setnx", seed), s.Run(t, "spec:setnx", seed)
 			t.Logf("faults %v seed %d: setnx %s (%d double holders), spec %s (%d)", tc.faults, seed,
-				builtin.Verdict, doubleHolders(builtin), spec.Verdict, doubleHolders(spec))
+				builtin.Verdict, faultrun.DoubleHolders(builtin), spec.Verdict, faultrun.DoubleHolders(spec))
 			ok = builtin.Verdict == tc.want && spec.Verdict == tc.want
 		}
 		if !ok {
@@ -62,7 +63,7 @@ func TestOwnLock_BrokenSpecs(t *testing.T) {
 	testutil.RequireRedis(t)
 	// An unconditional DEL release: late releases of the proof workload.
 	res := run(t, "spec:broken-del-release", proofWorkload(7))
-	if doubleHolders(res) == 0 {
+	if faultrun.DoubleHolders(res) == 0 {
 		t.Errorf("spec:broken-del-release: no double holder (verdict %s)", res.Verdict)
 	}
 	// Extends without an ownership check: a holder frozen past its TTL
@@ -70,10 +71,10 @@ func TestOwnLock_BrokenSpecs(t *testing.T) {
 	// Holds of 1s under a 200ms TTL: a paused holder wakes with most of
 	// its hold ahead of it, so its watchdog's overdue extend goes out
 	// before it releases.
-	w := shortLeases
+	w := faultrun.ShortLeases
 	w.Hold, w.HoldDist, w.ExtendEvery, w.Duration = time.Second, workload.HoldFixed, 60*time.Millisecond, 6*time.Second
-	s := scenario{workload: w, nemesis: nemesis.Config{Faults: []string{"pause-holder"}, Interval: 500 * time.Millisecond, Duration: 500 * time.Millisecond}}
-	r := s.expect(t, "spec:setnx", valid)
+	s := faultrun.Case{Workload: w, Nemesis: nemesis.Config{Faults: []string{"pause-holder"}, Interval: 500 * time.Millisecond, Duration: 500 * time.Millisecond}}
+	r := s.Expect(t, "spec:setnx", faultrun.Valid)
 	if r.Summary.Paused == 0 {
 		t.Error("no holder was paused")
 	}
@@ -85,8 +86,8 @@ func TestOwnLock_BrokenSpecs(t *testing.T) {
 		}
 		return r.Verdict == checker.Invalid && strings.Contains(msg, "extend"), "first linearizability violation: " + firstLine(msg)
 	}
-	s.expect(t, "spec:broken-pexpire-extend", foreignExtend)
-	s.expect(t, "spec:broken-set-xx-extend", foreignExtend)
+	s.Expect(t, "spec:broken-pexpire-extend", foreignExtend)
+	s.Expect(t, "spec:broken-set-xx-extend", foreignExtend)
 }
 
 func firstLine(s string) string { return strings.SplitN(s, "\n", 2)[0] }
@@ -97,13 +98,13 @@ func firstLine(s string) string { return strings.SplitN(s, "\n", 2)[0] }
 // lock.
 func TestOwnLock_AddExtend(t *testing.T) {
 	testutil.RequireRedis(t)
-	w := shortLeases
+	w := faultrun.ShortLeases
 	// 10 clients on 3 keys: an armed client acquires within its window
 	// (with 50, a client acquired about once in 7 s, and runs under -race
 	// went by with no crash at all).
 	w.Clients, w.Hold, w.ExtendEvery, w.Duration, w.Retry = 10, 400*time.Millisecond, 60*time.Millisecond, 6*time.Second, workload.RetryNone
-	s := scenario{workload: w, nemesis: nemesis.Config{Faults: []string{"crash-client"}, Interval: time.Second, Duration: time.Second}}
-	s.expect(t, "spec:add-extend", func(r *harness.Result) (bool, string) {
+	s := faultrun.Case{Workload: w, Nemesis: nemesis.Config{Faults: []string{"crash-client"}, Interval: time.Second, Duration: time.Second}}
+	s.Expect(t, "spec:add-extend", func(r *harness.Result) (bool, string) {
 		if r.Verdict != checker.Valid || r.Summary.Crashed == 0 {
 			return false, "crashed " + strconv.FormatInt(r.Summary.Crashed, 10)
 		}
@@ -135,15 +136,15 @@ func TestOwnLock_AddExtend(t *testing.T) {
 // is invalid under pause-client, like setnx.
 func TestOwnLock_Process(t *testing.T) {
 	testutil.RequireRedis(t)
-	s := scenario{workload: shortLeases}
-	s.workload.Duration = 5 * time.Second
-	r := s.expect(t, "cmd:lockproc", valid)
+	s := faultrun.Case{Workload: faultrun.ShortLeases}
+	s.Workload.Duration = 5 * time.Second
+	r := s.Expect(t, "cmd:lockproc", faultrun.Valid)
 	if r.Ops < 500 {
 		t.Errorf("only %d ops through the lock process", r.Ops)
 	}
-	s.nemesis = nemesis.Config{Faults: []string{"pause-client"}, Interval: time.Second, Duration: time.Second}
-	s.expect(t, "cmd:lockproc", func(r *harness.Result) (bool, string) {
-		return doubleHolders(r) > 0, "double holders: " + strconv.Itoa(doubleHolders(r))
+	s.Nemesis = nemesis.Config{Faults: []string{"pause-client"}, Interval: time.Second, Duration: time.Second}
+	s.Expect(t, "cmd:lockproc", func(r *harness.Result) (bool, string) {
+		return faultrun.DoubleHolders(r) > 0, "double holders: " + strconv.Itoa(faultrun.DoubleHolders(r))
 	})
 }
 
@@ -155,9 +156,9 @@ func TestOwnLock_Process(t *testing.T) {
 // partition scenario never saw a split brain.
 func TestOwnLock_ProcessOnSentinel(t *testing.T) {
 	testutil.RequireRedis(t)
-	w := shortLeases
+	w := faultrun.ShortLeases
 	w.Duration, w.OpTimeout = 3*time.Second, 400*time.Millisecond
-	r := scenario{workload: w, cluster: cluster.Config{Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond}}.run(t, "cmd:lockproc", 1)
+	r := faultrun.Case{Workload: w, Cluster: cluster.Config{Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond}}.Run(t, "cmd:lockproc", 1)
 	if ok := r.Summary.Ops.Get(history.Acquire, history.OK); r.Verdict != checker.Valid || ok < 50 {
 		t.Errorf("%s, %d acquires granted; want valid, the master answering in time", r.Verdict, ok)
 	}
@@ -173,7 +174,7 @@ func TestOwnLock_ProcessDies(t *testing.T) {
 	script := `i=0; while read line; do i=$((i+1)); id=$(echo "$line" | sed 's/.*"id":\([0-9]*\).*/\1/')
 if [ $i -gt 6 ]; then echo "lost my redis connection" >&2; exit 7; fi
 if [ $i -le 2 ]; then echo "{\"id\":$id,\"ok\":true,\"token\":\"t$id\"}"; else echo "{\"id\":$id,\"ok\":false}"; fi; done`
-	w := shortLeases
+	w := faultrun.ShortLeases
 	w.Clients, w.Duration = 1, 5*time.Second
 	out := t.TempDir()
 	cfg := harness.Config{OutDir: out, Workload: w}
@@ -278,12 +279,12 @@ func TestOwnLock_LostReplyOnTheWire(t *testing.T) {
 // a double holder under pause-client.
 func TestOwnLock_Redislock(t *testing.T) {
 	testutil.RequireRedis(t)
-	s := scenario{workload: shortLeases}
-	s.workload.Duration, s.workload.ExtendEvery = 5*time.Second, 60*time.Millisecond
-	s.expect(t, "redislock", valid)
-	s.nemesis = nemesis.Config{Faults: []string{"pause-client"}, Interval: time.Second, Duration: time.Second}
-	s.expect(t, "redislock", func(r *harness.Result) (bool, string) {
-		return doubleHolders(r) > 0, "double holders: " + strconv.Itoa(doubleHolders(r))
+	s := faultrun.Case{Workload: faultrun.ShortLeases}
+	s.Workload.Duration, s.Workload.ExtendEvery = 5*time.Second, 60*time.Millisecond
+	s.Expect(t, "redislock", faultrun.Valid)
+	s.Nemesis = nemesis.Config{Faults: []string{"pause-client"}, Interval: time.Second, Duration: time.Second}
+	s.Expect(t, "redislock", func(r *harness.Result) (bool, string) {
+		return faultrun.DoubleHolders(r) > 0, "double holders: " + strconv.Itoa(faultrun.DoubleHolders(r))
 	})
 }
 
@@ -297,20 +298,20 @@ func TestOwnLock_ProcessWatchdog(t *testing.T) {
 	testutil.RequireRedis(t)
 	w := workload.Config{Clients: 10, Keys: 3, TTL: 300 * time.Millisecond, Hold: 500 * time.Millisecond,
 		Duration: 5 * time.Second, Margin: 30 * time.Millisecond}
-	res := scenario{workload: w}.run(t, "cmd:lockproc-watchdog", 1)
+	res := faultrun.Case{Workload: w}.Run(t, "cmd:lockproc-watchdog", 1)
 	if res.Verdict != checker.Valid || res.Summary.Ops.Get(history.Extend, history.OK) == 0 {
 		t.Errorf("no fault: verdict %s, %d extends ok; want valid, with the process's extends", res.Verdict, res.Summary.Ops.Get(history.Extend, history.OK))
 	}
 	w.Hold, w.Duration = 100*time.Millisecond, 6*time.Second
-	s := scenario{workload: w, nemesis: nemesis.Config{Faults: []string{"pause-client"}, Interval: 500 * time.Millisecond, Duration: 500 * time.Millisecond}}
-	shared := s.run(t, "cmd:lockproc-watchdog", 1)
-	if doubleHolders(shared) != 0 || shared.Findings.Coverage[checker.StaleHolder] != 0 || shared.Summary.Paused == 0 {
+	s := faultrun.Case{Workload: w, Nemesis: nemesis.Config{Faults: []string{"pause-client"}, Interval: 500 * time.Millisecond, Duration: 500 * time.Millisecond}}
+	shared := s.Run(t, "cmd:lockproc-watchdog", 1)
+	if faultrun.DoubleHolders(shared) != 0 || shared.Findings.Coverage[checker.StaleHolder] != 0 || shared.Summary.Paused == 0 {
 		t.Errorf("shared process: %d double holders, %d stale holders, %d pauses; want 0, 0 and some pauses",
-			doubleHolders(shared), shared.Findings.Coverage[checker.StaleHolder], shared.Summary.Paused)
+			faultrun.DoubleHolders(shared), shared.Findings.Coverage[checker.StaleHolder], shared.Summary.Paused)
 	}
-	s.expect(t, "cmd:lockproc-watchdog/per-client", func(r *harness.Result) (bool, string) {
-		return doubleHolders(r) > 0 && r.Findings.Coverage[checker.StaleHolder] > 0,
-			fmt.Sprintf("%d double holders, %d stale holders", doubleHolders(r), r.Findings.Coverage[checker.StaleHolder])
+	s.Expect(t, "cmd:lockproc-watchdog/per-client", func(r *harness.Result) (bool, string) {
+		return faultrun.DoubleHolders(r) > 0 && r.Findings.Coverage[checker.StaleHolder] > 0,
+			fmt.Sprintf("%d double holders, %d stale holders", faultrun.DoubleHolders(r), r.Findings.Coverage[checker.StaleHolder])
 	})
 }
 
@@ -322,19 +323,19 @@ func TestOwnLock_ProcessWatchdog(t *testing.T) {
 func TestOwnLock_LocksOnCluster(t *testing.T) {
 	testutil.RequireRedis(t)
 	w := workload.Config{Clients: 50, Keys: 10, Duration: 4 * time.Second, TTL: 500 * time.Millisecond, Hold: 50 * time.Millisecond, OpTimeout: time.Second}
-	s := scenario{workload: w, cluster: cluster.Config{Topology: cluster.RedisCluster}}
+	s := faultrun.Case{Workload: w, Cluster: cluster.Config{Topology: cluster.RedisCluster}}
 	for _, lock := range []string{"setnx", "watchdog", "fenced", "setnx-wait", "redislock", "spec:fenced"} {
 		t.Run(lock, func(t *testing.T) {
-			r := s.expect(t, lock, valid)
+			r := s.Expect(t, lock, faultrun.Valid)
 			if r.Summary.Ops.Get(history.Write, history.OK) == 0 {
 				t.Errorf("%s: no critical section on the cluster", lock)
 			}
 		})
 	}
 	t.Run("broken-del-release", func(t *testing.T) {
-		p := scenario{workload: proofWorkload(7), cluster: s.cluster}
-		p.expect(t, "broken-del-release", func(r *harness.Result) (bool, string) {
-			return doubleHolders(r) > 0, "double holders: " + strconv.Itoa(doubleHolders(r))
+		p := faultrun.Case{Workload: proofWorkload(7), Cluster: s.Cluster}
+		p.Expect(t, "broken-del-release", func(r *harness.Result) (bool, string) {
+			return faultrun.DoubleHolders(r) > 0, "double holders: " + strconv.Itoa(faultrun.DoubleHolders(r))
 		})
 	})
 	b, err := os.ReadFile("../examples/specs/fenced.toml")
@@ -350,7 +351,7 @@ func TestOwnLock_LocksOnCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = harness.Run(context.Background(), harness.Config{OutDir: t.TempDir(), Lock: spec.Name, Factory: spec.Factory, Workload: w,
-		Cluster: s.cluster})
+		Cluster: s.Cluster})
 	if !errors.Is(err, harness.ErrConfig) || !strings.Contains(err.Error(), `"{key}:fence"`) || !strings.Contains(err.Error(), "different cluster slots") {
 		t.Errorf("a spec with keys in two slots: %v; want a configuration error naming the key and the slots", err)
 	}
@@ -380,7 +381,7 @@ func TestOwnLock_RefusedBySpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := shortLeases
+	w := faultrun.ShortLeases
 	w.Clients, w.Duration = 5, 5*time.Second
 	cfg := harness.Config{Lock: s.Name, Factory: s.Factory, OutDir: t.TempDir(), Workload: w}
 	res, err := harness.Run(context.Background(), cfg)
@@ -399,7 +400,7 @@ func TestOwnLock_RefusedBySpec(t *testing.T) {
 // starts, one line naming --clients, not grown until the machine kills
 // the run; a lock spec that never ends (/dev/zero) is refused unread.
 func TestRun_AbsurdClients(t *testing.T) {
-	w := shortLeases
+	w := faultrun.ShortLeases
 	w.Clients = 10_000_000
 	_, err := harness.Run(context.Background(), harness.Config{Lock: "setnx", OutDir: t.TempDir(), Workload: w})
 	if !errors.Is(err, harness.ErrConfig) || !strings.Contains(err.Error(), "--clients 10000000") || strings.Contains(err.Error(), "\n") {

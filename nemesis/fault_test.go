@@ -1,7 +1,6 @@
-package harness_test
+package nemesis_test
 
 import (
-	"cmp"
 	"context"
 	"os"
 	"path/filepath"
@@ -14,109 +13,25 @@ import (
 	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/faultrun"
 	"github.com/lockcheck/lockcheck/internal/ownlock"
 	"github.com/lockcheck/lockcheck/internal/testutil"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/workload"
 )
 
-// scenario is one fault run; the README's lock x fault table comes from the
-// same settings.
-type scenario struct {
-	workload     workload.Config
-	nemesis      nemesis.Config
-	cluster      cluster.Config
-	restartDelay time.Duration
-	// checkTimeout bounds the linearizability search (0: 2 minutes).
-	checkTimeout time.Duration
-	// needs are coverage figures a run must reach, besides each fault's
-	// hit, to count: what gives the bug its chance, as verify's Requires.
-	needs checker.Coverage
-}
+// The fault table: each fault run on a correct lock and a broken one,
+// counted only where the fault met a live lease (faultrun.Case.Expect).
 
-// on returns the scenario on another backend.
-func (s scenario) on(backend string) scenario {
-	s.cluster.Backend = backend
-	return s
+func TestMain(m *testing.M) {
+	// go-redis logs each dial a killed node refuses, thousands of lines a
+	// run of fault tests; the history records what those ops did (the
+	// CLI quiets it the same way).
+	testutil.QuietRedis()
+	code := m.Run()
+	ownlock.Cleanup()
+	os.Exit(code)
 }
-
-func (s scenario) run(t *testing.T, lock string, seed int64) *harness.Result {
-	t.Helper()
-	w := s.workload
-	w.Seed = seed
-	cfg := harness.Config{Lock: lock, OutDir: t.TempDir(), Workload: w,
-		Nemesis: s.nemesis, Cluster: s.cluster, RestartDelay: s.restartDelay,
-		Check: checker.Options{Timeout: cmp.Or(s.checkTimeout, 2*time.Minute), ClockTolerance: 50 * time.Millisecond}}
-	ownlock.Resolve(t, &cfg)
-	res, err := harness.Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatalf("run %s: %v", lock, err)
-	}
-	testutil.NoRedisChildren(t)
-	if s.cluster.Backend == cluster.Docker {
-		if left := testutil.DockerLeft(t, os.Getpid()); len(left) > 0 {
-			t.Errorf("left behind: %v", left)
-		}
-	}
-	return res
-}
-
-// expect runs the scenario until ok holds in a run whose faults each began
-// at least once while a lease was surely live (coverage hit:F), and that
-// met s.needs, in at most three runs that count (the faults are real and
-// their timing is not fully in our hands). A run short of that gave the
-// lock no chance to break: it neither passes nor counts; ten runs at most.
-func (s scenario) expect(t *testing.T, lock string, ok func(*harness.Result) (bool, string)) *harness.Result {
-	t.Helper()
-	var res *harness.Result
-	counted := 0
-	for seed := int64(1); seed <= 10 && counted < 3; seed++ {
-		res = s.run(t, lock, seed)
-		good, msg := ok(res)
-		t.Logf("%s, attempt %d: verdict %s; %s; coverage %v", lock, seed, res.Verdict, msg, res.Findings.Coverage)
-		hit := s.hit(res)
-		if good && hit {
-			return res
-		}
-		if hit {
-			counted++
-		}
-	}
-	t.Fatalf("%s: expectation not met in %d runs that count (coverage %v)", lock, counted, res.Findings.Coverage)
-	return res
-}
-
-// hit says whether each of the scenario's faults began at least once
-// while a lease was surely live, and the run met s.needs.
-func (s scenario) hit(res *harness.Result) bool {
-	return testutil.Hit(res.Findings.Coverage, s.nemesis.Faults, s.needs)
-}
-
-func doubleHolders(r *harness.Result) int {
-	m, _ := r.Findings.Checker("mutex")
-	return m.ViolationCount
-}
-
-func invalid(r *harness.Result) (bool, string) {
-	return r.Verdict == checker.Invalid, ""
-}
-
-func valid(r *harness.Result) (bool, string) {
-	return r.Verdict == checker.Valid, ""
-}
-
-// outlivingRestart is w with leases of 3 s held 1.5 s: a lease live at a
-// kill outlives the restart and the clients' return (the go-redis pool
-// redials a node that refused it after up to a second), however busy
-// the machine, so a holder's release or a client's acquire meets the
-// restarted node while the lease it dropped would still hold.
-func outlivingRestart(w workload.Config) workload.Config {
-	w.TTL, w.Hold, w.HoldDist, w.Margin, w.Duration = 3*time.Second, 1500*time.Millisecond, workload.HoldFixed, 100*time.Millisecond, 10*time.Second
-	return w
-}
-
-var shortLeases = workload.Config{Clients: 50, Keys: 3, Duration: 8 * time.Second, TTL: 200 * time.Millisecond,
-	Hold: 100 * time.Millisecond, OpTimeout: 500 * time.Millisecond, Margin: 30 * time.Millisecond}
 
 func TestFault_PauseClient(t *testing.T) {
 	testutil.RequireRedis(t)
@@ -126,14 +41,14 @@ func TestFault_PauseClient(t *testing.T) {
 func faultPauseClient(t *testing.T, backend string) {
 	// A run counts only if a paused holder was still in its section
 	// after another client acquired: the double holder's chance.
-	s := scenario{workload: shortLeases, nemesis: nemesis.Config{Faults: []string{"pause-client"}, Interval: time.Second, Duration: time.Second},
-		needs: checker.Coverage{checker.StaleHolder: 1}}
+	s := faultrun.Case{Workload: faultrun.ShortLeases, Nemesis: nemesis.Config{Faults: []string{"pause-client"}, Interval: time.Second, Duration: time.Second},
+		Needs: checker.Coverage{checker.StaleHolder: 1}}
 	for _, lock := range []string{"setnx", "watchdog"} {
-		s.on(backend).expect(t, lock, func(r *harness.Result) (bool, string) {
-			return doubleHolders(r) > 0, "double holders: " + strconv.Itoa(doubleHolders(r))
+		s.On(backend).Expect(t, lock, func(r *harness.Result) (bool, string) {
+			return faultrun.DoubleHolders(r) > 0, "double holders: " + strconv.Itoa(faultrun.DoubleHolders(r))
 		})
 	}
-	r := s.on(backend).expect(t, "fenced", func(r *harness.Result) (bool, string) {
+	r := s.On(backend).Expect(t, "fenced", func(r *harness.Result) (bool, string) {
 		f, _ := r.Findings.Checker("fencing")
 		return r.Verdict == checker.Valid && f.Figures["stale_rejected"] > 0, "stale writes rejected: " + strconv.Itoa(int(f.Figures["stale_rejected"]))
 	})
@@ -144,22 +59,22 @@ func faultPauseClient(t *testing.T, backend string) {
 
 func TestFault_CrashClient(t *testing.T) {
 	testutil.RequireRedis(t)
-	w := shortLeases
+	w := faultrun.ShortLeases
 	w.Duration, w.Hold = 10*time.Second, 50*time.Millisecond
-	s := scenario{workload: w, nemesis: nemesis.Config{Faults: []string{"crash-client"}, Interval: time.Second, Duration: time.Second}}
+	s := faultrun.Case{Workload: w, Nemesis: nemesis.Config{Faults: []string{"crash-client"}, Interval: time.Second, Duration: time.Second}}
 	for _, lock := range []string{"broken-setnx-expire", "broken-no-ttl"} {
-		s.expect(t, lock, func(r *harness.Result) (bool, string) {
+		s.Expect(t, lock, func(r *harness.Result) (bool, string) {
 			l, _ := r.Findings.Checker("liveness")
 			return l.Verdict == checker.Invalid, "stuck acquires: " + strconv.Itoa(int(l.Figures["stuck_acquires"]))
 		})
 	}
-	r := s.expect(t, "setnx", valid)
+	r := s.Expect(t, "setnx", faultrun.Valid)
 	if r.Summary.Crashed == 0 {
 		t.Errorf("no client crashed")
 	}
 	// setnx-wait-all sends each command with its WAIT in one pipeline: a
 	// pipeline that succeeded arms the crash as a command does.
-	if r := s.expect(t, "setnx-wait-all", valid); r.Summary.Crashed == 0 {
+	if r := s.Expect(t, "setnx-wait-all", faultrun.Valid); r.Summary.Crashed == 0 {
 		t.Errorf("setnx-wait-all: no client crashed")
 	}
 }
@@ -170,8 +85,8 @@ func TestFault_KillRedis(t *testing.T) {
 }
 
 func faultKillRedis(t *testing.T, backend string) {
-	s := scenario{workload: shortLeases, nemesis: nemesis.Config{Faults: []string{"kill-redis"}, Interval: 2 * time.Second},
-		cluster: cluster.Config{Persistence: "none"}}
+	s := faultrun.Case{Workload: faultrun.ShortLeases, Nemesis: nemesis.Config{Faults: []string{"kill-redis"}, Interval: 2 * time.Second},
+		Cluster: cluster.Config{Persistence: "none"}}
 	delay := 500 * time.Millisecond // longer than the 200ms TTL
 	if backend == cluster.Docker {
 		// Starting a killed container again takes longer than a 200ms
@@ -181,7 +96,7 @@ func faultKillRedis(t *testing.T, backend string) {
 		// a lease live at the kill had 1 s left, and while CI ran beside
 		// it no restart in ten runs came back within it: 6 s leases held
 		// 3 s leave 3 s.
-		s.workload.TTL, s.workload.Hold, s.workload.Margin, s.workload.Duration = 6*time.Second, 3*time.Second, 100*time.Millisecond, 12*time.Second
+		s.Workload.TTL, s.Workload.Hold, s.Workload.Margin, s.Workload.Duration = 6*time.Second, 3*time.Second, 100*time.Millisecond, 12*time.Second
 		delay = 6500 * time.Millisecond
 	}
 	// The node must come back, empty, while a lease it held is still
@@ -189,15 +104,15 @@ func faultKillRedis(t *testing.T, backend string) {
 	// slow restart (the go-redis pool's dial back-off included) missed
 	// every lease in three runs.
 	broken := s
-	broken.needs = checker.Coverage{checker.Outlived("kill-redis"): 1}
+	broken.Needs = checker.Coverage{checker.Outlived("kill-redis"): 1}
 	if backend == cluster.Local {
 		// 200 ms leases: a fresh-clone CI run (load average 9 on 2
 		// cores) gave no lease that outlived the restart in 10 runs.
-		broken.workload = outlivingRestart(broken.workload)
+		broken.Workload = faultrun.OutlivingRestart(broken.Workload)
 	}
-	broken.on(backend).expect(t, "setnx", invalid)
-	s.restartDelay = delay
-	r := s.on(backend).expect(t, "setnx", valid)
+	broken.On(backend).Expect(t, "setnx", faultrun.Invalid)
+	s.RestartDelay = delay
+	r := s.On(backend).Expect(t, "setnx", faultrun.Valid)
 	if r.Summary.NotSent == 0 {
 		t.Errorf("no op was refused while the node was down")
 	}
@@ -210,20 +125,20 @@ func faultKillRedis(t *testing.T, backend string) {
 func TestFault_PauseRedis(t *testing.T) {
 	testutil.RequireRedis(t)
 	faultPauseRedis(t, cluster.Local)
-	w := shortLeases
+	w := faultrun.ShortLeases
 	w.Clients = 20
-	s := scenario{workload: w, nemesis: nemesis.Config{Faults: []string{"pause-redis"}, Interval: 2 * time.Second, Duration: time.Second}}
-	s.expect(t, "broken-resend", func(r *harness.Result) (bool, string) {
+	s := faultrun.Case{Workload: w, Nemesis: nemesis.Config{Faults: []string{"pause-redis"}, Interval: 2 * time.Second, Duration: time.Second}}
+	s.Expect(t, "broken-resend", func(r *harness.Result) (bool, string) {
 		l, _ := r.Findings.Checker("linearizable")
 		return l.Verdict == checker.Invalid, "linearizable: " + string(l.Verdict)
 	})
 }
 
 func faultPauseRedis(t *testing.T, backend string) {
-	w := shortLeases
+	w := faultrun.ShortLeases
 	w.Clients = 20
-	s := scenario{workload: w, nemesis: nemesis.Config{Faults: []string{"pause-redis"}, Interval: 2 * time.Second, Duration: time.Second}}
-	s.on(backend).expect(t, "setnx", func(r *harness.Result) (bool, string) {
+	s := faultrun.Case{Workload: w, Nemesis: nemesis.Config{Faults: []string{"pause-redis"}, Interval: 2 * time.Second, Duration: time.Second}}
+	s.On(backend).Expect(t, "setnx", func(r *harness.Result) (bool, string) {
 		info := r.Summary.Ops[history.Acquire][history.Info] + r.Summary.Ops[history.Release][history.Info]
 		return r.Verdict == checker.Valid && info > 0, "indeterminate ops: " + strconv.Itoa(int(info))
 	})
@@ -240,10 +155,10 @@ func TestFault_Failover(t *testing.T) {
 }
 
 func faultFailover(t *testing.T, backend string) {
-	s := scenario{workload: sentinelLeases, cluster: cluster.Config{Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond},
-		nemesis: nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
-		needs:   checker.Coverage{checker.Outlived("failover"): 1, history.LostRetaken: 1}}
-	r := s.on(backend).expect(t, "setnx", invalid)
+	s := faultrun.Case{Workload: sentinelLeases, Cluster: cluster.Config{Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond},
+		Nemesis: nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
+		Needs:   checker.Coverage{checker.Outlived("failover"): 1, history.LostRetaken: 1}}
+	r := s.On(backend).Expect(t, "setnx", faultrun.Invalid)
 	named := false
 	for _, f := range r.Faults {
 		named = named || (f.Fault == "failover" && f.Stop > f.Start)
@@ -259,11 +174,11 @@ func TestFault_Partition(t *testing.T) {
 }
 
 func faultPartition(t *testing.T, backend string) {
-	s := scenario{workload: sentinelLeases, cluster: cluster.Config{Topology: cluster.Sentinel},
-		nemesis: nemesis.Config{Faults: []string{"partition"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
-		needs:   checker.Coverage{history.GrantedBothSides: 1}}
-	s.on(backend).expect(t, "setnx", func(r *harness.Result) (bool, string) {
-		return doubleHolders(r) > 0, "double holders across the split brain: " + strconv.Itoa(doubleHolders(r))
+	s := faultrun.Case{Workload: sentinelLeases, Cluster: cluster.Config{Topology: cluster.Sentinel},
+		Nemesis: nemesis.Config{Faults: []string{"partition"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
+		Needs:   checker.Coverage{history.GrantedBothSides: 1}}
+	s.On(backend).Expect(t, "setnx", func(r *harness.Result) (bool, string) {
+		return faultrun.DoubleHolders(r) > 0, "double holders across the split brain: " + strconv.Itoa(faultrun.DoubleHolders(r))
 	})
 }
 
@@ -278,14 +193,14 @@ func faultPartition(t *testing.T, backend string) {
 // live leases.
 func TestFault_PartitionHeal(t *testing.T) {
 	testutil.RequireRedis(t)
-	s := scenario{workload: sentinelLeases, cluster: cluster.Config{Topology: cluster.Sentinel},
-		nemesis: nemesis.Config{Faults: []string{"partition"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
-		needs:   checker.Coverage{history.LostAtHeal: 1, history.LostRetaken: 1}}
-	s.expect(t, "setnx", func(r *harness.Result) (bool, string) {
-		return doubleHolders(r) > 0, "double holders across the heal: " + strconv.Itoa(doubleHolders(r))
+	s := faultrun.Case{Workload: sentinelLeases, Cluster: cluster.Config{Topology: cluster.Sentinel},
+		Nemesis: nemesis.Config{Faults: []string{"partition"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
+		Needs:   checker.Coverage{history.LostAtHeal: 1, history.LostRetaken: 1}}
+	s.Expect(t, "setnx", func(r *harness.Result) (bool, string) {
+		return faultrun.DoubleHolders(r) > 0, "double holders across the heal: " + strconv.Itoa(faultrun.DoubleHolders(r))
 	})
-	s.needs = checker.Coverage{checker.Outlived("partition"): 1}
-	s.expect(t, "setnx-wait-all", func(r *harness.Result) (bool, string) {
+	s.Needs = checker.Coverage{checker.Outlived("partition"): 1}
+	s.Expect(t, "setnx-wait-all", func(r *harness.Result) (bool, string) {
 		n := r.Findings.Coverage[history.LostRetaken]
 		return r.Verdict == checker.Valid && n == 0, "lost_retaken " + strconv.Itoa(n)
 	})
@@ -301,20 +216,20 @@ func TestFault_PartitionHeal(t *testing.T) {
 func TestFault_FailoverDetect(t *testing.T) {
 	testutil.RequireRedis(t)
 	t.Run("sentinel/partition", func(t *testing.T) {
-		s := scenario{workload: sentinelLeases, cluster: cluster.Config{Topology: cluster.Sentinel, Failover: cluster.FailoverDetect},
-			nemesis: nemesis.Config{Faults: []string{"partition"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
-			needs:   checker.Coverage{history.GrantedBothSides: 1}}
-		s.expect(t, "setnx", func(r *harness.Result) (bool, string) {
-			return doubleHolders(r) > 0, "double holders across the split brain: " + strconv.Itoa(doubleHolders(r))
+		s := faultrun.Case{Workload: sentinelLeases, Cluster: cluster.Config{Topology: cluster.Sentinel, Failover: cluster.FailoverDetect},
+			Nemesis: nemesis.Config{Faults: []string{"partition"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
+			Needs:   checker.Coverage{history.GrantedBothSides: 1}}
+		s.Expect(t, "setnx", func(r *harness.Result) (bool, string) {
+			return faultrun.DoubleHolders(r) > 0, "double holders across the split brain: " + strconv.Itoa(faultrun.DoubleHolders(r))
 		})
-		s.expect(t, "setnx-wait-all", valid)
+		s.Expect(t, "setnx-wait-all", faultrun.Valid)
 	})
 	t.Run("cluster/failover", func(t *testing.T) {
 		cl := cluster.Config{Topology: cluster.RedisCluster, ReplicationLag: 500 * time.Millisecond, Failover: cluster.FailoverDetect}
-		s := scenario{workload: clusterLeases, cluster: cl,
-			nemesis: nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
-			needs:   checker.Coverage{checker.Outlived("failover"): 1, history.LostRetaken: 1}}
-		s.expect(t, "setnx", invalid)
+		s := faultrun.Case{Workload: clusterLeases, Cluster: cl,
+			Nemesis: nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
+			Needs:   checker.Coverage{checker.Outlived("failover"): 1, history.LostRetaken: 1}}
+		s.Expect(t, "setnx", faultrun.Invalid)
 	})
 }
 
@@ -365,7 +280,7 @@ var clusterLeases = workload.Config{Clients: 30, Keys: 12, Duration: 12 * time.S
 
 func faultRedisCluster(t *testing.T, backend string) {
 	cl := cluster.Config{Topology: cluster.RedisCluster, ReplicationLag: 500 * time.Millisecond, Backend: backend}
-	quiet := scenario{workload: clusterLeases, cluster: cl}
+	quiet := faultrun.Case{Workload: clusterLeases, Cluster: cl}
 	if backend == cluster.Docker {
 		// A killed master's container comes back, and its replica takes
 		// over, slower than a process: with 10 s leases, on a busy
@@ -373,27 +288,27 @@ func faultRedisCluster(t *testing.T, backend string) {
 		// counted and broke; runs not counted had ended their failover
 		// window after every lease live at its start had expired
 		// (outlived 0). 30 s leases outlive it.
-		quiet.workload.TTL = 30 * time.Second
+		quiet.Workload.TTL = 30 * time.Second
 	}
 	if backend == cluster.Local {
 		// On docker the reshard run below stands for the valid side.
-		quiet.expect(t, "setnx", valid)
-		quiet.expect(t, "fenced", valid)
+		quiet.Expect(t, "setnx", faultrun.Valid)
+		quiet.Expect(t, "fenced", faultrun.Valid)
 	}
 	for _, f := range []string{"failover", "partition"} {
 		s := quiet
-		s.nemesis = nemesis.Config{Faults: []string{f}, Interval: 3 * time.Second, Duration: 6 * time.Second}
+		s.Nemesis = nemesis.Config{Faults: []string{f}, Interval: 3 * time.Second, Duration: 6 * time.Second}
 		// What the bug needs, read from the servers: a lease the promoted
 		// replica lacked granted again there while it would still have
 		// held its key (lost_retaken; a lost lease retaken only after the
 		// run ended left a docker run on a busy machine valid three times),
 		// one key granted on both sides.
-		s.needs = checker.Coverage{checker.Outlived(f): 1, map[string]string{"failover": history.LostRetaken, "partition": history.GrantedBothSides}[f]: 1}
-		t.Run(f, func(t *testing.T) { s.expect(t, "setnx", invalid) })
+		s.Needs = checker.Coverage{checker.Outlived(f): 1, map[string]string{"failover": history.LostRetaken, "partition": history.GrantedBothSides}[f]: 1}
+		t.Run(f, func(t *testing.T) { s.Expect(t, "setnx", faultrun.Invalid) })
 	}
 	s := quiet
-	s.nemesis = nemesis.Config{Faults: []string{"reshard"}, Interval: 2 * time.Second, Duration: time.Second}
-	r := s.expect(t, "setnx", func(r *harness.Result) (bool, string) {
+	s.Nemesis = nemesis.Config{Faults: []string{"reshard"}, Interval: 2 * time.Second, Duration: time.Second}
+	r := s.Expect(t, "setnx", func(r *harness.Result) (bool, string) {
 		return r.Verdict == checker.Valid && r.Findings.Coverage[checker.Hit("reshard")] >= 3,
 			"reshards under a live lease: " + strconv.Itoa(r.Findings.Coverage[checker.Hit("reshard")])
 	})
@@ -409,12 +324,12 @@ func faultRedisCluster(t *testing.T, backend string) {
 func TestFault_LostReply(t *testing.T) {
 	testutil.RequireRedis(t)
 	w := workload.Config{Clients: 20, Keys: 5, Duration: 6 * time.Second, TTL: time.Second, Hold: 50 * time.Millisecond, OpTimeout: time.Second}
-	s := scenario{workload: w, nemesis: nemesis.Config{Faults: []string{"lost-reply"}, Interval: time.Second, Duration: 500 * time.Millisecond}}
-	s.expect(t, "setnx", func(r *harness.Result) (bool, string) {
+	s := faultrun.Case{Workload: w, Nemesis: nemesis.Config{Faults: []string{"lost-reply"}, Interval: time.Second, Duration: 500 * time.Millisecond}}
+	s.Expect(t, "setnx", func(r *harness.Result) (bool, string) {
 		info := r.Summary.Ops.Get(history.Acquire, history.Info) + r.Summary.Ops.Get(history.Release, history.Info)
 		return r.Verdict == checker.Valid && info > 0, "indeterminate acquires and releases: " + strconv.Itoa(int(info))
 	})
-	s.expect(t, "broken-resend", func(r *harness.Result) (bool, string) {
+	s.Expect(t, "broken-resend", func(r *harness.Result) (bool, string) {
 		l, _ := r.Findings.Checker("linearizable")
 		return l.Verdict == checker.Invalid, "linearizable: " + string(l.Verdict)
 	})
@@ -432,16 +347,16 @@ func TestFault_ClientPartition(t *testing.T) {
 	// its section when its lease runs out on Redis.
 	w := workload.Config{Clients: 20, Keys: 5, Duration: 8 * time.Second, TTL: 600 * time.Millisecond, Hold: 3 * time.Second,
 		HoldDist: workload.HoldFixed, OpTimeout: 300 * time.Millisecond}
-	s := scenario{workload: w, nemesis: nemesis.Config{Faults: []string{"client-partition"}, Interval: time.Second, Duration: time.Second}}
+	s := faultrun.Case{Workload: w, Nemesis: nemesis.Config{Faults: []string{"client-partition"}, Interval: time.Second, Duration: time.Second}}
 	for _, lock := range []string{"setnx", "watchdog"} {
-		s.expect(t, lock, func(r *harness.Result) (bool, string) {
+		s.Expect(t, lock, func(r *harness.Result) (bool, string) {
 			info := r.Summary.Ops.Get(history.Acquire, history.Info) + r.Summary.Ops.Get(history.Release, history.Info) + r.Summary.Ops.Get(history.Extend, history.Info)
 			return r.Verdict == checker.Valid && info > 0 && r.Summary.CutOff > 0,
 				"acquires, releases and extends timed out: " + strconv.Itoa(int(info)) + ", commands cut off: " + strconv.Itoa(int(r.Summary.CutOff))
 		})
 	}
-	s.expect(t, "broken-watchdog-swallow", func(r *harness.Result) (bool, string) {
-		return doubleHolders(r) > 0, "double holders: " + strconv.Itoa(doubleHolders(r))
+	s.Expect(t, "broken-watchdog-swallow", func(r *harness.Result) (bool, string) {
+		return faultrun.DoubleHolders(r) > 0, "double holders: " + strconv.Itoa(faultrun.DoubleHolders(r))
 	})
 }
 
@@ -453,13 +368,13 @@ func TestFault_ClientClock(t *testing.T) {
 	testutil.RequireRedis(t)
 	w := workload.Config{Clients: 20, Keys: 5, Duration: 8 * time.Second, TTL: 600 * time.Millisecond, Hold: time.Second,
 		HoldDist: workload.HoldFixed, OpTimeout: 300 * time.Millisecond}
-	s := scenario{workload: w, nemesis: nemesis.Config{Faults: []string{"client-clock"}, Interval: time.Second, Duration: time.Second}}
+	s := faultrun.Case{Workload: w, Nemesis: nemesis.Config{Faults: []string{"client-clock"}, Interval: time.Second, Duration: time.Second}}
 	for _, lock := range []string{"setnx", "redlock"} {
-		s.expect(t, lock, func(r *harness.Result) (bool, string) {
-			return doubleHolders(r) > 0 && r.Summary.LateExits > 0, "double holders: " + strconv.Itoa(doubleHolders(r)) + ", late exits: " + strconv.Itoa(int(r.Summary.LateExits))
+		s.Expect(t, lock, func(r *harness.Result) (bool, string) {
+			return faultrun.DoubleHolders(r) > 0 && r.Summary.LateExits > 0, "double holders: " + strconv.Itoa(faultrun.DoubleHolders(r)) + ", late exits: " + strconv.Itoa(int(r.Summary.LateExits))
 		})
 	}
-	s.expect(t, "fenced", func(r *harness.Result) (bool, string) {
+	s.Expect(t, "fenced", func(r *harness.Result) (bool, string) {
 		return r.Verdict == checker.Valid && r.Summary.LateExits > 0, "late exits: " + strconv.Itoa(int(r.Summary.LateExits))
 	})
 }
@@ -469,37 +384,37 @@ func TestFault_ClientClock(t *testing.T) {
 // fault began while a lease was live (expect counts no other run).
 func TestFault_TableRows(t *testing.T) {
 	testutil.RequireRedis(t)
-	kill := scenario{workload: shortLeases, nemesis: nemesis.Config{Faults: []string{"kill-redis"}, Interval: 2 * time.Second},
-		cluster: cluster.Config{Persistence: "none"}}
+	kill := faultrun.Case{Workload: faultrun.ShortLeases, Nemesis: nemesis.Config{Faults: []string{"kill-redis"}, Interval: 2 * time.Second},
+		Cluster: cluster.Config{Persistence: "none"}}
 	t.Run("fenced/kill-redis", func(t *testing.T) {
 		// Leases that outlive the restart and the clients' return (the
 		// go-redis pool redials a node that refused it after up to a
 		// second): a holder's release then finds its lease gone. With
 		// 200 ms leases a loaded machine gave no such lease in 3 runs.
 		kill := kill
-		kill.workload = outlivingRestart(kill.workload)
-		kill.needs = checker.Coverage{checker.Outlived("kill-redis"): 1}
+		kill.Workload = faultrun.OutlivingRestart(kill.Workload)
+		kill.Needs = checker.Coverage{checker.Outlived("kill-redis"): 1}
 		// No double holder (the resource refuses every holder after the
 		// counter restarted), but leases were lost.
-		kill.expect(t, "fenced", func(r *harness.Result) (bool, string) {
+		kill.Expect(t, "fenced", func(r *harness.Result) (bool, string) {
 			l, _ := r.Findings.Checker("linearizable")
-			return l.Verdict == checker.Invalid && doubleHolders(r) == 0, "linearizable " + string(l.Verdict) + ", double holders " + strconv.Itoa(doubleHolders(r))
+			return l.Verdict == checker.Invalid && faultrun.DoubleHolders(r) == 0, "linearizable " + string(l.Verdict) + ", double holders " + strconv.Itoa(faultrun.DoubleHolders(r))
 		})
 	})
 	t.Run("setnx/kill-redis-aof-always", func(t *testing.T) {
 		s := kill
-		s.cluster.Persistence = "aof-always"
-		s.expect(t, "setnx", valid)
+		s.Cluster.Persistence = "aof-always"
+		s.Expect(t, "setnx", faultrun.Valid)
 	})
 	for _, f := range []string{"latency", "clock-jump", "clock"} {
 		// A clock jump breaks leases on every key: the search for an
 		// order of those keys may run long, and double holders decide.
-		s := scenario{workload: shortLeases, nemesis: nemesis.Config{Faults: []string{f}, Interval: time.Second, Duration: time.Second},
-			checkTimeout: 5 * time.Second}
+		s := faultrun.Case{Workload: faultrun.ShortLeases, Nemesis: nemesis.Config{Faults: []string{f}, Interval: time.Second, Duration: time.Second},
+			CheckTimeout: 5 * time.Second}
 		want := map[string]checker.Verdict{"latency": checker.Valid, "clock-jump": checker.Invalid, "clock": checker.Invalid}[f]
 		t.Run("setnx/"+f, func(t *testing.T) {
-			s.expect(t, "setnx", func(r *harness.Result) (bool, string) {
-				return r.Verdict == want, "double holders " + strconv.Itoa(doubleHolders(r))
+			s.Expect(t, "setnx", func(r *harness.Result) (bool, string) {
+				return r.Verdict == want, "double holders " + strconv.Itoa(faultrun.DoubleHolders(r))
 			})
 		})
 		// The other side of each: under latency a broken lock still
@@ -508,29 +423,29 @@ func TestFault_TableRows(t *testing.T) {
 		// leases still end early: linearizable).
 		switch f {
 		case "latency":
-			t.Run("broken-get-del-release/latency", func(t *testing.T) { s.expect(t, "broken-get-del-release", invalid) })
+			t.Run("broken-get-del-release/latency", func(t *testing.T) { s.Expect(t, "broken-get-del-release", faultrun.Invalid) })
 		case "clock-jump":
 			t.Run("fenced/clock-jump", func(t *testing.T) {
-				s.expect(t, "fenced", func(r *harness.Result) (bool, string) {
+				s.Expect(t, "fenced", func(r *harness.Result) (bool, string) {
 					f, _ := r.Findings.Checker("fencing")
-					return doubleHolders(r) == 0 && f.Verdict == checker.Valid && f.Figures["fenced_writes"] > 0,
-						"double holders " + strconv.Itoa(doubleHolders(r)) + ", fenced writes " + strconv.Itoa(int(f.Figures["fenced_writes"]))
+					return faultrun.DoubleHolders(r) == 0 && f.Verdict == checker.Valid && f.Figures["fenced_writes"] > 0,
+						"double holders " + strconv.Itoa(faultrun.DoubleHolders(r)) + ", fenced writes " + strconv.Itoa(int(f.Figures["fenced_writes"]))
 				})
 			})
 		}
 	}
-	failover := scenario{workload: sentinelLeases, cluster: cluster.Config{Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond},
-		nemesis: nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
-		needs:   checker.Coverage{checker.Outlived("failover"): 1, history.LostRetaken: 1}}
+	failover := faultrun.Case{Workload: sentinelLeases, Cluster: cluster.Config{Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond},
+		Nemesis: nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
+		Needs:   checker.Coverage{checker.Outlived("failover"): 1, history.LostRetaken: 1}}
 	// WAIT 1 returns once one replica has the key, and Sentinel may
 	// promote the other: setnx-wait loses leases too, in some runs.
-	t.Run("setnx-wait/failover", func(t *testing.T) { failover.expect(t, "setnx-wait", invalid) })
-	t.Run("fenced/failover", func(t *testing.T) { failover.expect(t, "fenced", invalid) })
+	t.Run("setnx-wait/failover", func(t *testing.T) { failover.Expect(t, "setnx-wait", faultrun.Invalid) })
+	t.Run("fenced/failover", func(t *testing.T) { failover.Expect(t, "fenced", faultrun.Invalid) })
 	partition := failover
-	partition.cluster.ReplicationLag = 0
-	partition.nemesis.Faults = []string{"partition"}
-	partition.needs = checker.Coverage{checker.Outlived("partition"): 1}
-	t.Run("setnx-wait/partition", func(t *testing.T) { partition.expect(t, "setnx-wait", invalid) })
+	partition.Cluster.ReplicationLag = 0
+	partition.Nemesis.Faults = []string{"partition"}
+	partition.Needs = checker.Coverage{checker.Outlived("partition"): 1}
+	t.Run("setnx-wait/partition", func(t *testing.T) { partition.Expect(t, "setnx-wait", faultrun.Invalid) })
 }
 
 // TestFault_KillMasterReplicasResync: a master killed and restarted empty
@@ -541,8 +456,8 @@ func TestFault_TableRows(t *testing.T) {
 func TestFault_KillMasterReplicasResync(t *testing.T) {
 	testutil.RequireRedis(t)
 	w := workload.Config{Clients: 20, Keys: 10, TTL: time.Second, Hold: 100 * time.Millisecond, Duration: 8 * time.Second, OpTimeout: time.Second}
-	s := scenario{workload: w, nemesis: nemesis.Config{Faults: []string{"kill-redis"}, Interval: 2 * time.Second}, cluster: cluster.Config{Persistence: "none"}}
-	res := s.run(t, "setnx-wait-all", 1)
+	s := faultrun.Case{Workload: w, Nemesis: nemesis.Config{Faults: []string{"kill-redis"}, Interval: 2 * time.Second}, Cluster: cluster.Config{Persistence: "none"}}
+	res := s.Run(t, "setnx-wait-all", 1)
 	ops, err := history.ReadFile(filepath.Join(res.Dir, "history.jsonl"))
 	if err != nil {
 		t.Fatal(err)
