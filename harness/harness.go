@@ -423,9 +423,6 @@ func (r *run) judge(ctx context.Context) error {
 	if err := c.write(r.unrecorded); err != nil {
 		return err // no verdict over outputs not written in full
 	}
-	res.Findings, res.Verdict, res.Faults = c.findings, c.findings.Verdict, c.results.Faults
-	res.Summary, res.Ops = c.results.Summary, c.results.Summary.Ops.Total()
-	res.Thresholds, res.Latency, res.Throughput = c.results.Thresholds, c.results.Latency, c.results.Throughput
-	res.TTLAdvice = c.results.TTLAdvice
+	res.Results, res.Findings, res.Ops = c.results, c.findings, c.results.Summary.Ops.Total()
 	return err
 }

@@ -9,29 +9,21 @@ import (
 	"github.com/lockcheck/lockcheck/workload"
 )
 
-// Result is what a run produced.
+// Result is what a run produced: results.json's report.Results (its
+// verdict, summary, fault windows, latency, throughput, thresholds, TTL
+// advice), the findings behind them, and what only the caller needs.
 type Result struct {
+	report.Results
 	Dir      string
-	Verdict  checker.Verdict
 	Findings checker.Findings
-	Summary  report.Summary
+	// Elapsed is how long the clients ran (results.json's, as a
+	// duration), Ops how many ops they recorded.
 	Elapsed  time.Duration
 	Ops      int64
 	Redis    string
 	Workload workload.Config
-	// Interrupted is set when ctx ended the run early.
-	Interrupted bool
-	// Faults are the fault windows the nemesis recorded.
-	Faults []checker.FaultWindow
 	// Cleaned is what the run deleted from an external Redis at its end.
 	Cleaned cluster.Cleaned
-	// Latency and Throughput are results.json's; Thresholds how each
-	// --threshold fared.
-	Latency    map[string]report.Percentiles
-	Throughput report.Throughput
-	Thresholds []report.ThresholdResult
-	// TTLAdvice is results.json's ttl_advice.
-	TTLAdvice report.TTLAdvice
 	// Procs is the GOMAXPROCS the clients ran at (after TuneProcs).
 	Procs int
 	// OwnTimeout is the lock's own command timeout, if it declared one
@@ -50,7 +42,6 @@ func (r *Result) ThresholdsFailed() []report.ThresholdResult {
 
 // Text is what the run's summary prints (report.TextRun).
 func (r *Result) Text() report.RunText {
-	return report.RunText{Dir: r.Dir, Ops: r.Ops, Elapsed: r.Elapsed, Interrupted: r.Interrupted, AgentsLost: r.AgentsLost,
-		KeyPrefix: r.Cleaned.Prefix, Deleted: r.Cleaned.Deleted, Left: r.Cleaned.Left, Summary: r.Summary, Latency: r.Latency,
-		TTLAdvice: r.TTLAdvice, PeakRSS: PeakRSS(), Faults: r.Faults, Findings: r.Findings, Thresholds: r.Thresholds, Verdict: r.Verdict}
+	return report.RunText{Results: r.Results, Dir: r.Dir, Ops: r.Ops, Elapsed: r.Elapsed, AgentsLost: r.AgentsLost,
+		KeyPrefix: r.Cleaned.Prefix, Deleted: r.Cleaned.Deleted, Left: r.Cleaned.Left, PeakRSS: PeakRSS(), Findings: r.Findings}
 }

@@ -22,23 +22,20 @@ import (
 
 // RunText is what a run's summary prints.
 type RunText struct {
-	Dir         string
-	Ops         int64
-	Elapsed     time.Duration
-	Interrupted bool
-	AgentsLost  []string
+	// Results are the run's results.json: its verdict, summary, fault
+	// windows, latency, thresholds and TTL advice.
+	Results
+	Dir string
+	// Ops and Elapsed are the clients' (Elapsed as a duration).
+	Ops        int64
+	Elapsed    time.Duration
+	AgentsLost []string
 	// KeyPrefix, Deleted and Left: an external Redis's keys of the run,
 	// and what its clean-up did with them.
 	KeyPrefix     string
 	Deleted, Left int
-	Summary       Summary
-	Latency       map[string]Percentiles
-	TTLAdvice     TTLAdvice
 	PeakRSS       int64
-	Faults        []checker.FaultWindow
 	Findings      checker.Findings
-	Thresholds    []ThresholdResult
-	Verdict       checker.Verdict
 }
 
 // TextRun prints a run's one-screen summary: its ops, what the clients
