@@ -156,9 +156,7 @@ func (c *Cluster) upDockerSentinel(ctx context.Context, cfg Config, base []strin
 	}
 	for i := 1; i <= 3; i++ {
 		name := "s" + strconv.Itoa(i)
-		conf := fmt.Sprintf("port 6379\nsentinel monitor %s %s %d 2\nsentinel auth-pass %s %s\n"+
-			"sentinel down-after-milliseconds %s %d\nsentinel failover-timeout %s 4000\nsentinel parallel-syncs %s 1\n",
-			MasterName, gw, mport, MasterName, c.Password, MasterName, DownAfter.Milliseconds(), MasterName, MasterName)
+		conf := "port 6379\n" + sentinelConf(gw, strconv.Itoa(mport), c.Password)
 		s, err := c.startContainerConf(ctx, cfg, name, conf)
 		if err != nil {
 			return err

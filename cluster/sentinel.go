@@ -18,6 +18,15 @@ import (
 // MasterName is the name Sentinel monitors the master under.
 const MasterName = "lockcheck"
 
+// sentinelConf is what every Sentinel of a run is told, on either
+// backend: the master to monitor at host:port (a quorum of 2 of the 3),
+// its password, and how soon to fail it over.
+func sentinelConf(host, port, password string) string {
+	return fmt.Sprintf("sentinel monitor %[1]s %[2]s %[3]s 2\nsentinel auth-pass %[1]s %[4]s\n"+
+		"sentinel down-after-milliseconds %[1]s %[5]d\nsentinel failover-timeout %[1]s 4000\nsentinel parallel-syncs %[1]s 1\n",
+		MasterName, host, port, password, DownAfter.Milliseconds())
+}
+
 // DownAfter is Sentinel's down-after-milliseconds: how long a master must
 // be unreachable before a failover starts.
 const DownAfter = time.Second
@@ -96,9 +105,7 @@ func (c *Cluster) upSentinels(ctx context.Context, cfg Config, version string) e
 				return err
 			}
 			conf := filepath.Join(dir, "sentinel.conf")
-			text := fmt.Sprintf("port %d\nbind 127.0.0.1\nsentinel monitor %s 127.0.0.1 %s 2\nsentinel auth-pass %s %s\n"+
-				"sentinel down-after-milliseconds %s %d\nsentinel failover-timeout %s 4000\nsentinel parallel-syncs %s 1\n",
-				port, MasterName, mport, MasterName, c.Password, MasterName, DownAfter.Milliseconds(), MasterName, MasterName)
+			text := fmt.Sprintf("port %d\nbind 127.0.0.1\n", port) + sentinelConf("127.0.0.1", mport, c.Password)
 			if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 				os.RemoveAll(dir)
 				return err
