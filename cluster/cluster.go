@@ -196,6 +196,15 @@ func confArgs(conf []string) ([]string, error) {
 	return args, nil
 }
 
+// launch is what every data node of a run is started with, whatever its
+// topology: the redis-server program and its version (local backend),
+// the persistence flags and the client limit.
+type launch struct {
+	server, version string
+	persist         []string
+	maxClients      int
+}
+
 // localServer is the redis-server the local backend runs, and its
 // version ("", "" for another backend).
 func localServer(cfg Config) (server, version string, err error) {
@@ -222,15 +231,12 @@ func Up(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.LogDir == "" {
 		return nil, errors.New("cluster: no log dir")
 	}
-	persist, _ := persistenceArgs(cfg.Persistence)
-	server, version, err := localServer(cfg)
-	if err != nil {
+	var l launch
+	l.persist, _ = persistenceArgs(cfg.Persistence)
+	if l.server, l.version, err = localServer(cfg); err != nil {
 		return nil, err
 	}
-	maxClients := cfg.MaxClients
-	if maxClients <= 0 {
-		maxClients = 10000 + 128
-	}
+	l.maxClients = cmp.Or(max(cfg.MaxClients, 0), 10000+128)
 	if cfg.ClockSkew != 0 && cfg.Backend != Local {
 		return nil, errors.New("a Redis clock skew needs the local backend (the clock shim)")
 	}
@@ -243,15 +249,15 @@ func Up(ctx context.Context, cfg Config) (*Cluster, error) {
 	c := &Cluster{Topology: cfg.Topology, Persistence: cmp.Or(cfg.Persistence, "none"), Password: randomPassword(), MasterName: MasterName, dialMap: map[string]string{}, failover: cmp.Or(cfg.Failover, FailoverForce)}
 	switch {
 	case cfg.Backend == Docker:
-		err = c.upDocker(ctx, cfg, persist, maxClients)
+		err = c.upDocker(ctx, cfg, l)
 	case cfg.Topology == Sentinel:
-		err = c.upSentinel(ctx, cfg, server, version, persist, maxClients)
+		err = c.upSentinel(ctx, cfg, l)
 	case cfg.Topology == Redlock:
-		err = c.upRedlock(ctx, cfg, server, version, persist, maxClients)
+		err = c.upRedlock(ctx, cfg, l)
 	case cfg.Topology == RedisCluster:
-		err = c.upRedisCluster(ctx, cfg, server, version, persist, maxClients)
+		err = c.upRedisCluster(ctx, cfg, l)
 	default:
-		err = c.upSingle(ctx, cfg, server, version, persist, maxClients)
+		err = c.upSingle(ctx, cfg, l)
 	}
 	if err == nil && cfg.ClientProxies {
 		err = c.addClientProxies()

@@ -61,7 +61,7 @@ func dockerPool() (*dockertest.Pool, error) {
 	return pool, nil
 }
 
-func (c *Cluster) upDocker(ctx context.Context, cfg Config, persist []string, maxClients int) error {
+func (c *Cluster) upDocker(ctx context.Context, cfg Config, l launch) error {
 	pool, err := dockerPool()
 	if err != nil {
 		return err
@@ -96,8 +96,8 @@ func (c *Cluster) upDocker(ctx context.Context, cfg Config, persist []string, ma
 	}
 	// The password is in a config file the container reads (secretsConf),
 	// not in its arguments, which docker inspect and ps show.
-	base := []string{"--port", "6379", "--maxclients", strconv.Itoa(maxClients), "--daemonize", "no", "--loglevel", "notice"}
-	base = append(base, persist...)
+	base := []string{"--port", "6379", "--maxclients", strconv.Itoa(l.maxClients), "--daemonize", "no", "--loglevel", "notice"}
+	base = append(base, l.persist...)
 	switch cfg.Topology {
 	case Sentinel:
 		return c.upDockerSentinel(ctx, cfg, base)

@@ -78,14 +78,14 @@ func persistenceArgs(p string) ([]string, error) {
 }
 
 // upSingle starts one redis-server on a free loopback port.
-func (c *Cluster) upSingle(ctx context.Context, cfg Config, server, version string, persist []string, maxClients int) error {
-	return c.upMaster(ctx, cfg, server, version, "n1", persist, maxClients)
+func (c *Cluster) upSingle(ctx context.Context, cfg Config, l launch) error {
+	return c.upMaster(ctx, cfg, l, "n1")
 }
 
 // upRedlock starts cfg.Nodes independent masters, n1..nN.
-func (c *Cluster) upRedlock(ctx context.Context, cfg Config, server, version string, persist []string, maxClients int) error {
+func (c *Cluster) upRedlock(ctx context.Context, cfg Config, l launch) error {
 	for i := 1; i <= cfg.Nodes; i++ {
-		if err := c.upMaster(ctx, cfg, server, version, "n"+strconv.Itoa(i), persist, maxClients); err != nil {
+		if err := c.upMaster(ctx, cfg, l, "n"+strconv.Itoa(i)); err != nil {
 			return err
 		}
 	}
@@ -93,7 +93,7 @@ func (c *Cluster) upRedlock(ctx context.Context, cfg Config, server, version str
 }
 
 // upMaster starts one stand-alone redis-server on a free loopback port.
-func (c *Cluster) upMaster(ctx context.Context, cfg Config, server, version, name string, persist []string, maxClients int) error {
+func (c *Cluster) upMaster(ctx context.Context, cfg Config, l launch, name string) error {
 	return c.withPortRetry(ctx, func() error {
 		port, err := freePort()
 		if err != nil {
@@ -101,10 +101,10 @@ func (c *Cluster) upMaster(ctx context.Context, cfg Config, server, version, nam
 		}
 		args := append([]string{
 			"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--maxclients", strconv.Itoa(maxClients),
+			"--maxclients", strconv.Itoa(l.maxClients),
 			"--daemonize", "no", "--loglevel", "notice",
-		}, persist...)
-		_, err = c.startNode(ctx, cfg, server, version, name, args, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), c.Password)
+		}, l.persist...)
+		_, err = c.startNode(ctx, cfg, l.server, l.version, name, args, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), c.Password)
 		return err
 	})
 }

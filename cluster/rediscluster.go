@@ -28,10 +28,10 @@ const DefaultClusterMasters = 3
 // (DialAddr maps a peer proxy to its node), so a fault made on the
 // proxies cuts a node off from its replica and the bus while clients
 // still reach it.
-func (c *Cluster) upRedisCluster(ctx context.Context, cfg Config, server, version string, persist []string, maxClients int) error {
+func (c *Cluster) upRedisCluster(ctx context.Context, cfg Config, l launch) error {
 	for i := 1; i <= 2*cfg.Nodes; i++ {
 		if err := c.withPortRetry(ctx, func() error {
-			return c.startClusterNode(ctx, cfg, server, version, "n"+strconv.Itoa(i), persist, maxClients)
+			return c.startClusterNode(ctx, cfg, l, "n"+strconv.Itoa(i))
 		}); err != nil {
 			return err
 		}
@@ -40,7 +40,7 @@ func (c *Cluster) upRedisCluster(ctx context.Context, cfg Config, server, versio
 }
 
 // startClusterNode starts one cluster-enabled node and its two proxies.
-func (c *Cluster) startClusterNode(ctx context.Context, cfg Config, server, version, name string, persist []string, maxClients int) error {
+func (c *Cluster) startClusterNode(ctx context.Context, cfg Config, l launch, name string) error {
 	port, addr, peer, err := c.behindPeer(name)
 	if err != nil {
 		return err
@@ -56,10 +56,10 @@ func (c *Cluster) startClusterNode(ctx context.Context, cfg Config, server, vers
 		return err
 	}
 	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--maxclients", strconv.Itoa(maxClients),
-		"--daemonize", "no", "--loglevel", "notice"}, persist...)
+		"--maxclients", strconv.Itoa(l.maxClients),
+		"--daemonize", "no", "--loglevel", "notice"}, l.persist...)
 	args = append(args, clusterArgs(peer.Addr, bus.Addr, busPort)...)
-	n, err := c.startNode(ctx, cfg, server, version, name, args, addr, c.Password)
+	n, err := c.startNode(ctx, cfg, l.server, l.version, name, args, addr, c.Password)
 	if err != nil {
 		peer.stop()
 		bus.stop()

@@ -37,21 +37,21 @@ const DownAfter = time.Second
 // nodes directly (Cluster.Dial maps proxy addresses to node addresses), so
 // a partition made on the peer proxies cuts the master off from its
 // replicas and sentinels while clients still reach it.
-func (c *Cluster) upSentinel(ctx context.Context, cfg Config, server, version string, persist []string, maxClients int) error {
+func (c *Cluster) upSentinel(ctx context.Context, cfg Config, l launch) error {
 	for i := 1; i <= 3; i++ {
-		if err := c.withPortRetry(ctx, func() error { return c.startSentinelNode(ctx, cfg, server, version, i, persist, maxClients) }); err != nil {
+		if err := c.withPortRetry(ctx, func() error { return c.startSentinelNode(ctx, cfg, l, i) }); err != nil {
 			return err
 		}
 	}
 	if err := c.waitReplicas(ctx); err != nil {
 		return err
 	}
-	return c.upSentinels(ctx, cfg, version)
+	return c.upSentinels(ctx, cfg, l.version)
 }
 
 // startSentinelNode starts node i of the sentinel topology (1: the
 // master, then its replicas) behind its peer proxy.
-func (c *Cluster) startSentinelNode(ctx context.Context, cfg Config, server, version string, i int, persist []string, maxClients int) error {
+func (c *Cluster) startSentinelNode(ctx context.Context, cfg Config, l launch, i int) error {
 	name := "n" + strconv.Itoa(i)
 	port, addr, peer, err := c.behindPeer(name)
 	if err != nil {
@@ -68,14 +68,14 @@ func (c *Cluster) startSentinelNode(ctx context.Context, cfg Config, server, ver
 	}
 	_, pport, _ := net.SplitHostPort(peer.Addr)
 	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--maxclients", strconv.Itoa(maxClients),
+		"--maxclients", strconv.Itoa(l.maxClients),
 		"--daemonize", "no", "--loglevel", "notice",
-		"--replica-announce-ip", "127.0.0.1", "--replica-announce-port", pport, replSyncNow[0], replSyncNow[1]}, persist...)
+		"--replica-announce-ip", "127.0.0.1", "--replica-announce-port", pport, replSyncNow[0], replSyncNow[1]}, l.persist...)
 	if i > 1 {
 		_, mport, _ := net.SplitHostPort(c.Nodes[0].Peer.Addr)
 		args = append(args, "--replicaof", "127.0.0.1", mport)
 	}
-	n, err := c.startNode(ctx, cfg, server, version, name, args, addr, c.Password)
+	n, err := c.startNode(ctx, cfg, l.server, l.version, name, args, addr, c.Password)
 	if err != nil {
 		peer.stop()
 		return err
