@@ -42,8 +42,8 @@ var Libraries = []Library{
 		Flags: []string{"--lock-cmd", "bin/lockcheck-survey serve --lock valkeylock", "--lock-watchdog", "--name", "valkeylock"},
 		Shape: "rueidislock's fork, set up and served the same way"},
 	{Name: "go-zero", Language: "Go", Package: "github.com/zeromicro/go-zero core/stores/redis.RedisLock", Version: "v1.10.3", Lock: "go-zero",
-		Flags: []string{"--lock-cmd", "bin/lockcheck-survey serve --lock go-zero", "--lock-topology", "single", "--name", "go-zero"},
-		Shape: "NewRedisLock, SetExpire(seconds), AcquireCtx, ReleaseCtx; renewed by AcquireCtx again; TTL whole seconds (rounded up) + 500 ms, so the scenarios of 100 ms leases are not exercised; one node (no Sentinel client). " +
+		Flags: []string{"--lock-cmd", "bin/lockcheck-survey serve --lock go-zero", "--lock-topology", "single", "--budget", "15m", "--name", "go-zero"},
+		Shape: "NewRedisLock, SetExpire(seconds), AcquireCtx, ReleaseCtx; renewed by AcquireCtx again; TTL whole seconds (rounded up) + 500 ms, so verify sizes each scenario to its keys (x15 for 100 ms leases, which take longer: a 15 min budget); one node (no Sentinel client). " +
 			"Served as a lock process, a fresh one each run: go-zero keeps one client per address for the life of the process (its clientManager) with a circuit breaker"},
 	{Name: "redislock", Language: "Go", Package: "github.com/bsm/redislock", Version: "v0.9.4", Flags: []string{"--lock", "redislock"},
 		Shape: "Obtain (SET NX PX in Lua), Refresh, Release, no retry (the workload retries)"},
@@ -52,8 +52,8 @@ var Libraries = []Library{
 		Assumes: "Redlock's: bounded clock drift, and a restarted master that comes back after the TTL (or with fsync=always)"},
 	{Name: "redis-py", Language: "Python", Package: "python3-redis (redis-py)", Version: "4.3.4-3", Flags: []string{"--lock-cmd", "examples/adapters/redispy/lock.py", "--name", "redis-py"},
 		Shape: "redis.lock.Lock: one object per lease, acquire(blocking=False, token), release, extend(replace_ttl=True); one process, a thread per request"},
-	{Name: "tooz", Language: "Python", Package: "python3-tooz (OpenStack tooz, Redis driver)", Version: "3.1.0-3", Flags: []string{"--lock-cmd", "examples/adapters/tooz/lock.py", "--name", "tooz"},
-		Shape: "coordinator.start(start_heart=True), get_lock(name).acquire(blocking=False), release(); the heart renews every held lock each lock_timeout/2 and reports no loss: judged as scopes"},
+	{Name: "tooz", Language: "Python", Package: "python3-tooz (OpenStack tooz, Redis driver)", Version: "3.1.0-3", Flags: []string{"--lock-cmd", "examples/adapters/tooz/lock.py", "--budget", "15m", "--name", "tooz"},
+		Shape: "coordinator.start(start_heart=True), get_lock(name).acquire(blocking=False), release(); the heart renews every held lock each lock_timeout/2 and reports no loss: judged as scopes; lock_timeout whole seconds, so its scenarios are sized to its keys too (a 15 min budget)"},
 	{Name: "symfony", Language: "PHP", Package: "php-symfony-lock (Symfony Lock, RedisStore)", Version: "5.4.53+dfsg-0+deb12u1", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib symfony", "--lock-cmd-per-client", "--name", "symfony"},
 		Shape: "LockFactory(RedisStore)->createLock(key, ttl, autoRelease false): acquire(false), refresh(ttl), release(); one PHP process per client. " +
 			"release() reports no outcome (RedisStore::delete ignores its script's answer), so its releases are recorded indeterminate"},
