@@ -63,12 +63,6 @@ var Libraries = []Library{
 			"acquire(false) is false both when a majority refused and when the votes split (CombinedStore::save deletes what it set either way), so a failed acquire is recorded undone (counted, not recorded), as lockcheck's own Redlocks record theirs; release() reports no outcome (indeterminate); one PHP process per client"},
 	{Name: "laravel", Language: "PHP", Package: "php-illuminate-cache (Laravel cache lock) on php-illuminate-redis", Version: "8.83.26+dfsg-2", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib laravel", "--lock-cmd-per-client", "--lock-no-extend", "--name", "laravel"},
 		Shape: "PhpRedisLock(connection, key, seconds, owner): get(), release(); SET NX EX whole seconds (rounded up); no extend; one PHP process per client"},
-	{Name: "symfony-semaphore", Language: "PHP", Package: "php-symfony-semaphore (Symfony Semaphore, RedisStore)", Version: "5.4.53+dfsg-0+deb12u1", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib symfony-semaphore", "--lock-cmd-per-client", "--name", "symfony-semaphore"},
-		Shape: "a semaphore of limit 1 for a lock: SemaphoreFactory(RedisStore)->createSemaphore(key, 1, 1, ttl, autoRelease false): acquire(), refresh(ttl), release(); no key with a TTL but two sorted sets ({key}:weight, {key}:time) whose members expire at a score of the client's time() (whole seconds) plus the TTL, pruned by the next client's script with its own time(); " +
-			"release() reports no outcome (indeterminate); one PHP process per client"},
-	{Name: "laravel-funnel", Language: "PHP", Package: "php-illuminate-redis (Laravel's concurrency limiter, ConcurrencyLimiter)", Version: "8.83.26+dfsg-2", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib laravel-funnel", "--lock-cmd-per-client", "--lock-no-extend", "--name", "laravel-funnel"},
-		Shape: "a concurrency limiter of one slot for a lock, as its documentation shows it: funnel(key)->limit(1)->releaseAfter(seconds)->block(0)->then(callback, failure); the callback is the lease, suspended in a Fiber until its release; its slot is a key KEY1 set NX-like by a script (EX whole seconds, rounded up); " +
-			"the release deletes the slot if it still holds its id and reports no outcome (indeterminate); no extend; one PHP process per client"},
 	{Name: "malkusch", Language: "PHP", Package: "php-malkusch-lock (malkusch/lock, PHPRedisMutex) on php-redis", Version: "2.2.1+ds-1", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib malkusch", "--lock-cmd-per-client", "--lock-no-extend", "--name", "malkusch"},
 		Shape: "new PHPRedisMutex([redis], name, timeout)->synchronized(callback): the acquire is answered from inside the callback, which returns when the release comes; SET NX EX timeout+1 on key lock_NAME (timeout: the TTL in whole seconds, rounded up), lock() spinning up to timeout seconds; " +
 			"an unlock after timeout seconds sends no release and throws (recorded indeterminate); no extend; one node, as its README's example; one PHP process per client"},
@@ -76,6 +70,14 @@ var Libraries = []Library{
 		Flags:   []string{"--lock-cmd", "examples/adapters/php/lock.php --lib malkusch-redlock", "--lock-cmd-per-client", "--lock-topology", "redlock", "--lock-no-extend", "--name", "malkusch-redlock"},
 		Shape:   "the same mutex given a client per master (its README: \"the distributed lock implementation of RedLock\"), each acquire connecting to Redlock's five masters afresh; a lock() that timed out is recorded undone (each failed try deleted what it set; the library does not say whether the key was taken or the votes split); one PHP process per client",
 		Assumes: "Redlock's (its README points to redis.io's distlock)"},
+	// Surveyed since 2026-11-29, after the others so that the archived
+	// bench's lock processes keep their numbers (cmd1, cmd2, ...).
+	{Name: "symfony-semaphore", Language: "PHP", Package: "php-symfony-semaphore (Symfony Semaphore, RedisStore)", Version: "5.4.53+dfsg-0+deb12u1", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib symfony-semaphore", "--lock-cmd-per-client", "--name", "symfony-semaphore"},
+		Shape: "a semaphore of limit 1 for a lock: SemaphoreFactory(RedisStore)->createSemaphore(key, 1, 1, ttl, autoRelease false): acquire(), refresh(ttl), release(); no key with a TTL but two sorted sets ({key}:weight, {key}:time) whose members expire at a score of the client's time() (whole seconds) plus the TTL, pruned by the next client's script with its own time(); " +
+			"release() reports no outcome (indeterminate); one PHP process per client"},
+	{Name: "laravel-funnel", Language: "PHP", Package: "php-illuminate-redis (Laravel's concurrency limiter, ConcurrencyLimiter)", Version: "8.83.26+dfsg-2", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib laravel-funnel", "--lock-cmd-per-client", "--lock-no-extend", "--name", "laravel-funnel"},
+		Shape: "a concurrency limiter of one slot for a lock, as its documentation shows it: funnel(key)->limit(1)->releaseAfter(seconds)->block(0)->then(callback, failure); the callback is the lease, suspended in a Fiber until its release; its slot is a key KEY1 set NX-like by a script (EX whole seconds, rounded up); " +
+			"the release deletes the slot if it still holds its id and reports no outcome (indeterminate); no extend; one PHP process per client"},
 }
 
 // NotSurveyed are the libraries the issue named, or that install here,
