@@ -162,6 +162,18 @@ var Mechanisms = map[string]Mechanism{
 		"Its acquire is resent too, safely: lockscript.lua takes the key again when it holds the same id.",
 		Documented: "no: go-zero documents neither the retries of its Redis client nor what a false release means"},
 	"symfony-semaphore contention": semaphoreSecond,
+	"symfony-semaphore overrun": semaphoreSecond,
+	"symfony-semaphore overrun-free": semaphoreSecond,
+	"symfony-semaphore extend": semaphoreSecond,
+	"symfony-semaphore pause": semaphoreSecond,
+	"symfony-semaphore crash": semaphoreSecond,
+	"symfony-semaphore cut-off": semaphoreSecond,
+	"symfony-semaphore pause-redis": semaphoreSecond,
+	"symfony-semaphore lost-reply": semaphoreSecond,
+	"symfony-semaphore stall-quiet": semaphoreSecond,
+	"symfony-semaphore kill-always": semaphoreSecond,
+	"symfony-semaphore kill-delayed": semaphoreSecond,
+	"symfony-semaphore kill-extend": semaphoreSecond,
 	"rueidislock skew": {Text: "rueidislock computes each key's expiry on the client's clock and hands Redis an instant, not a duration: " +
 		"`try` takes `now := time.Now()` and `deadline := now.Add(duration)` (rueidislock/lock.go:258, 265 at v1.0.79), the acquire sends `SET NX PXAT deadline` (`acqat`, lock.go:437, chosen at lock.go:171), " +
 		"and each renewal sets `deadline = time.Now().Add(m.validity)` and sends `PEXPIREAT` (lock.go:279-280, `extend`, lock.go:435). " +
@@ -175,7 +187,8 @@ var Mechanisms = map[string]Mechanism{
 // semaphoreSecond: Symfony Semaphore's expiry is the client's whole
 // second plus the TTL.
 var semaphoreSecond = Mechanism{Text: "the semaphore's expiry is kept as a score of whole seconds: `RedisStore::save` passes the client's `time()` as `now` (Store/RedisStore.php:99 at 5.4.53), adds the member at `now + ttlInSecond` (:86), and every client's script first removes the members whose score is at most its own `time()` (:64); `putOffExpiration` does the same with `time() + ttl` (:142). " +
-	"A lease taken at 10.9 s with a TTL of 1 s scores 11, and the first script run at 11.0 s removes it: it lived 0.1 s, and the next client is granted the semaphore, while the holder's `Semaphore` computes its own expiry from `microtime(true) + ttl` (Key.php:88, isExpired :105) and holds on. A TTL of n s lasts between n-1 and n s on Redis.",
+	"So a lease lives on Redis until the first script run at a whole second at or past `floor(t) + ttl`, not `t + ttl`: with a TTL of 1 s, a lease taken at 10.9 s is given to the next client at 11.0 s (in the contention run, a lease taken at .993 of a wall-clock second was granted again 37 ms later, at .030 of the next; in kill-delayed's, 296 ms after its grant, before any fault), while the holder's `Semaphore` computes its own expiry from `microtime(true) + ttl` (Key.php:88, isExpired :105) and holds on; " +
+	"with a TTL under a second, a lease outlives it until the next whole second, and the key is refused to others after the lease has ended (a refusal with no holder). Every scenario breaks this way before its fault matters.",
 	Documented: "no: the TTL is a float in seconds (`createSemaphore(..., ?float $ttlInSecond)`), with nothing said of whole seconds"}
 
 // rueidisSwitch: a holder stops when its own client switches masters,
