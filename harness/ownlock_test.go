@@ -237,6 +237,8 @@ func TestOwnLock_ProcessRefusesClientFaults(t *testing.T) {
 // takes its own token's key again (-reentrant, as go-zero's), valid with the scenario's chance counted on the wire (the
 // replies the proxy dropped); with a plain SET NX resent (-resend,
 // go-redis's default) it breaks the lease contract, within three seeds.
+// The valid sides run seed after seed (three at most) until their windows
+// gave the chance they are judged on.
 func TestOwnLock_LostReplyOnTheWire(t *testing.T) {
 	testutil.RequireRedis(t)
 	bin := ownlock.Lockproc(t)
@@ -252,16 +254,32 @@ func TestOwnLock_LostReplyOnTheWire(t *testing.T) {
 		}
 		return res
 	}
-	res := run(bin, 1)
-	if cov := res.Findings.Coverage; res.Verdict != checker.Valid || cov[checker.WindowInfo] == 0 || cov[history.LostReply] < cov[checker.WindowInfo] {
-		t.Errorf("lockproc under lost-reply: %s with %d indeterminate acquires in its windows and %d replies lost on the wire; want valid, with some, and at least as many replies lost", res.Verdict, cov[checker.WindowInfo], cov[history.LostReply])
+	// Each lock runs seed after seed (three at most) until its windows
+	// gave the chance the assertion needs: a busy machine sends fewer
+	// commands into a window, and loses fewer replies; every run must be
+	// valid.
+	chance := func(cmdline string, enough func(checker.Coverage) bool) checker.Coverage {
+		total := checker.Coverage{}
+		for seed := int64(1); seed <= 3 && !enough(total); seed++ {
+			res := run(cmdline, seed)
+			if res.Verdict != checker.Valid {
+				t.Errorf("%s under lost-reply, seed %d: %s, want valid", cmdline, seed, res.Verdict)
+			}
+			total.Add(res.Findings.Coverage)
+		}
+		return total
+	}
+	cov := chance(bin, func(c checker.Coverage) bool { return c[checker.WindowInfo] > 0 })
+	if cov[checker.WindowInfo] == 0 || cov[history.LostReply] < cov[checker.WindowInfo] {
+		t.Errorf("lockproc under lost-reply: %d indeterminate acquires in its windows and %d replies lost on the wire; want some, and at least as many replies lost", cov[checker.WindowInfo], cov[history.LostReply])
 	}
 	// A correct lock that resends (its acquire takes its own token's key
 	// again) ends few or no acquires indeterminate, and meets the
 	// scenario's chance on the wire.
-	res = run(bin+" -reentrant", 1)
-	if cov := res.Findings.Coverage; res.Verdict != checker.Valid || cov.Count(checker.AnyOf(checker.InfoContended, history.LostReply)) < 10 {
-		t.Errorf("lockproc -reentrant under lost-reply: %s with %d replies lost on the wire (%d indeterminate acquires); want valid, with at least 10", res.Verdict, cov[history.LostReply], cov[checker.WindowInfo])
+	need := checker.AnyOf(checker.InfoContended, history.LostReply)
+	cov = chance(bin+" -reentrant", func(c checker.Coverage) bool { return c.Count(need) >= 10 })
+	if cov.Count(need) < 10 {
+		t.Errorf("lockproc -reentrant under lost-reply: %d replies lost on the wire (%d indeterminate acquires) in three runs; want at least 10", cov[history.LostReply], cov[checker.WindowInfo])
 	}
 	for seed := int64(1); ; seed++ {
 		res := run(bin+" -resend", seed)
