@@ -366,7 +366,7 @@ func verifyScenario(ctx context.Context, cfg VerifyConfig, s scenario.Scenario, 
 // own and row has not yet its coverage: a lock that declares it waits
 // stalls out meets stalls that outlast it. ok is false where s is kept.
 func stretchStall(s scenario.Scenario, own time.Duration, row *report.VerifyRow) (scenario.Scenario, bool) {
-	if own <= 0 || !slices.Equal(s.Nemesis.Faults, []string{"pause-redis"}) || s.Nemesis.Duration > own ||
+	if own <= 0 || !s.StallsRedis() || s.Nemesis.Duration > own ||
 		(row.Status != report.StatusNotExercised && row.Status != report.StatusNA) {
 		return s, false
 	}
@@ -500,7 +500,7 @@ const minWindowAcquires = 20
 // every stall out (its own timeout outlasts it): no budget gives it the
 // chance. Only for a stall (pause-redis).
 func waitsOut(row *report.VerifyRow, s scenario.Scenario) string {
-	if !slices.Equal(s.Nemesis.Faults, []string{"pause-redis"}) {
+	if !s.StallsRedis() {
 		// A lost reply reaches a client that resends, and is answered:
 		// no indeterminate acquire, yet the chance of its bug was given,
 		// and lost-reply counts it on the wire (history.LostReply).

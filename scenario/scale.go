@@ -45,6 +45,13 @@ func ScaleFor(ttl, keyTTL time.Duration) int {
 	return int((keyTTL + ttl - 1) / ttl)
 }
 
+// StallsRedis says whether s's one fault stalls Redis (pause-redis): a
+// lock whose client waits a stall out meets no indeterminate acquire in
+// it, so verify stretches the stall (Stalled) or finds the scenario n/a.
+func (s Scenario) StallsRedis() bool {
+	return len(s.Nemesis.Faults) == 1 && s.Nemesis.Faults[0] == "pause-redis"
+}
+
 // Stalled is s with each fault window lasting d where it lasted less,
 // the windows as far apart relative to it as before and the run as much
 // longer: for a lock whose client waits a stall out (its own command
