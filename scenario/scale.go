@@ -3,6 +3,7 @@ package scenario
 import (
 	"time"
 
+	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/workload"
 )
 
@@ -11,28 +12,53 @@ const MaxScale = 20
 
 // Scaled is s sized to a lock whose keys live f times the TTL asked for
 // (whole seconds, a TTL the lock adds to): its TTL, holds, think times,
-// margin and extends, and its faults' schedule, f times as long, and its
-// runs up to twice as long, so that what it exists for (a hold past the
-// lease, a pause past it) is past the key's life, not the TTL lockcheck
+// margin and extends, and its faults' schedule, f times as long, so that
+// what it exists for (a hold past the lease, a pause past it, a quiet
+// past it after a stall) is past the key's life, not the TTL lockcheck
 // asked for. A lock whose TTL unit is a second meets overrun's holds of
 // 0 to 200 ms under its 1 s keys, never past them, and is short for
-// ever; scaled, its holds reach past its keys.
+// ever; scaled, its holds reach past its keys. A stall of Redis
+// (StallsRedis) keeps its length: it is sized to the client's command
+// timeout (Stalled), not to the lease; the quiet between stalls grows.
+// The run lasts twice as long, or as long as the fault windows the
+// scenario held unscaled take scaled, with the quiet after the last one
+// (at most MaxRun): a run that ended inside its first window met
+// nothing the scenario needs after it.
 func (s Scenario) Scaled(f int) Scenario {
 	if f <= 1 {
 		return s
 	}
 	f = min(f, MaxScale)
 	d := time.Duration(f)
+	was := s.Nemesis
+	s.Nemesis.Interval, s.Nemesis.Duration, s.RestartDelay = s.Nemesis.Interval*d, s.Nemesis.Duration*d, s.RestartDelay*d
+	if s.StallsRedis() {
+		s.Nemesis.Duration = was.Duration
+	}
 	own := s.Workload
 	s.Workload = func(w *workload.Config) {
 		if own != nil {
 			own(w)
 		}
 		w.TTL, w.Hold, w.Think, w.Margin, w.ExtendEvery = w.TTL*d, w.Hold*d, w.Think*d, w.Margin*d, w.ExtendEvery*d
-		w.Duration *= min(d, 2)
+		w.Duration = max(w.Duration*min(d, 2), min(windowsRun(w.Duration, was, s.Nemesis), MaxRun))
 	}
-	s.Nemesis.Interval, s.Nemesis.Duration, s.RestartDelay = s.Nemesis.Interval*d, s.Nemesis.Duration*d, s.RestartDelay*d
 	return s
+}
+
+// MaxRun bounds how long Scaled makes a run to keep its fault windows.
+const MaxRun = time.Minute
+
+// windowsRun is how long a run of run with schedule was takes to hold as
+// many windows (at least one) under schedule now, and the quiet after the
+// last: 0 for a scenario with no fault schedule.
+func windowsRun(run time.Duration, was, now nemesis.Config) time.Duration {
+	period := was.Interval + was.Duration
+	if len(was.Faults) == 0 || period <= 0 {
+		return 0
+	}
+	n := max(run/period, 1)
+	return n*(now.Interval+now.Duration) + now.Interval
 }
 
 // ScaleFor is the factor Scaled takes for a lock whose key lived keyTTL

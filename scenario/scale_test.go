@@ -8,7 +8,8 @@ import (
 )
 
 // TestScaled: a scenario sized ×10 has ten times the TTL, holds and
-// fault schedule, and twice the duration; ScaleFor sizes only where the
+// fault schedule, and twice the duration, or the time its fault windows
+// take (a stall keeps its length); ScaleFor sizes only where the
 // key outlives the TTL twice or more.
 func TestScaled(t *testing.T) {
 	s, _ := Lookup("overrun")
@@ -20,6 +21,21 @@ func TestScaled(t *testing.T) {
 	p, _ := Lookup("pause")
 	if got := p.Scaled(10).Nemesis; got.Interval != 10*p.Nemesis.Interval || got.Duration != 10*p.Nemesis.Duration {
 		t.Errorf("pause ×10: nemesis %v every %v; want ×10 of %v every %v", got.Duration, got.Interval, p.Nemesis.Duration, p.Nemesis.Interval)
+	}
+	// A stall keeps its length (the client's timeout sizes it); the quiet
+	// after it grows, and the run holds the two stalls it held unscaled
+	// and the quiet after the second: 2 × (15 s + 1 s) + 15 s.
+	q, _ := Lookup("stall-quiet")
+	qs := q.Scaled(5)
+	wq := Base
+	qs.Workload(&wq)
+	if qs.Nemesis.Duration != q.Nemesis.Duration || qs.Nemesis.Interval != 5*q.Nemesis.Interval || wq.Duration != 47*time.Second {
+		t.Errorf("stall-quiet ×5: stall %v every %v, run %v; want %v every %v, run 47s", qs.Nemesis.Duration, qs.Nemesis.Interval, wq.Duration, q.Nemesis.Duration, 5*q.Nemesis.Interval)
+	}
+	wp := Base
+	p.Scaled(10).Workload(&wp)
+	if wp.Duration != MaxRun {
+		t.Errorf("pause ×10: run %v; want its six windows' 65 s bounded to %v", wp.Duration, MaxRun)
 	}
 	if w2 := (workload.Config{}); s.Scaled(1).Workload != nil {
 		s.Scaled(1).Workload(&w2)
