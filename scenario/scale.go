@@ -19,7 +19,8 @@ const MaxScale = 20
 // 0 to 200 ms under its 1 s keys, never past them, and is short for
 // ever; scaled, its holds reach past its keys. A stall of Redis
 // (StallsRedis) keeps its length: it is sized to the client's command
-// timeout (Stalled), not to the lease; the quiet between stalls grows.
+// timeout (Stalled), not to the lease; the quiet between stalls grows
+// as the lease does.
 // The run lasts twice as long, or as long as the fault windows the
 // scenario held unscaled take scaled, with the quiet after the last one
 // (at most MaxRun): a run that ended inside its first window met
@@ -33,7 +34,7 @@ func (s Scenario) Scaled(f int) Scenario {
 	was := s.Nemesis
 	s.Nemesis.Interval, s.Nemesis.Duration, s.RestartDelay = s.Nemesis.Interval*d, s.Nemesis.Duration*d, s.RestartDelay*d
 	if s.StallsRedis() {
-		s.Nemesis.Duration = was.Duration
+		s.Nemesis.Interval, s.Nemesis.Duration = was.Interval+(d-1)*s.baseTTL(), was.Duration
 	}
 	own := s.Workload
 	s.Workload = func(w *workload.Config) {
@@ -44,6 +45,15 @@ func (s Scenario) Scaled(f int) Scenario {
 		w.Duration = max(w.Duration*min(d, 2), min(windowsRun(w.Duration, was, s.Nemesis), MaxRun))
 	}
 	return s
+}
+
+// baseTTL is the TTL s asks for on Base.
+func (s Scenario) baseTTL() time.Duration {
+	w := Base
+	if s.Workload != nil {
+		s.Workload(&w)
+	}
+	return w.TTL
 }
 
 // MaxRun bounds how long Scaled makes a run to keep its fault windows.

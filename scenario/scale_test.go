@@ -23,14 +23,14 @@ func TestScaled(t *testing.T) {
 		t.Errorf("pause ×10: nemesis %v every %v; want ×10 of %v every %v", got.Duration, got.Interval, p.Nemesis.Duration, p.Nemesis.Interval)
 	}
 	// A stall keeps its length (the client's timeout sizes it); the quiet
-	// after it grows, and the run holds the two stalls it held unscaled
-	// and the quiet after the second: 2 × (15 s + 1 s) + 15 s.
+	// after it grows as the lease does (4 × 200 ms more), and the run is
+	// twice as long, more than its two stalls take.
 	q, _ := Lookup("stall-quiet")
 	qs := q.Scaled(5)
 	wq := Base
 	qs.Workload(&wq)
-	if qs.Nemesis.Duration != q.Nemesis.Duration || qs.Nemesis.Interval != 5*q.Nemesis.Interval || wq.Duration != 47*time.Second {
-		t.Errorf("stall-quiet ×5: stall %v every %v, run %v; want %v every %v, run 47s", qs.Nemesis.Duration, qs.Nemesis.Interval, wq.Duration, q.Nemesis.Duration, 5*q.Nemesis.Interval)
+	if want := q.Nemesis.Interval + 800*time.Millisecond; qs.Nemesis.Duration != q.Nemesis.Duration || qs.Nemesis.Interval != want || wq.Duration != 20*time.Second {
+		t.Errorf("stall-quiet ×5: stall %v every %v, run %v; want %v every %v, run 20s", qs.Nemesis.Duration, qs.Nemesis.Interval, wq.Duration, q.Nemesis.Duration, want)
 	}
 	wp := Base
 	p.Scaled(10).Workload(&wp)

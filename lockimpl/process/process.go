@@ -63,6 +63,13 @@ type Reply struct {
 	// after lockcheck's op timeout (lockimpl.OwnTimeouter): verify then
 	// stalls Redis for longer than that.
 	OpTimeoutMs int64 `json:"op_timeout_ms,omitempty"`
+	// AcquireWaitsTTL, on the reply to the first ping, says an acquire
+	// of a taken key waits for it (spins, blocks) up to its TTL, rounded
+	// as TTLRoundMs says, before it answers refused (malkusch/lock's
+	// lock() spins for its timeout, which is its TTL): lockcheck waits
+	// that long more than its op timeout for an acquire's reply, which
+	// would otherwise end indeterminate whenever the key was taken.
+	AcquireWaitsTTL bool `json:"acquire_waits_ttl,omitempty"`
 	// NotSent, with Error, says the request never reached Redis (a
 	// client's circuit breaker refused it, no connection could be had):
 	// it did not happen, and is counted, not recorded (lockimpl.ErrNotSent).
@@ -120,8 +127,10 @@ type Lock struct {
 	// round and add are the TTL's rounding (0: none) and what is added
 	// to it, from its first ping.
 	round, add time.Duration
-	// own is the command timeout the process declared (0: none).
+	// own is the command timeout the process declared (0: none);
+	// waits: its acquires wait up to their TTL (AcquireWaitsTTL).
 	own    time.Duration
+	waits  bool
 	events map[int64]*history.Op // announced extends, by seq
 	// killed: the process was killed on purpose (crash-client); its end
 	// is not the lock's fault.
@@ -235,7 +244,7 @@ func (p *Lock) ready(timeout time.Duration, say func(string)) error {
 	r, err := p.ask(lockimpl.WithClient(context.Background(), p.owner), Request{Op: "ping"}, timeout)
 	p.emu.Lock()
 	p.scope, p.round, p.add = r.Scope, time.Duration(r.TTLRoundMs)*time.Millisecond, time.Duration(r.TTLAddMs)*time.Millisecond
-	p.own = time.Duration(r.OpTimeoutMs) * time.Millisecond
+	p.own, p.waits = time.Duration(r.OpTimeoutMs)*time.Millisecond, r.AcquireWaitsTTL
 	p.emu.Unlock()
 	var le *LateError
 	if errors.As(err, &le) {
@@ -617,7 +626,7 @@ func outcome(r Reply, req Request, definite error) error {
 func (p *Lock) Acquire(ctx context.Context, key string, ttl time.Duration) (lockimpl.Lease, error) {
 	req := Request{Op: "acquire", Key: key, TTLms: ttl.Milliseconds()}
 	call := time.Duration(p.now())
-	r, err := p.do(ctx, req)
+	r, err := p.ask(ctx, req, p.timeout+p.acquireWait(ttl))
 	if err == nil {
 		err = outcome(r, req, lockimpl.ErrNotAcquired)
 	}
@@ -635,6 +644,17 @@ func (p *Lock) Acquire(ctx context.Context, key string, ttl time.Duration) (lock
 		p.scopes[l.Token] = l.Watch
 	}
 	return l, nil
+}
+
+// acquireWait is how long an acquire of ttl may wait for a taken key
+// before it answers (AcquireWaitsTTL): ttl rounded up, or 0.
+func (p *Lock) acquireWait(ttl time.Duration) time.Duration {
+	p.emu.Lock()
+	defer p.emu.Unlock()
+	if !p.waits {
+		return 0
+	}
+	return lockimpl.TTLRule{Round: p.round}.KeyTTL(ttl)
 }
 
 // KeyTTL implements lockimpl.KeyTTLer: ttl rounded up, and added to,

@@ -581,3 +581,33 @@ sleep 30`, lockimpl.Env{OpTimeout: 2 * time.Second})
 		t.Errorf("got %v, want ErrNotSent with the process's error", err)
 	}
 }
+
+// TestProcess_AcquireWaitsTTL: a process whose ping says its acquires wait
+// up to their TTL for a taken key (acquire_waits_ttl, rounded as
+// ttl_round_ms says) is waited for that long more than the op timeout:
+// its refusal 1.2 s after the call, of a 600 ms TTL rounded to 2 s, is a
+// refusal, where a process that does not say so is indeterminate at the
+// op timeout.
+func TestProcess_AcquireWaitsTTL(t *testing.T) {
+	script := func(ping string) string {
+		return "read ping\necho '" + ping + "'\nread a; sleep 1.2\necho '{\"id\":2,\"ok\":false}'\nwhile read x; do :; done"
+	}
+	ctx := lockimpl.WithClient(context.Background(), 1)
+	for _, c := range []struct {
+		ping string
+		want history.Type
+	}{
+		{`{"id":1,"ok":true,"ttl_round_ms":1000,"acquire_waits_ttl":true}`, history.Fail},
+		{`{"id":1,"ok":true,"ttl_round_ms":1000}`, history.Info},
+	} {
+		p, err := process.Start(script(c.ping), "single", lockimpl.Env{OpTimeout: 500 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = p.Acquire(ctx, "k", 600*time.Millisecond)
+		if got := lockimpl.Outcome(err); got != c.want {
+			t.Errorf("ping %s: acquire answered after 1.2 s is %v (%v), want %v", c.ping, got, err, c.want)
+		}
+		_ = p.Close()
+	}
+}

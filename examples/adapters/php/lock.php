@@ -345,8 +345,9 @@ final class Malkusch
                     foreach (self::redises() as $r) {
                         $r->ping();
                     }
-                    // EX timeout+1, timeout the TTL in whole seconds.
-                    return $reply + ['ok' => true, 'ttl_round_ms' => 1000, 'ttl_add_ms' => 1000];
+                    // EX timeout+1, timeout the TTL in whole seconds;
+                    // lock() spins for timeout seconds on a taken key.
+                    return $reply + ['ok' => true, 'ttl_round_ms' => 1000, 'ttl_add_ms' => 1000, 'acquire_waits_ttl' => true];
                 case 'acquire':
                     return $reply + $this->hold($req);
                 case 'release':
