@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -36,11 +37,31 @@ func (t *lostReply) Pipe(stub *toxics.ToxicStub) {
 	select {
 	case <-stub.Interrupt:
 	case c := <-stub.Input:
-		if c != nil {
+		if c != nil && Effect(c.Data) {
 			tally(t.Tally).Add(1)
 		}
 		stub.Close()
 	}
+}
+
+// Effect says whether the reply that reply begins reports an effect of
+// the command it answers: not an error, a null ($-1, *-1, _: a SET NX
+// refused), a zero (:0: a release or extend script that changed
+// nothing), nor a connection's handshake (HELLO's map, PING's +PONG),
+// which a client reconnecting in the window sends first. (A lock whose
+// acquire answers null on success and the key's PTTL on refusal, as
+// Redisson's scripts do, is counted the other way round; none surveyed
+// is.)
+func Effect(reply []byte) bool {
+	if len(reply) == 0 {
+		return false
+	}
+	for _, none := range []string{"-", "$-1\r", "*-1\r", "_\r", ":0\r", "%", "+PONG\r"} {
+		if bytes.HasPrefix(reply, []byte(none)) {
+			return false
+		}
+	}
+	return true
 }
 
 func init() { toxics.Register(LostReplyToxic, new(lostReply)) }
