@@ -118,7 +118,7 @@ var CoverageFigures = []struct{ Name, Meaning string }{
 	{history.LostAtPromotion, "leases a master held just before it went down that the replica promoted in its place lacked (read from both)"},
 	{history.LostRetaken, "leases lost at a promotion, a partition's heal or a restart without persistence whose key the promoted (restarted) node granted again while they would still have held it (read from it)"},
 	{history.LostAtRestart, "leases a node restarted without persistence held, live past its restart, when it was killed (read just before the kill, its writes paused): the restart dropped them"},
-	{history.LostReply, "replies to commands a node had applied that a lost-reply fault dropped on the wire (read from lockcheck's client proxy): whatever the client made of them"},
+	{history.LostReply, "replies of effect (a key set, a key deleted) to commands a node had applied that a lost-reply fault dropped on the wire (read from lockcheck's client proxy): whatever the client made of them"},
 	{history.UnsyncedAtKill, "leases a node held when it was killed, live past its restart, whose grant was among the last second of writes that a power loss under appendfsync everysec dropped (read from the node, its writes paused, and from the AOF's cut tail)"},
 }
 

@@ -34,13 +34,20 @@ func tally(name string) *atomic.Int64 {
 }
 
 func (t *lostReply) Pipe(stub *toxics.ToxicStub) {
-	select {
-	case <-stub.Interrupt:
-	case c := <-stub.Input:
-		if c != nil && Effect(c.Data) {
-			tally(t.Tally).Add(1)
+	for {
+		select {
+		case <-stub.Interrupt:
+			return
+		case c := <-stub.Input:
+			if c == nil || Effect(c.Data) {
+				if c != nil {
+					tally(t.Tally).Add(1)
+				}
+				stub.Close()
+				return
+			}
+			stub.Output <- c
 		}
-		stub.Close()
 	}
 }
 
