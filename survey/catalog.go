@@ -161,6 +161,8 @@ var Mechanisms = map[string]Mechanism{
 		"`ReleaseCtx` runs delscript.lua, `if GET == id then DEL else return 0` (delscript.lua:1-5), and reports `reply == 1` (redislock.go:89-100): a release whose first attempt deleted the key and lost its reply is sent again, finds the key gone, and answers false. The lease was released while its holder is told it was not (in the run, another client acquired the key during that release). " +
 		"Its acquire is resent too, safely: lockscript.lua takes the key again when it holds the same id.",
 		Documented: "no: go-zero documents neither the retries of its Redis client nor what a false release means"},
+	"malkusch pause-redis":           phpredisDesync,
+	"malkusch stall-quiet":           phpredisDesync,
 	"symfony-semaphore contention":   semaphoreSecond,
 	"symfony-semaphore overrun":      semaphoreSecond,
 	"symfony-semaphore overrun-free": semaphoreSecond,
@@ -183,6 +185,16 @@ var Mechanisms = map[string]Mechanism{
 	"valkeylock skew": {Text: "valkeylock is rueidislock's fork with the same code: `now := time.Now()`, `deadline := now.Add(duration)` (valkeylock/lock.go:258, 265 at v1.0.79), `SET NX PXAT` (`acqat`, lock.go:437), renewals by `PEXPIREAT` of `time.Now().Add(m.validity)` (lock.go:279, 435).",
 		Documented: "no: FallbackSETPX is documented as compatibility with Valkey < 6.2"},
 }
+
+// phpredisDesync: phpredis keeps a connection whose EVAL reply timed
+// out, and malkusch's spin loop goes on over it.
+var phpredisDesync = Mechanism{Text: "phpredis 5.3.7 (Debian's php-redis, on which every PHP lock here runs) leaves a connection open when an EVAL's reply times out: `Redis::eval` reads its reply through `redis_read_reply_type`, which throws \"socket error on read socket\" and returns without closing the socket (library.c:3289-3302 at 5.3.7; redis.c:3156), " +
+	"where a line read that times out closes it (`redis_sock_gets`, library.c:3253-3276); the reply, when it comes, is read by the next command. " +
+	"malkusch's spin loop runs EVAL after each try that did not get the lock (`$this->release($key)`, classes/mutex/RedisMutex.php:92 at 2.2.1) and swallows its error (RedisMutex.php:127-135: a logged warning); `acquire()` returns false and the loop tries again over the same connection, now one reply behind. " +
+	"Traced with MONITOR on the node against the history (pause-redis, seed 1): after a stall, one client's SET NX took the free key but read the previous EVAL's 0 as its reply, so its clean-up EVAL deleted the key it had just set and read that SET's OK; its next SET NX, refused by Redis, read the EVAL's 1: acquired, while another client held the key. " +
+	"In stall-quiet the same shift reads a SET that took the key as refused: a refusal with no holder. " +
+	"`php examples/adapters/php/phpredis_desync.php` shows the shift alone against a redis-server of its own (exit 1; TestPhpredis_EvalTimeoutDesyncs).",
+	Documented: "no: neither phpredis nor malkusch says that a connection whose read timed out must be dropped"}
 
 // semaphoreSecond: Symfony Semaphore's expiry is the client's whole
 // second plus the TTL.
