@@ -1,9 +1,14 @@
 package history
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
 	"testing"
 )
 
@@ -20,6 +25,56 @@ func BenchmarkWriter_Write(b *testing.B) {
 			_, _ = w.Write(benchOp)
 		}
 	})
+}
+
+// BenchmarkWriter_File is recording one op into a file, the clients in
+// parallel: the flusher writes outside the lock they take.
+func BenchmarkWriter_File(b *testing.B) {
+	f := benchFile(b)
+	w := NewWriter(f, 0)
+	defer w.Close()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			_, _ = w.Write(benchOp)
+		}
+	})
+}
+
+// BenchmarkWriter_FileLockedBaseline is the same with the Writer's
+// earlier shape, side by side: a bufio.Writer of 256 KiB under the lock
+// every client takes, so that each write to the file holds them all.
+func BenchmarkWriter_FileLockedBaseline(b *testing.B) {
+	f := benchFile(b)
+	var mu sync.Mutex
+	bw := bufio.NewWriterSize(f, 256<<10)
+	var next int64
+	var head [32]byte
+	pool := sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			bp := pool.Get().(*[]byte)
+			body := AppendBody((*bp)[:0], &benchOp)
+			mu.Lock()
+			_, _ = bw.Write(strconv.AppendInt(append(head[:0], `{"index":`...), next, 10))
+			_, _ = bw.Write(body)
+			next++
+			mu.Unlock()
+			*bp = body
+			pool.Put(bp)
+		}
+	})
+	_ = bw.Flush()
+}
+
+func benchFile(b *testing.B) *os.File {
+	f, err := os.Create(filepath.Join(b.TempDir(), "history.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close() })
+	return f
 }
 
 // BenchmarkEncodingJSON_Baseline is what the Writer would cost with

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func sampleOps() []Op {
@@ -259,5 +260,41 @@ func TestScan_CutOff(t *testing.T) {
 	}
 	if _, err := Read(strings.NewReader(good + "\n" + second[:30] + "\n" + second)); !errors.As(err, &le) || le.Line != 2 {
 		t.Errorf("a cut line inside: got %v, want a LineError at line 2", err)
+	}
+}
+
+// fullDisk fails every write after the first n bytes.
+type fullDisk struct{ n int }
+
+func (d *fullDisk) Write(p []byte) (int, error) {
+	if len(p) > d.n {
+		return 0, errors.New("no space left on device")
+	}
+	d.n -= len(p)
+	return len(p), nil
+}
+
+// TestWriter_WriteError: a write to the file that fails is returned by
+// the Flush (and Close) that made it, and by every Write after it: a run
+// never reports over a history it could not write in full.
+func TestWriter_WriteError(t *testing.T) {
+	w := NewWriter(&fullDisk{n: 100}, time.Hour)
+	if _, err := w.Write(Op{Process: 1, F: Acquire, Type: OK, Key: "k", Token: "t", Call: 1, Return: 2}); err != nil {
+		t.Fatalf("first write (buffered): %v", err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatalf("flush of one op within the space: %v", err)
+	}
+	for i := 0; i < 5; i++ {
+		_, _ = w.Write(Op{Process: 1, F: Acquire, Type: OK, Key: "k", Token: "t", Call: 3, Return: 4})
+	}
+	if err := w.Flush(); err == nil {
+		t.Fatal("flush past the space: no error")
+	}
+	if _, err := w.Write(Op{Process: 1, F: Release, Type: OK, Key: "k", Token: "t", Call: 5, Return: 6}); err == nil {
+		t.Error("a write after the failed flush: no error")
+	}
+	if err := w.Close(); err == nil {
+		t.Error("close after the failed flush: no error")
 	}
 }

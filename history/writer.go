@@ -1,7 +1,7 @@
 package history
 
 import (
-	"bufio"
+	"cmp"
 	"encoding/json"
 	"io"
 	"strconv"
@@ -16,18 +16,35 @@ const DefaultFlushInterval = 200 * time.Millisecond
 
 // Writer streams ops to an io.Writer as JSON lines. It assigns dense indexes
 // in the order ops are written. It is safe for concurrent use.
+//
+// A client's Write only encodes its op and appends it to a buffer in
+// memory: the write to the file is a flusher's, every interval or as
+// soon as the buffer holds kickSize, outside the lock the clients take,
+// so no client waits on the disk (a bufio.Writer under that lock made
+// every client wait for each 256 KiB write).
 type Writer struct {
 	mu    sync.Mutex
-	head  [32]byte // scratch for `{"index":N`, used under mu
-	bw    *bufio.Writer
+	buf   []byte // ops written since the last hand-off, under mu
 	next  int64
 	tally Tally // ops written, by f and type
 	err   error
 	pool  sync.Pool
+
+	// wmu orders the hand-offs: one is written at a time, in the order
+	// they were taken. out and spare are used under it.
+	wmu   sync.Mutex
+	out   io.Writer
+	spare []byte
+
+	kick  chan struct{}
 	stop  chan struct{}
 	done  chan struct{}
 	close sync.Once
 }
+
+// kickSize is how much a Writer buffers before its flusher is woken
+// ahead of the interval; at four times as much, a client flushes itself.
+const kickSize = 256 << 10
 
 // NewWriter returns a Writer that flushes every interval (DefaultFlushInterval
 // if zero) and on Close. Close must be called.
@@ -36,9 +53,12 @@ func NewWriter(w io.Writer, interval time.Duration) *Writer {
 		interval = DefaultFlushInterval
 	}
 	hw := &Writer{
-		bw:   bufio.NewWriterSize(w, 256<<10),
-		stop: make(chan struct{}),
-		done: make(chan struct{}),
+		out:   w,
+		buf:   make([]byte, 0, kickSize*2),
+		spare: make([]byte, 0, kickSize*2),
+		kick:  make(chan struct{}, 1),
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
 	}
 	hw.pool.New = func() any { b := make([]byte, 0, 256); return &b }
 	go hw.flushLoop(interval)
@@ -54,12 +74,9 @@ func (w *Writer) flushLoop(interval time.Duration) {
 		case <-w.stop:
 			return
 		case <-t.C:
-			w.mu.Lock()
-			if w.err == nil {
-				w.err = w.bw.Flush()
-			}
-			w.mu.Unlock()
+		case <-w.kick:
 		}
+		_ = w.Flush()
 	}
 }
 
@@ -73,19 +90,27 @@ func (w *Writer) Write(op Op) (int64, error) {
 	idx := w.next
 	w.tally.Add(&op)
 	if w.err == nil {
-		h := append(w.head[:0], `{"index":`...)
-		h = strconv.AppendInt(h, idx, 10)
-		if _, err := w.bw.Write(h); err != nil {
-			w.err = err
-		} else if _, err := w.bw.Write(body); err != nil {
-			w.err = err
-		}
+		w.buf = append(w.buf, `{"index":`...)
+		w.buf = strconv.AppendInt(w.buf, idx, 10)
+		w.buf = append(w.buf, body...)
 		w.next++
 	}
+	n := len(w.buf)
 	err := w.err
 	w.mu.Unlock()
 	*bp = body
 	w.pool.Put(bp)
+	switch {
+	case n >= 4*kickSize:
+		// The flusher is behind: this client writes, and waits, rather
+		// than let the buffer grow without bound.
+		err = cmp.Or(w.Flush(), err)
+	case n >= kickSize:
+		select {
+		case w.kick <- struct{}{}:
+		default:
+		}
+	}
 	return idx, err
 }
 
@@ -98,14 +123,23 @@ func (w *Writer) Counts() Counts {
 	return t.Counts()
 }
 
-// Flush writes buffered ops to the underlying writer.
+// Flush writes the buffered ops to the underlying writer.
 func (w *Writer) Flush() error {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err == nil {
-		w.err = w.bw.Flush()
+	b, err := w.buf, w.err
+	w.buf = w.spare[:0]
+	w.mu.Unlock()
+	if err == nil && len(b) > 0 {
+		if _, err = w.out.Write(b); err != nil {
+			w.mu.Lock()
+			w.err = err
+			w.mu.Unlock()
+		}
 	}
-	return w.err
+	w.spare = b[:0]
+	return err
 }
 
 // Close stops the flush loop and flushes. It does not close the underlying
