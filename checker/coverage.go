@@ -86,7 +86,7 @@ const (
 	// InfoSettled counts acquires that ended indeterminate, called on a
 	// key no lease surely held (so that they, or an indeterminate acquire
 	// before them, may have won it), after which the key went quiet (no
-	// other indeterminate op on it) until the lease they could have set
+	// other indeterminate acquire or extend on it) until the lease they could have set
 	// had surely expired, and a client then tried the key: where a key
 	// held on past that (a renewal no caller knows of) must show as a
 	// stuck lock.
@@ -625,8 +625,11 @@ func infoContended(ops []history.Op, o Options) int {
 // infoSettled counts the InfoSettled acquires of ops: an info acquire A
 // on a key no lease surely held (mayWin says which) whose latest possible
 // expiry (its return, plus the info horizon, its TTL and the clock
-// tolerance) comes before the next indeterminate op on its key is
-// called, with an acquire of the key called in between.
+// tolerance) comes before the next indeterminate acquire or extend on its
+// key is called, with an acquire of the key called in between. An
+// indeterminate release does not break the quiet: it can only delete a
+// key, never hold one on (Symfony's release reports no outcome, and every
+// key of its runs had one within three seconds).
 func infoSettled(ops []history.Op, o Options, mayWin func(*history.Op) bool) int {
 	type keyOps struct{ info, acquires []int64 } // calls, ascending
 	by := map[string]*keyOps{}
@@ -640,7 +643,7 @@ func infoSettled(ops []history.Op, o Options, mayWin func(*history.Op) bool) int
 			k = &keyOps{}
 			by[op.Key] = k
 		}
-		if op.Type == history.Info {
+		if op.Type == history.Info && op.F != history.Release {
 			k.info = append(k.info, op.Call)
 		}
 		if op.F == history.Acquire {

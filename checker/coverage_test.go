@@ -129,6 +129,12 @@ func TestCoverageOf(t *testing.T) {
 		// gone: only b's settles (a's, or b's, may hold the key).
 		{"indeterminate acquires, the last settled", []history.Op{covOp(A, info, 1, "a", 0, 1), covOp(A, info, 2, "b", 50, 51),
 			covOp(A, history.Fail, 3, "", 200, 201)}, Coverage{InfoSettled: 1, Contended: 1}},
+		// A release that reports no outcome (Symfony's) cannot hold the
+		// key on: the key is still quiet; an indeterminate extend can.
+		{"indeterminate acquire, settled past an indeterminate release", []history.Op{covOp(A, info, 1, "a", 0, 1), covOp(R, info, 2, "z", 50, 51),
+			covOp(A, history.Fail, 3, "", 200, 201)}, Coverage{InfoSettled: 1, Contended: 1}},
+		{"indeterminate acquire, an indeterminate extend after it", []history.Op{covOp(A, info, 1, "a", 0, 1), covOp(E, info, 2, "z", 50, 51),
+			covOp(A, history.Fail, 3, "", 200, 201)}, Coverage{Contended: 1}},
 		// b's acquire would not have won the key a held.
 		{"indeterminate acquire on a held key", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(A, info, 2, "b", 10, 11),
 			covOp(A, history.Fail, 3, "", 300, 301)}, Coverage{Contended: 1}},
