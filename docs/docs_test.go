@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/lockcheck/lockcheck/scenario"
 )
 
 var (
@@ -131,5 +133,39 @@ func TestDocs_NamedTestsExist(t *testing.T) {
 				t.Errorf("%s names %s, which no _test.go declares", page, name)
 			}
 		}
+	}
+}
+
+// TestDocs_EveryScenarioProven: verify.md's table of how each scenario
+// is proven has a row for every scenario of the battery, and none for a
+// scenario that does not exist; the tests it names exist
+// (TestDocs_NamedTestsExist).
+func TestDocs_EveryScenarioProven(t *testing.T) {
+	b, err := os.ReadFile("verify.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	i := strings.Index(page, "## How each scenario is proven")
+	if i < 0 {
+		t.Fatal("verify.md has no section \"How each scenario is proven\"")
+	}
+	section := page[i:]
+	if j := strings.Index(section[3:], "\n## "); j >= 0 {
+		section = section[:j+3]
+	}
+	rows := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z-]+)` \\|").FindAllStringSubmatch(section, -1) {
+		rows[m[1]] = true
+	}
+	names := scenario.Names(scenario.Battery())
+	for _, n := range names {
+		if !rows[n] {
+			t.Errorf("verify.md's table of proofs has no row for %s", n)
+		}
+		delete(rows, n)
+	}
+	for n := range rows {
+		t.Errorf("verify.md's table of proofs has a row for %s, which is no scenario of the battery", n)
 	}
 }
