@@ -378,25 +378,40 @@ func stretchStall(s scenario.Scenario, own time.Duration, row *report.VerifyRow)
 
 // sizeToLock is s sized to the lock (scenario.Scaled) if its run in dir
 // shows keys that live twice the TTL asked for or more (a TTL of whole
-// seconds, one the lock adds to), with row saying so; s as it is if not.
-// It is asked once a row, after a run short of coverage.
+// seconds, one the lock adds to), or acquires that take more than a
+// quarter of the TTL (scenario.ScaleForLatency), with row saying so; s as
+// it is if not. It is asked once a row, after a run short of coverage.
 func sizeToLock(s scenario.Scenario, ttl time.Duration, dir string, row *report.VerifyRow) (scenario.Scenario, error) {
 	row.Scale = 1
 	ops, err := history.ReadFile(filepath.Join(dir, "history.jsonl"))
 	if err != nil {
 		return s, err
 	}
-	i := slices.IndexFunc(ops, func(op history.Op) bool { return op.F == history.Acquire && op.Type == history.OK && op.TTLms > 0 })
-	if i < 0 {
+	var key time.Duration
+	var took []time.Duration
+	for _, op := range ops {
+		if op.F == history.Acquire && op.Type == history.OK && op.TTLms > 0 {
+			key = cmp.Or(key, time.Duration(op.TTLms)*time.Millisecond)
+			took = append(took, time.Duration(op.Return-op.Call))
+		}
+	}
+	if len(took) == 0 {
 		return s, nil
 	}
-	key := time.Duration(ops[i].TTLms) * time.Millisecond
-	if f := scenario.ScaleFor(ttl, key); f > 1 {
-		row.Scale = min(f, scenario.MaxScale)
-		row.Description += fmt.Sprintf(" (sized to the lock: its keys live %v where %v was asked, so its times ×%d)", key, ttl, row.Scale)
-		return s.Scaled(f), nil
+	slices.Sort(took)
+	p50 := took[len(took)/2]
+	byKey, byLatency := scenario.ScaleFor(ttl, key), scenario.ScaleForLatency(ttl, p50)
+	f := min(max(byKey, byLatency), scenario.MaxScale)
+	switch {
+	case f <= 1:
+		return s, nil
+	case byKey >= byLatency:
+		row.Description += fmt.Sprintf(" (sized to the lock: its keys live %v where %v was asked, so its times ×%d)", key, ttl, f)
+	default:
+		row.Description += fmt.Sprintf(" (sized to the lock: its acquires took %v (median) where %v was asked, so its times ×%d)", p50.Round(time.Millisecond), ttl, f)
 	}
-	return s, nil
+	row.Scale = f
+	return s.Scaled(f), nil
 }
 
 // emptyRun folds into row a run that recorded no op (res may be nil):

@@ -81,6 +81,21 @@ func ScaleFor(ttl, keyTTL time.Duration) int {
 	return int((keyTTL + ttl - 1) / ttl)
 }
 
+// ScaleForLatency is the factor Scaled takes for a lock whose acquires
+// took p50 (the median of those granted) where the scenario asked for
+// ttl: enough that the TTL is four times p50, where it is less (1: the
+// scenario fits). A lease is surely live only from its acquire's return
+// to its call plus the TTL, less the clock tolerance: a lock whose
+// acquires take about the TTL (200 PHP processes on two cores, 50 to
+// 250 ms an acquire under overrun's 100 ms TTL) holds no lease surely,
+// and no release of it is ever seen late while another client holds.
+func ScaleForLatency(ttl, p50 time.Duration) int {
+	if ttl <= 0 || 4*p50 <= ttl {
+		return 1
+	}
+	return int((4*p50 + ttl - 1) / ttl)
+}
+
 // StallsRedis says whether s's one fault stalls Redis (pause-redis): a
 // lock whose client waits a stall out meets no indeterminate acquire in
 // it, so verify stretches the stall (Stalled) or finds the scenario n/a.

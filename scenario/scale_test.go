@@ -51,4 +51,12 @@ func TestScaled(t *testing.T) {
 			t.Errorf("ScaleFor(%v, %v) = %d, want %d", c.ttl, c.key, got, c.want)
 		}
 	}
+	for _, c := range []struct {
+		ttl, p50 time.Duration
+		want     int
+	}{{100 * time.Millisecond, 25 * time.Millisecond, 1}, {100 * time.Millisecond, 100 * time.Millisecond, 4}, {100 * time.Millisecond, 130 * time.Millisecond, 6}, {time.Second, time.Millisecond, 1}} {
+		if got := ScaleForLatency(c.ttl, c.p50); got != c.want {
+			t.Errorf("ScaleForLatency(%v, %v) = %d, want %d", c.ttl, c.p50, got, c.want)
+		}
+	}
 }
