@@ -195,7 +195,7 @@ var phpredisDesync = Mechanism{Text: "phpredis 5.3.7 (Debian's php-redis, on whi
 	"where a line read that times out closes it (`redis_sock_gets`, library.c:3253-3276); the reply, when it comes, is read by the next command. " +
 	"malkusch's spin loop runs EVAL after each try that did not get the lock (`$this->release($key)`, classes/mutex/RedisMutex.php:92 at 2.2.1) and swallows its error (RedisMutex.php:127-135: a logged warning); `acquire()` returns false and the loop tries again over the same connection, now one reply behind. " +
 	"Traced with MONITOR on the node against the history (pause-redis, seed 1): after a stall, one client's SET NX took the free key but read the previous EVAL's 0 as its reply, so its clean-up EVAL deleted the key it had just set and read that SET's OK; its next SET NX, refused by Redis, read the EVAL's 1: acquired, while another client held the key. " +
-	"In stall-quiet the same shift reads a SET that took the key as refused: a refusal with no holder. " +
+	"In stall-quiet the same shift shows both ways: a SET NX that took the key read as refused (a refusal with no holder, in the first battery that broke) or a refused one read as granted (two holders, in the survey's run). " +
 	"`php examples/adapters/php/phpredis_desync.php` shows the shift alone against a redis-server of its own (exit 1; TestPhpredis_EvalTimeoutDesyncs).",
 	Documented: "no: neither phpredis nor malkusch says that a connection whose read timed out must be dropped"}
 
