@@ -378,8 +378,9 @@ func stretchStall(s scenario.Scenario, own time.Duration, row *report.VerifyRow)
 
 // sizeToLock is s sized to the lock (scenario.Scaled) if its run in dir
 // shows keys that live twice the TTL asked for or more (a TTL of whole
-// seconds, one the lock adds to), or acquires that take more than a
-// quarter of the TTL (scenario.ScaleForLatency), with row saying so; s as
+// seconds, one the lock adds to), or, for the scenarios of late releases
+// (Overrun), acquires that take more than a quarter of the TTL
+// (scenario.ScaleForLatency), with row saying so; s as
 // it is if not. It is asked once a row, after a run short of coverage.
 func sizeToLock(s scenario.Scenario, ttl time.Duration, dir string, row *report.VerifyRow) (scenario.Scenario, error) {
 	row.Scale = 1
@@ -400,7 +401,13 @@ func sizeToLock(s scenario.Scenario, ttl time.Duration, dir string, row *report.
 	}
 	slices.Sort(took)
 	p50 := took[len(took)/2]
-	byKey, byLatency := scenario.ScaleFor(ttl, key), scenario.ScaleForLatency(ttl, p50)
+	// Only the late-release figures need leases surely live (overrun,
+	// overrun-free): a scenario that counts refusals (contention) gets
+	// fewer of them from longer leases, not more.
+	byKey, byLatency := scenario.ScaleFor(ttl, key), 1
+	if s.Overrun {
+		byLatency = scenario.ScaleForLatency(ttl, p50)
+	}
 	f := min(max(byKey, byLatency), scenario.MaxScale)
 	switch {
 	case f <= 1:
