@@ -16,22 +16,15 @@ var benchOp = Op{Process: 1234, F: Acquire, Type: OK, Key: "lock:17", Token: "01
 	TTLms: 1000, Call: 12_345_678_901, Return: 12_345_999_999}
 
 // BenchmarkWriter_Write is recording one op, the cost every client pays.
-func BenchmarkWriter_Write(b *testing.B) {
-	w := NewWriter(io.Discard, 0)
-	defer w.Close()
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			_, _ = w.Write(benchOp)
-		}
-	})
-}
+func BenchmarkWriter_Write(b *testing.B) { benchWrites(b, io.Discard) }
 
 // BenchmarkWriter_File is recording one op into a file, the clients in
 // parallel: the flusher writes outside the lock they take.
-func BenchmarkWriter_File(b *testing.B) {
-	f := benchFile(b)
-	w := NewWriter(f, 0)
+func BenchmarkWriter_File(b *testing.B) { benchWrites(b, benchFile(b)) }
+
+// benchWrites records benchOp from parallel clients into a Writer on out.
+func benchWrites(b *testing.B, out io.Writer) {
+	w := NewWriter(out, 0)
 	defer w.Close()
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
