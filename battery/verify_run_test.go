@@ -128,14 +128,18 @@ func TestVerify_GatesAndFindings(t *testing.T) {
 // TestVerify_RedlockContention: a Redlock attempt that found the key
 // taken is undone, not recorded, so redsync's history has no refused
 // acquire; contention still counts its refusals (the clients' undone
-// count) and is exercised. Its leases are of 4 s, so that redsync's
-// per-node timeout (the TTL x 0.05) is 200 ms: at the scenario's 1 s a
-// node answer later than 50 ms is a node error, the attempt
-// indeterminate rather than refused, and a fresh-clone CI under the race
-// detector, busy with four test processes, counted 990 refusals in 6 runs.
+// count) and is exercised. Its 50 clients hold leases of 10 s, so that
+// redsync's per-node timeout (the TTL x 0.05) is the op timeout, 500 ms:
+// at the scenario's 200 clients and 1 s, a node answer later than 50 ms
+// is a node error, the attempt indeterminate rather than refused, and
+// each indeterminate grant holds its key for the TTL. Fresh-clone CI runs
+// under the race detector, busy with four test processes, counted 990
+// (1 s) and 465 (4 s) refusals in 6 runs; with four busy loops on the
+// two cores, 200 clients at 4 s had 314-405 of 320-410 acquires
+// indeterminate a run, 50 clients at 10 s none (2,704 refusals in one).
 func TestVerify_RedlockContention(t *testing.T) {
 	testutil.RequireRedis(t)
-	slowNodes := func(w *workload.Config) { w.TTL = 4 * time.Second }
+	slowNodes := func(w *workload.Config) { w.Clients, w.TTL = 50, 10*time.Second }
 	v, dir := verify(t, "redsync", []string{"contention"}, time.Minute, slowNodes)
 	r := row(t, v, "contention")
 	if r.Status != report.StatusPassed {
