@@ -25,13 +25,18 @@ import (
 // release have loaded the two scripts acquires over ten times as often.
 // Each cold start is a fresh Redis (go-zero keeps one client, and its
 // breaker, per address for the life of the process); up to five, until
-// one drops a release.
+// one opens the breaker for good. A cold start does not always: whether
+// enough first EVALSHAs miss before one EVAL has loaded the script
+// depends on how the clients' first commands interleave (a fresh-clone
+// CI run's first cold start acquired 3,011 times and dropped 2
+// releases).
 func TestGoZero_BreakerColdStart(t *testing.T) {
 	if raceDetector {
 		t.Skip("go-zero's breaker races with itself once open (breaker.go:267-268 at v1.10.3): run without -race")
 	}
 	cold := loadGoZero(t, false)
-	for try := 1; try < 5 && cold.releaseDropped == 0; try++ {
+	for try := 1; try < 5 && !cold.heldOpen(); try++ {
+		t.Logf("cold start %d did not hold the breaker open: %+v", try, cold)
 		cold = loadGoZero(t, false)
 	}
 	// Loaded first, the scripts' misses no longer count; each new
@@ -43,8 +48,8 @@ func TestGoZero_BreakerColdStart(t *testing.T) {
 		warm = loadGoZero(t, true)
 	}
 	t.Logf("cold start: %+v; scripts loaded first: %+v", cold, warm)
-	if cold.releaseDropped == 0 {
-		t.Fatalf("no release dropped by go-zero's breaker in five cold starts: %+v", cold)
+	if !cold.heldOpen() {
+		t.Fatalf("go-zero's breaker dropped no more releases than it let through in five cold starts: %+v", cold)
 	}
 	if warm.acquired < 10*cold.acquired || warm.acquired < 100 {
 		t.Errorf("%d acquisitions with the scripts loaded first, %d from a cold start: want over ten times as many", warm.acquired, cold.acquired)
@@ -57,6 +62,12 @@ var goZeroAddrs = map[string]bool{}
 
 type goZeroLoad struct {
 	acquired, refused, acquireDropped, releaseDropped, released int
+}
+
+// heldOpen says whether the breaker stayed open: it dropped releases, at
+// least as many as it let through.
+func (l goZeroLoad) heldOpen() bool {
+	return l.releaseDropped > 0 && l.releaseDropped >= l.released
 }
 
 // loadGoZero runs 50 clients on 10 keys for 3 s through the go-zero
