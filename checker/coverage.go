@@ -413,8 +413,8 @@ func countWindows(cov Coverage, ws []FaultWindow, hits []windowHit) {
 }
 
 // outlived says whether a lease surely live when w began was still
-// surely live when it ended: a fault healed (a node back, empty) in time
-// for another client to take a lease the fault may have lost.
+// surely live when it was healed: a fault healed (a node back, empty)
+// in time for another client to take a lease the fault may have lost.
 func outlived(keys map[string]*keyLeases, w FaultWindow, o Options) bool {
 	if w.Stop < 0 {
 		return false
@@ -422,7 +422,7 @@ func outlived(keys map[string]*keyLeases, w FaultWindow, o Options) bool {
 	for _, k := range keys {
 		found := false
 		k.near(w.Start, func(m *leaseSpan) bool {
-			found = m.liveAt(w.Start, o) && m.lower(w.Start, o) > w.Stop
+			found = m.liveAt(w.Start, o) && m.lower(w.Start, o) > w.HealedAt()
 			return !found
 		})
 		if found {

@@ -39,6 +39,14 @@ func TestCoverageOf(t *testing.T) {
 		return []history.Op{{F: history.Nemesis, Type: ok, Process: history.NemesisProcess, Call: 5e6, Return: 5e6,
 			Value: &history.NemesisValue{Fault: "failover", Phase: "start", Targets: []string{"n1"}}}, stop}
 	}
+	// healedAt: the failover's stop op returns at 150 ms, after a lease
+	// taken at 0 surely ended, having healed at healed ms (0: no heal
+	// time, as before Healed).
+	healedAt := func(healed int64) []history.Op {
+		ops := failover()
+		ops[1].Return, ops[1].Value.Healed = 150e6, healed*1e6
+		return ops
+	}
 	failed := func(want Coverage) Coverage {
 		want[Windows("failover")], want[Hit("failover")], want[history.LostAtPromotion] = 1, 1, 1
 		return want
@@ -70,6 +78,12 @@ func TestCoverageOf(t *testing.T) {
 			failed(Coverage{history.LostRetaken: 1, Outlived("failover"): 1})},
 		{"history without the grants", append(failover(), covOp(A, ok, 1, "a", 0, 1), covOp(R, history.Fail, 1, "a", 20, 21), covOp(A, ok, 2, "b", 29, 31)),
 			failed(Coverage{history.LostRetaken: 1, Outlived("failover"): 1})},
+		// The node was back at 60 ms, while a's lease surely held; the
+		// stop op returned when it could no longer (it watched for grants).
+		{"healed while held, the stop returned later", append(healedAt(60), covOp(A, ok, 1, "a", 0, 1)),
+			failed(Coverage{history.LostRetaken: 1, Outlived("failover"): 1})},
+		{"no heal time, the stop returned after the lease", append(healedAt(0), covOp(A, ok, 1, "a", 0, 1)),
+			failed(Coverage{history.LostRetaken: 1})},
 		{"release in time", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(R, ok, 1, "a", 50, 51)}, Coverage{}},
 		{"late release, free key", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(R, ok, 1, "a", 200, 201)},
 			Coverage{LateReleaseFree: 1}},

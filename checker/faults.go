@@ -13,7 +13,11 @@ type FaultWindow struct {
 	Targets []string `json:"targets,omitempty"`
 	Start   int64    `json:"start_ns"`
 	Stop    int64    `json:"stop_ns"` // -1: never healed
-	Error   string   `json:"error,omitempty"`
+	// Healed is when the fault was healed, before Stop where the stop op
+	// went on watching the nodes (history.NemesisValue.Healed); 0: at
+	// Stop (HealedAt).
+	Healed int64  `json:"healed_ns,omitempty"`
+	Error  string `json:"error,omitempty"`
 	// Events is what the servers were seen to do in the window, read from
 	// them (its stop op's history.NemesisValue.Events).
 	Events map[string]int64 `json:"events,omitempty"`
@@ -21,6 +25,14 @@ type FaultWindow struct {
 	// (history.NemesisValue.Retaken), which the coverage judges against
 	// the history (retakenSeen).
 	Retaken []history.Retake `json:"retaken,omitempty"`
+}
+
+// HealedAt is when the fault was healed: Healed, or Stop.
+func (w FaultWindow) HealedAt() int64 {
+	if w.Healed != 0 {
+		return w.Healed
+	}
+	return w.Stop
 }
 
 // String is "failover n1 3.002s..9.106s".
@@ -53,6 +65,7 @@ func FaultWindows(ops []history.Op) []FaultWindow {
 		case "stop":
 			if k, ok := open[id]; ok {
 				ws[k].Stop, ws[k].Events, ws[k].Retaken = op.Return, op.Value.Events, op.Value.Retaken
+				ws[k].Healed = op.Value.Healed
 				if ws[k].Error == "" {
 					ws[k].Error = op.Error
 				}

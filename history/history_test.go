@@ -134,6 +134,8 @@ func TestRead_BadInput(t *testing.T) {
 		{"scheduled after call", strings.Replace(good, `"return":2`, `"return":2,"scheduled":2`, 1), 1, "scheduled 2 on acquire op called at 1"},
 		{"mode on acquire", strings.Replace(good, `"ttl_ms":5,`, `"ttl_ms":5,"mode":"add",`, 1), 1, `mode "add" on acquire op`},
 		{"nemesis event not declared", `{"index":0,"process":-1,"f":"nemesis","type":"info","call":1,"return":2,"value":{"fault":"kill-redis","phase":"stop","events":{"lost_at_restart":1,"lost_at_rstart":2}}}`, 1, `nemesis event "lost_at_rstart" is not one lockcheck reads`},
+		{"healed_ns on a start op", `{"index":0,"process":-1,"f":"nemesis","type":"info","call":1,"return":2,"value":{"fault":"kill-redis","phase":"start","healed_ns":2}}`, 1, "nemesis start op healed_ns 2: only a stop op takes it"},
+		{"healed_ns past the stop's return", `{"index":0,"process":-1,"f":"nemesis","type":"info","call":1,"return":2,"value":{"fault":"kill-redis","phase":"stop","healed_ns":3}}`, 1, "between its call 1 and return 2"},
 		{"negative clock bound", strings.Replace(good, `"return":2`, `"return":2,"clock_bound":-1`, 1), 1, "clock_bound -1: want 0 to"},
 		{"clock bound too wide", strings.Replace(good, `"return":2`, `"return":2,"clock_bound":1099511627777`, 1), 1, "clock_bound 1099511627777: want 0 to"},
 		{"blank line inside", good + "\n\n" + second, 2, "empty line"},

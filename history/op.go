@@ -115,6 +115,11 @@ type NemesisValue struct {
 	// while that lease would still have held it. The checker counts
 	// those the history shows overlapping the lost lease.
 	Retaken []Retake `json:"retaken,omitempty"`
+	// Healed is when the fault was healed (a stop op's): its nodes back
+	// and answering, in ns on the history's clock, where the stop op
+	// returned later (it went on watching the nodes: Retaken's wait).
+	// Absent (0), the heal is the stop op's return.
+	Healed int64 `json:"healed_ns,omitempty"`
 }
 
 // Retake is one grant of NemesisValue.Retaken.
@@ -141,6 +146,9 @@ func (o *Op) validate() error {
 	case Nemesis:
 		if o.Value == nil || o.Value.Fault == "" || (o.Value.Phase != "start" && o.Value.Phase != "stop") {
 			return errors.New(`nemesis op without a value {"fault": ..., "phase": "start" or "stop"}`)
+		}
+		if v := o.Value; v.Healed != 0 && (v.Phase != "stop" || v.Healed < o.Call || v.Healed > o.Return) {
+			return fmt.Errorf("nemesis %s op healed_ns %d: only a stop op takes it, between its call %d and return %d", v.Phase, v.Healed, o.Call, o.Return)
 		}
 		for name := range o.Value.Events {
 			if !slices.Contains(ServerEvents, name) {

@@ -87,7 +87,7 @@ func (f *failover) closeWatch(ctx context.Context) {
 	if f.events == nil {
 		f.events = map[string]int64{}
 	}
-	f.add(waitRetaken(ctx, w, lost))
+	f.await(ctx, w, lost)
 	f.events[history.LostRetaken] = int64(len(f.retaken))
 }
 
@@ -111,10 +111,30 @@ func waitRetaken(ctx context.Context, w *cluster.KeyWatch, lost map[string]clust
 }
 
 // retakes are the grants a window's history.LostRetaken counts, kept for
-// Retaken.
-type retakes struct{ retaken []history.Retake }
+// Retaken, and when the fault was healed, where its Stop went on to wait
+// for them (Healer).
+type retakes struct {
+	retaken []history.Retake
+	healed  time.Time
+}
 
-func (r *retakes) add(rs []history.Retake) { r.retaken = append(r.retaken, rs...) }
+// await waits for w's grants of lost leases' keys (waitRetaken) and keeps
+// them; its first call in a window marks the heal.
+func (r *retakes) await(ctx context.Context, w *cluster.KeyWatch, lost map[string]cluster.Due) {
+	if r.healed.IsZero() {
+		r.healed = time.Now()
+	}
+	r.retaken = append(r.retaken, waitRetaken(ctx, w, lost)...)
+}
+
+// Healed is when the last window's Stop had healed the fault, if it then
+// waited for grants (zero otherwise); called after Stop, it starts the
+// next window's anew.
+func (r *retakes) Healed() time.Time {
+	h := r.healed
+	r.healed = time.Time{}
+	return h
+}
 
 // Retaken hands over the last window's grants of lost leases' keys
 // (Retaker), each with the lost lease's token and the Unix ns at which

@@ -149,7 +149,7 @@ func (k *killRedis) Stop(ctx context.Context) error {
 	switch {
 	case k.lost >= 0 && len(watches) == len(due):
 		for i, w := range watches {
-			k.add(waitRetaken(ctx, w, lost[i]))
+			k.await(ctx, w, lost[i])
 		}
 		k.events[history.LostRetaken] = int64(len(k.retaken))
 	default:

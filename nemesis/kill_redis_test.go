@@ -19,7 +19,8 @@ import (
 // the window counts them, not one that expires first; of those, the ones
 // whose key the restarted node granted again while they would still have
 // held it are lost_retaken; with persistence the window counts nothing
-// (what the node loads is not read).
+// (what the node loads is not read). The heal is marked when the node
+// was back, before Stop's wait for grants.
 func TestKillRedis_LostAtRestart(t *testing.T) {
 	testutil.RequireRedis(t)
 	for _, c := range []struct {
@@ -48,6 +49,15 @@ func TestKillRedis_LostAtRestart(t *testing.T) {
 			time.Sleep(k.Hold())
 			if err := k.Stop(ctx); err != nil || retakeErr != nil {
 				t.Fatal(err, retakeErr)
+			}
+			stopped := time.Now()
+			// Where Stop waited for grants, the heal is marked when the
+			// node was back, before the wait; otherwise it is Stop's return.
+			if healed := k.Healed(); healed.IsZero() == c.counted || (c.counted && !healed.Before(stopped)) {
+				t.Errorf("healed %v, Stop returned %v: want a heal time before it only where grants were awaited (%v)", healed, stopped, c.counted)
+			}
+			if again := k.Healed(); !again.IsZero() {
+				t.Errorf("healed %v read a second time, want it reset for the next window", again)
 			}
 			e := k.Events()
 			got, counted := e[history.LostAtRestart]

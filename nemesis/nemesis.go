@@ -92,6 +92,13 @@ type Retaker interface {
 	Retaken() []history.Retake
 }
 
+// Healer is a Fault whose Stop goes on after the heal (a Retaker's wait
+// for grants): Healed, called after Stop, is when the heal was done
+// (zero: at Stop's return).
+type Healer interface {
+	Healed() time.Time
+}
+
 // Kind describes a fault for lockcheck list.
 type Kind struct {
 	Name        string
@@ -361,12 +368,17 @@ func Run(ctx context.Context, cfg Config, env Env, record func(history.Op), now 
 		if o, ok := f.(Observer); ok {
 			v.Events = o.Events()
 		}
+		// The history's clock is time since the run began.
+		offset := time.Now().UnixNano() - now()
 		if r, ok := f.(Retaker); ok {
 			v.Retaken = r.Retaken()
-			// The history's clock is time since the run began.
-			offset := time.Now().UnixNano() - now()
 			for i := range v.Retaken {
 				v.Retaken[i].At -= offset
+			}
+		}
+		if h, ok := f.(Healer); ok {
+			if at := h.Healed(); !at.IsZero() {
+				v.Healed = max(call, min(at.UnixNano()-offset, now()))
 			}
 		}
 		recordOp(record, v, call, now(), err)

@@ -106,7 +106,7 @@ func (p *partition) afterHeal(ctx context.Context, lost map[string]cluster.Due) 
 		pr.Close()
 		return
 	}
-	p.add(waitRetaken(ctx, pr, lost))
+	p.await(ctx, pr, lost)
 	p.events[history.LostRetaken] = int64(len(p.retaken))
 }
 
