@@ -209,11 +209,7 @@ func (l *leaseSpan) upper(t int64, o Options) int64 {
 		if s.Call >= t {
 			break
 		}
-		at := s.Return
-		if s.Type == history.Info {
-			at += int64(o.InfoHorizon)
-		}
-		d := at + int64(s.TTL())
+		d := s.Latest(int64(o.InfoHorizon)) + int64(s.TTL())
 		if s.Mode == history.ExtendAdd {
 			d = max(d, u+int64(s.TTL()))
 		}
@@ -615,7 +611,7 @@ func infoContended(ops []history.Op, o Options) int {
 		}
 		rs := refused[op.Key]
 		j, _ := slices.BinarySearch(rs, op.Call)
-		if j < len(rs) && rs[j] <= op.Return+int64(o.InfoHorizon) {
+		if j < len(rs) && rs[j] <= op.Latest(int64(o.InfoHorizon)) {
 			n++
 		}
 	}
@@ -661,7 +657,7 @@ func infoSettled(ops []history.Op, o Options, mayWin func(*history.Op) bool) int
 			continue
 		}
 		k := by[op.Key]
-		gone := op.Return + int64(o.InfoHorizon) + op.TTLms*1_000_000 + int64(o.ClockTolerance)
+		gone := op.Latest(int64(o.InfoHorizon)) + op.TTLms*1_000_000 + int64(o.ClockTolerance)
 		next := int64(math.MaxInt64)
 		if j, _ := slices.BinarySearch(k.info, op.Call+1); j < len(k.info) {
 			next = k.info[j]

@@ -19,6 +19,9 @@ func covOp(f history.Func, typ history.Type, p int, tok string, call, ret int64)
 	return op
 }
 
+// answered marks op answered (history.Op.Answered).
+func answered(op history.Op) history.Op { op.Answered = true; return op }
+
 func TestCoverageOf(t *testing.T) {
 	A, R, E, W := history.Acquire, history.Release, history.Extend, history.Write
 	ok, info := history.OK, history.Info
@@ -139,6 +142,12 @@ func TestCoverageOf(t *testing.T) {
 		// tried after that, before any other indeterminate op.
 		{"indeterminate acquire, settled and tried", []history.Op{covOp(A, info, 1, "a", 0, 1), covOp(A, history.Fail, 2, "", 200, 201)},
 			Coverage{InfoSettled: 1, Contended: 1}},
+		// An answered acquire took effect by its return if at all: its
+		// lease is surely gone by 1 + 100 + 1 ms, not 10 ms later.
+		{"answered acquire, settled without the horizon", []history.Op{answered(covOp(A, info, 1, "a", 0, 1)), covOp(A, history.Fail, 2, "", 105, 106)},
+			Coverage{InfoSettled: 1, Contended: 1}},
+		{"indeterminate acquire, tried within the horizon", []history.Op{covOp(A, info, 1, "a", 0, 1), covOp(A, history.Fail, 2, "", 105, 106)},
+			Coverage{Contended: 1}},
 		// b's indeterminate acquire comes before a's lease is surely
 		// gone: only b's settles (a's, or b's, may hold the key).
 		{"indeterminate acquires, the last settled", []history.Op{covOp(A, info, 1, "a", 0, 1), covOp(A, info, 2, "b", 50, 51),

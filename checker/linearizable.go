@@ -192,9 +192,8 @@ func toLockOps(ops []*history.Op, horizon int64) []*lockOp {
 		// invalid (nothing took effect before the run began).
 		b := op.ClockBound
 		lo := &lockOp{index: op.Index, process: op.Process, f: op.F, typ: op.Type, token: op.Token,
-			ttl: int64(op.TTL()), add: op.Mode == history.ExtendAdd, call: max(0, op.Call-b), ret: op.Return + b, orig: op.Return + b}
+			ttl: int64(op.TTL()), add: op.Mode == history.ExtendAdd, call: max(0, op.Call-b), ret: op.Latest(horizon) + b, orig: op.Return + b}
 		if op.Type == history.Info {
-			lo.ret += horizon
 			if lo.token == "" {
 				lo.token = ownToken(op.Index)
 			}

@@ -84,11 +84,7 @@ func stuckOn(key string, kops []*history.Op, opt Options, add func(Violation)) (
 			if op.F == history.Acquire && op.Type == history.OK {
 				report()
 			}
-			ret := op.Return
-			if op.Type == history.Info {
-				ret += int64(opt.InfoHorizon)
-			}
-			end := rs.see(op.Token, op.F == history.Extend && op.Mode == history.ExtendAdd, ret, int64(op.TTL()))
+			end := rs.see(op.Token, op.F == history.Extend && op.Mode == history.ExtendAdd, op.Latest(int64(opt.InfoHorizon)), int64(op.TTL()))
 			if end > lastEnd {
 				lastEnd, last = end, op
 			}

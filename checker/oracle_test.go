@@ -259,25 +259,29 @@ func (h oracleHistory) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (eps %v, horizon %v):\n", h.label, h.eps, h.horizon)
 	for _, op := range h.ops {
-		fmt.Fprintf(&b, "  #%d p%d %s %s %s ttl=%dms mode=%q [%dms, %dms] ±%v\n", op.Index, op.Process, op.F, op.Type, op.Token,
-			op.TTLms, op.Mode, op.Call/1e6, op.Return/1e6, time.Duration(op.ClockBound))
+		fmt.Fprintf(&b, "  #%d p%d %s %s %s ttl=%dms mode=%q [%dms, %dms] ±%v answered=%v\n", op.Index, op.Process, op.F, op.Type, op.Token,
+			op.TTLms, op.Mode, op.Call/1e6, op.Return/1e6, time.Duration(op.ClockBound), op.Answered)
 	}
 	return b.String()
 }
 
 // oracleSays decides h with the oracle. An op with a clock_bound b took
-// effect within [call - b, return + b] (never before the run began): the
-// oracle reads that off the semantics itself, not through toLockOps.
+// effect within [call - b, return + b] (never before the run began), an
+// info op up to the horizon later unless it was answered: the oracle
+// reads both off the semantics itself, not through toLockOps.
 func (h oracleHistory) oracleSays() Verdict {
 	var ptrs []*history.Op
 	for i := range h.ops {
 		if h.ops[i].F != history.Write {
 			op := h.ops[i]
 			op.Call, op.Return, op.ClockBound = max(0, op.Call-op.ClockBound), op.Return+op.ClockBound, 0
+			if op.Type == history.Info && !op.Answered {
+				op.Return += int64(h.horizon)
+			}
 			ptrs = append(ptrs, &op)
 		}
 	}
-	if oracle(toLockOps(ptrs, int64(h.horizon)), int64(h.eps)) {
+	if oracle(toLockOps(ptrs, 0), int64(h.eps)) {
 		return Valid
 	}
 	return Invalid
@@ -410,9 +414,12 @@ func simKey(r *rand.Rand, n int) oracleHistory {
 				op.Token = fmt.Sprintf("t%d", tok) // a lost acquire still had its token
 			}
 			op.Type = history.Info
-			if r.IntN(2) == 0 { // it gave up before Redis applied it, within the horizon
+			switch r.IntN(3) {
+			case 0: // it gave up before Redis applied it, within the horizon
 				hz := int64(h.horizon / time.Millisecond)
 				op.Return = max(cl.call, inst-r.Int64N(hz+1)) * ms
+			case 1: // answered, but not with the outcome: applied by its return
+				op.Answered = true
 			}
 		}
 		next(cl, cl.ret)
@@ -451,8 +458,8 @@ func mutate(r *rand.Rand, h oracleHistory) oracleHistory {
 			op.Return += r.Int64N(20) * ms
 			what = append(what, fmt.Sprintf("#%d slow", i))
 		case 3:
-			op.Type = history.Info
-			what = append(what, fmt.Sprintf("#%d info", i))
+			op.Type, op.Answered = history.Info, r.IntN(2) == 0 && op.F != history.Write
+			what = append(what, fmt.Sprintf("#%d info (answered %v)", i, op.Answered))
 		case 4:
 			j := r.IntN(len(h.ops))
 			if op.Token != "" && h.ops[j].Token != "" {
@@ -574,6 +581,7 @@ func decodeOracleHistory(data []byte) (oracleHistory, bool) {
 			op.Mode = history.ExtendAdd
 		}
 		op.ClockBound = int64(b[5]/2%4) * ms // recorded on another machine's clock
+		op.Answered = op.Type == history.Info && b[5]/8%2 == 1
 		h.ops = append(h.ops, op)
 	}
 	slices.SortStableFunc(h.ops, func(a, b history.Op) int { return cmpInt(a.Return, b.Return) })

@@ -19,9 +19,10 @@ func sampleOps() []Op {
 		{Process: 5, F: Write, Type: OK, Key: "lock:1", Token: "cd34", Call: 41, Return: 60, CutShort: true, Late: true},
 		{Process: 3, F: Extend, Type: OK, Key: "lock:1", Token: "ab12", TTLms: 500, Mode: ExtendAdd, Call: 41, Return: 45},
 		{Process: 4, F: Acquire, Type: Info, Key: `<script>"k"\</script>`, Token: "lost-1", TTLms: 5, Call: 1, Return: 99, Error: "i/o timeout\n\t√"},
+		{Process: 4, F: Release, Type: Info, Key: "lock:1", Token: "ab12", Call: 46, Return: 48, Error: "no outcome", ClockBound: 2, Answered: true},
 		{Process: NemesisProcess, F: Nemesis, Type: Info, Call: 5, Return: 5, Value: &NemesisValue{Fault: "pause-redis", Phase: "start", Targets: []string{"n1"}}},
 		{Process: NemesisProcess, F: Nemesis, Type: Info, Call: 50, Return: 60, Value: &NemesisValue{Fault: "failover", Phase: "stop", Targets: []string{"n1"},
-			Events: map[string]int64{"lost_retaken": 1}, Retaken: []Retake{{Key: "lock:1", Token: "ab12", At: 55}}}},
+			Events: map[string]int64{"lost_retaken": 1}, Retaken: []Retake{{Key: "lock:1", Token: "ab12", At: 55}}, Healed: 52}},
 	}
 }
 
@@ -134,6 +135,7 @@ func TestRead_BadInput(t *testing.T) {
 		{"scheduled after call", strings.Replace(good, `"return":2`, `"return":2,"scheduled":2`, 1), 1, "scheduled 2 on acquire op called at 1"},
 		{"mode on acquire", strings.Replace(good, `"ttl_ms":5,`, `"ttl_ms":5,"mode":"add",`, 1), 1, `mode "add" on acquire op`},
 		{"nemesis event not declared", `{"index":0,"process":-1,"f":"nemesis","type":"info","call":1,"return":2,"value":{"fault":"kill-redis","phase":"stop","events":{"lost_at_restart":1,"lost_at_rstart":2}}}`, 1, `nemesis event "lost_at_rstart" is not one lockcheck reads`},
+		{"answered on an ok op", strings.Replace(good, `"return":2`, `"return":2,"answered":true`, 1), 1, "answered on acquire ok op"},
 		{"healed_ns on a start op", `{"index":0,"process":-1,"f":"nemesis","type":"info","call":1,"return":2,"value":{"fault":"kill-redis","phase":"start","healed_ns":2}}`, 1, "nemesis start op healed_ns 2: only a stop op takes it"},
 		{"healed_ns past the stop's return", `{"index":0,"process":-1,"f":"nemesis","type":"info","call":1,"return":2,"value":{"fault":"kill-redis","phase":"stop","healed_ns":3}}`, 1, "between its call 1 and return 2"},
 		{"negative clock bound", strings.Replace(good, `"return":2`, `"return":2,"clock_bound":-1`, 1), 1, "clock_bound -1: want 0 to"},

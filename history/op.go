@@ -86,8 +86,24 @@ type Op struct {
 	// machine's clock, converted with a measured offset): it took effect
 	// within [Call - ClockBound, Return + ClockBound].
 	ClockBound int64 `json:"clock_bound,omitempty"`
+	// Answered is set on indeterminate acquires, releases and extends
+	// whose call returned without saying its outcome (a library that
+	// ignores its script's answer, as Symfony's release does): the op
+	// took effect by its return if at all, with no info horizon (Latest).
+	Answered bool `json:"answered,omitempty"`
 	// Value is set on nemesis operations only.
 	Value *NemesisValue `json:"value,omitempty"`
+}
+
+// Latest is the latest instant the op may have taken effect at, on its
+// own clock: its return, plus horizon for an indeterminate op that did
+// not return an answer (one that timed out, or was cut off, may still
+// land on the server after it gave up).
+func (o *Op) Latest(horizon int64) int64 {
+	if o.Type == Info && !o.Answered {
+		return o.Return + horizon
+	}
+	return o.Return
 }
 
 // Start is when the op's latency counts from: its schedule, if it had one
@@ -171,6 +187,9 @@ func (o *Op) validate() error {
 	}
 	if o.F != Write && o.F != Nemesis && o.Type != Fail && o.Token == "" {
 		return fmt.Errorf("%s %s op has no token (every ok or info acquire, release and extend names its lease)", o.F, o.Type)
+	}
+	if o.Answered && (o.Type != Info || (o.F != Acquire && o.F != Release && o.F != Extend)) {
+		return fmt.Errorf("answered on %s %s op (only indeterminate acquires, releases and extends take it)", o.F, o.Type)
 	}
 	if (o.CutShort || o.Late) && o.F != Write {
 		return fmt.Errorf("cut_short or late on %s op (only write ops take them)", o.F)

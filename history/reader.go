@@ -231,6 +231,7 @@ type wireOp struct {
 	Error     string        `json:"error"`
 	Value     *NemesisValue `json:"value"`
 	Bound     int64         `json:"clock_bound"`
+	Answered  bool          `json:"answered"`
 }
 
 // strict is how a line is decoded: the history is a contract, and a line
@@ -265,7 +266,7 @@ func decodeLine(line []byte, op *Op, want int64) error {
 		return fmt.Errorf("index %d, want %d (indexes are dense and start at 0)", *w.Index, want)
 	}
 	*op = Op{Index: *w.Index, Process: *w.Process, F: *w.F, Type: *w.Type, Key: w.Key, Token: w.Token, Fence: w.Fence,
-		Mode: w.Mode, Call: *w.Call, Return: *w.Return, Scheduled: w.Scheduled, CutShort: w.CutShort, Late: w.Late, Error: w.Error, Value: w.Value, ClockBound: w.Bound}
+		Mode: w.Mode, Call: *w.Call, Return: *w.Return, Scheduled: w.Scheduled, CutShort: w.CutShort, Late: w.Late, Error: w.Error, Value: w.Value, ClockBound: w.Bound, Answered: w.Answered}
 	if w.TTLms != nil {
 		op.TTLms = *w.TTLms
 		if op.TTLms < 1 || op.TTLms > MaxTTLms {

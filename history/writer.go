@@ -204,6 +204,9 @@ func AppendBody(b []byte, op *Op) []byte {
 		b = append(b, `,"clock_bound":`...)
 		b = strconv.AppendInt(b, op.ClockBound, 10)
 	}
+	if op.Answered {
+		b = append(b, `,"answered":true`...)
+	}
 	if op.Value != nil {
 		v, _ := json.Marshal(op.Value) // a struct of strings cannot fail
 		b = append(b, `,"value":`...)

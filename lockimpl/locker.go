@@ -35,6 +35,13 @@ var ErrNotSent = errors.New("not sent")
 // need not exist.
 var ErrUndone = errors.New("no majority either way; undone")
 
+// ErrNoOutcome means the lock's call returned without saying how it ended
+// (a library that ignores its script's answer): indeterminate, but it
+// took effect by its return if at all, so it is recorded info with no
+// info horizon (history.Op.Answered). A call that timed out or lost its
+// connection is not one: its command may still land after.
+var ErrNoOutcome = errors.New("returned without its outcome")
+
 // ErrBadLock marks a fault of the lock under test as a program, not as a
 // lock: a spec script whose reply means nothing, a lock process that died
 // or wrote nonsense. It stops the run; the CLI exits 2 with the message.

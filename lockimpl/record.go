@@ -23,6 +23,7 @@ func Record(record func(history.Op), op history.Op, err error) {
 	op.Type = Outcome(err)
 	if err != nil {
 		op.Error = err.Error()
+		op.Answered = errors.Is(err, ErrNoOutcome)
 	}
 	var d Deferred
 	if errors.As(err, &d) && d.Defer(op, record) {

@@ -104,7 +104,8 @@ func (p *Lock) resolve(l *late) {
 		// An attempt undone did not happen: not recorded, as in time.
 		return
 	case r.Error != "":
-		op.Type, op.Error = history.Info, r.Error+" (a reply after lockcheck gave up)"
+		// Answered: it took effect by the reply's arrival, its return.
+		op.Type, op.Error, op.Answered = history.Info, r.Error+" (a reply after lockcheck gave up)", r.Answered
 	case !r.OK:
 		op.Type, op.Error = history.Fail, "refused (a reply after lockcheck gave up)"
 		if op.F == history.Acquire {

@@ -79,6 +79,11 @@ type Reply struct {
 	// no holder is implied, and it is counted, not recorded
 	// (lockimpl.ErrUndone).
 	Undone bool `json:"undone,omitempty"`
+	// Answered, with Error, says the library's call returned but did not
+	// say how it ended (Symfony's release ignores its script's answer):
+	// indeterminate, but whatever it did, it did by now; recorded with
+	// no info horizon (lockimpl.ErrNoOutcome, history.Op.Answered).
+	Answered bool `json:"answered,omitempty"`
 }
 
 // Lock is a lock implemented by a program in any language
@@ -613,6 +618,8 @@ func outcome(r Reply, req Request, definite error) error {
 		return fmt.Errorf("%s %s: %w", req.Op, req.Key, lockimpl.ErrUndone)
 	case r.Undone:
 		return fmt.Errorf("%w: a reply to %s says undone, which only an acquire can be", lockimpl.ErrBadLock, req.Op)
+	case r.Error != "" && r.Answered:
+		return fmt.Errorf("%s %s: %s: %w", req.Op, req.Key, r.Error, lockimpl.ErrNoOutcome)
 	case r.Error != "":
 		return fmt.Errorf("%s %s: %s", req.Op, req.Key, r.Error)
 	case !r.OK:

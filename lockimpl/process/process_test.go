@@ -611,3 +611,25 @@ func TestProcess_AcquireWaitsTTL(t *testing.T) {
 		_ = p.Close()
 	}
 }
+
+// TestProcess_Answered: a reply that says its call returned without its
+// outcome ("answered") is recorded indeterminate and answered (no info
+// horizon); one with an error alone is indeterminate and may still land.
+func TestProcess_Answered(t *testing.T) {
+	ctx := lockimpl.WithClient(context.Background(), 1)
+	for _, c := range []struct {
+		reply    string
+		answered bool
+	}{
+		{`{"id":2,"error":"release() reports no outcome","answered":true}`, true},
+		{`{"id":2,"error":"i/o timeout"}`, false},
+	} {
+		p := startProc(t, "read a\necho '"+c.reply+"'\nsleep 30", lockimpl.Env{OpTimeout: 2 * time.Second})
+		err := p.Release(ctx, lockimpl.Lease{Key: "k", Token: "t"})
+		var got history.Op
+		lockimpl.Record(func(op history.Op) { got = op }, history.Op{F: history.Release, Key: "k", Token: "t"}, err)
+		if got.Type != history.Info || got.Answered != c.answered || errors.Is(err, lockimpl.ErrNoOutcome) != c.answered {
+			t.Errorf("reply %s: recorded %s answered=%v (%v), want info answered=%v", c.reply, got.Type, got.Answered, err, c.answered)
+		}
+	}
+}

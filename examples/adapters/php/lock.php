@@ -235,8 +235,12 @@ final class Server
                     $ok = $this->release($req['token']);
                     if ($ok === null) {
                         // Indeterminate for the lease model: Symfony does
-                        // not say whether the lease was still its own.
+                        // not say whether the lease was still its own. But
+                        // it returned: its script ran by now (an error
+                        // would have thrown, and the connection is made
+                        // again after one), so no info horizon.
                         $reply['error'] = "Symfony's release() reports no outcome (RedisStore::delete ignores its script's answer)";
+                        $reply['answered'] = true;
                     } else {
                         $reply['ok'] = $ok;
                     }
@@ -459,8 +463,10 @@ final class Funnel
                     }
                     $fiber->resume();
                     // Indeterminate for the lease model: the limiter does
-                    // not say whether its slot was still its own.
-                    return $reply + ['error' => "Laravel's funnel reports no outcome of a release (ConcurrencyLimiter::release ignores its script's answer)"];
+                    // not say whether its slot was still its own. It
+                    // returned, so its script ran by now (an error throws,
+                    // and the connection is made again after one).
+                    return $reply + ['error' => "Laravel's funnel reports no outcome of a release (ConcurrencyLimiter::release ignores its script's answer)", 'answered' => true];
                 default:
                     return $reply + ['error' => 'unknown op ' . $req['op'] . ' (the funnel has no extend)'];
             }
