@@ -467,6 +467,8 @@ func judgeRun(row *report.VerifyRow, s scenario.Scenario, res *harness.Result) {
 	}
 	row.Coverage.Add(f.Coverage)
 	row.Short = report.ShortOf(row.Coverage, row.Requires)
+	row.Acquires += res.Summary.Ops.Get(history.Acquire, "")
+	row.InfoAcquires += res.Summary.Ops.Get(history.Acquire, history.Info)
 	for _, t := range res.ThresholdsFailed() {
 		if !slices.Contains(row.ThresholdsFailed, t.Threshold) {
 			row.ThresholdsFailed = append(row.ThresholdsFailed, t.Threshold)
@@ -488,7 +490,22 @@ func judgeRun(row *report.VerifyRow, s scenario.Scenario, res *harness.Result) {
 		row.Meaning = what + ": " + firstViolation(f, row)
 	case report.StatusFinding:
 		row.Meaning = s.Breaks + ": " + firstViolation(f, row)
+	case report.StatusNotExercised:
+		row.Meaning = mostlyInfo(row)
 	}
+}
+
+// mostlyInfo is why a scenario not exercised had no chance, where most of
+// its acquires ended indeterminate ("" otherwise): the lock's client gave
+// up on Redis before it answered (redsync gives each node the TTL x 0.05,
+// 50 ms of a 1 s lease), so few acquires were refused or granted, and a
+// grant it gave up on holds its key for the TTL.
+func mostlyInfo(row *report.VerifyRow) string {
+	if row.Acquires < minWindowAcquires || 2*row.InfoAcquires <= row.Acquires {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d acquires ended indeterminate in %d run(s): the lock's client gave up on Redis before it answered (a machine too busy for the lock's own timeouts, or timeouts too short for them), so few got an answer; more budget will not help: fewer --clients, or a longer --ttl where the lock's timeouts are a fraction of it",
+		row.InfoAcquires, row.Acquires, row.Runs)
 }
 
 // statusOf is row's status from its verdicts and coverage, and why it

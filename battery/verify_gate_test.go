@@ -2,11 +2,13 @@ package battery
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/scenario"
 
@@ -88,6 +90,19 @@ func TestVerify_Gates(t *testing.T) {
 		}
 		if tc.name == "fail open" && !strings.Contains(row.Meaning, "fails open: 3 acquire(s) granted") {
 			t.Errorf("fail open: meaning %q", row.Meaning)
+		}
+	}
+	// Short, with most acquires indeterminate: says so, not "raise --budget".
+	for _, tc := range []struct {
+		acquires, info int64
+		why            bool
+	}{{410, 400, true}, {410, 200, false}, {10, 10, false}} {
+		row := report.VerifyRow{Requires: checker.Coverage{checker.StaleHolder: 2}, Coverage: checker.Coverage{}, Runs: 1}
+		res := findings(checker.Valid, checker.Valid)
+		res.Summary.Ops = history.Counts{history.Acquire: {history.OK: tc.acquires - tc.info, history.Info: tc.info}}
+		judgeRun(&row, client, res)
+		if row.Status != report.StatusNotExercised || strings.Contains(row.Meaning, fmt.Sprintf("%d of %d acquires ended indeterminate", tc.info, tc.acquires)) != tc.why {
+			t.Errorf("%d of %d acquires indeterminate: %s, %q; want not exercised, the reason given %v", tc.info, tc.acquires, row.Status, row.Meaning, tc.why)
 		}
 	}
 	// --expect: a finding expected is kept; one not expected fails.

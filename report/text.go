@@ -236,6 +236,10 @@ func shortAdvice(v *Verify) []string {
 		if r.Status != StatusNotExercised {
 			continue
 		}
+		if r.Meaning != "" {
+			never = append(never, r.Scenario+" ("+r.Meaning+")")
+			continue
+		}
 		var zero []string
 		for name, want := range r.Requires {
 			if want > 0 && r.Coverage[name] == 0 {

@@ -84,6 +84,12 @@ type VerifyRow struct {
 	// (scenario.Scaled): its keys lived Scale times the TTL it asked for
 	// (0 or 1: as written).
 	Scale int `json:"scale,omitempty"`
+	// Acquires and InfoAcquires count the recorded acquires of the
+	// scenario's runs, and those of them that ended indeterminate: a
+	// scenario not exercised because nearly every acquire ended so says
+	// why (its Meaning), and more budget will not help.
+	Acquires     int64 `json:"acquires,omitempty"`
+	InfoAcquires int64 `json:"info_acquires,omitempty"`
 	// EmptyRuns counts the scenario's runs that recorded no op at all:
 	// nothing to judge, so each is a lost attempt, and a scenario whose
 	// every run was empty is unknown.

@@ -34,9 +34,10 @@ func TestShortAdvice(t *testing.T) {
 		{Scenario: "overrun", Status: StatusNotExercised, Runs: 9, Requires: checker.Coverage{checker.LateReleaseTaken: 15}, Coverage: checker.Coverage{checker.LateReleaseTaken: 11}},
 		{Scenario: "crash", Status: StatusNotExercised, Runs: 2, Requires: checker.Coverage{checker.AbandonedTaken: 3}},
 		{Scenario: "contention", Status: StatusPassed, Runs: 1},
+		{Scenario: "kill-none", Status: StatusNotExercised, Runs: 2, Meaning: "400 of 410 acquires ended indeterminate"},
 	}}
 	got := strings.Join(shortAdvice(v), "\n")
-	for _, want := range []string{"not exercised: overrun, crash: raise --budget", "not exercised: pause (held_past_tried 0 in 12 runs): more --budget will not help"} {
+	for _, want := range []string{"not exercised: overrun, crash: raise --budget", "not exercised: pause (held_past_tried 0 in 12 runs), kill-none (400 of 410 acquires ended indeterminate): more --budget will not help"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("advice %q lacks %q", got, want)
 		}
