@@ -67,7 +67,7 @@ var Libraries = []Library{
 		Shape: "new PHPRedisMutex([redis], name, timeout)->synchronized(callback): the acquire is answered from inside the callback, which returns when the release comes; SET NX EX timeout+1 on key lock_NAME (timeout: the TTL in whole seconds, rounded up), lock() spinning up to timeout seconds; " +
 			"an unlock after timeout seconds sends no release and throws (recorded indeterminate); no extend; one node, as its README's example; one PHP process per client"},
 	{Name: "malkusch-redlock", Language: "PHP", Package: "php-malkusch-lock (malkusch/lock, PHPRedisMutex over N masters) on php-redis", Version: "2.2.1+ds-1",
-		Flags:   []string{"--lock-cmd", "examples/adapters/php/lock.php --lib malkusch-redlock", "--lock-cmd-per-client", "--lock-topology", "redlock", "--lock-no-extend", "--name", "malkusch-redlock"},
+		Flags:   []string{"--lock-cmd", "examples/adapters/php/lock.php --lib malkusch-redlock", "--lock-cmd-per-client", "--lock-topology", "redlock", "--lock-no-extend", "--name", "malkusch-redlock", "--budget", "10m"},
 		Shape:   "the same mutex given a client per master (its README: \"the distributed lock implementation of RedLock\"), each acquire connecting to Redlock's five masters afresh; a lock() that timed out is recorded undone (each failed try deleted what it set; the library does not say whether the key was taken or the votes split); one PHP process per client",
 		Assumes: "Redlock's (its README points to redis.io's distlock)"},
 	// Surveyed since 2026-11-29, after the others so that the archived
