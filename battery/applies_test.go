@@ -2,6 +2,7 @@ package battery
 
 import (
 	"maps"
+	"strings"
 	"testing"
 
 	"github.com/lockcheck/lockcheck/checker"
@@ -55,6 +56,43 @@ func TestApplies_ScopedLock(t *testing.T) {
 		}
 		if req[checker.StaleHolder] > 0 {
 			t.Errorf("%s: requires stale_holder, the bug itself", c.name)
+		}
+	}
+}
+
+// TestApplies_WhereTheFaultCannotReach: each scenario of a topology a
+// lock cannot use is n/a for it with its reason (a lock of one node meets
+// no failover, split brain or Redlock quorum; a Redlock no failover), and
+// a lock that extends its own leases is n/a at the scenarios of late
+// releases, where no release is late. Nothing runs.
+func TestApplies_WhereTheFaultCannotReach(t *testing.T) {
+	single := lockimpl.Entry{Name: "one-node", Topology: "single"}
+	redlock := lockimpl.Entry{Name: "a-redlock", Topology: "redlock"}
+	for _, c := range []struct {
+		scenario    string
+		e           lockimpl.Entry
+		ownWatchdog bool
+		want        string // the reason's words; "" runs
+	}{
+		{"failover", single, false, "needs topology sentinel; the lock needs single"},
+		{"partition", single, false, "needs topology sentinel; the lock needs single"},
+		{"partition-detect", single, false, "needs topology sentinel; the lock needs single"},
+		{"failover", redlock, false, "needs topology sentinel; the lock needs redlock"},
+		{"clock-quorum", single, false, "only for topology redlock"},
+		{"kill-quorum", single, false, "only for topology redlock"},
+		{"clock-quorum", redlock, false, ""},
+		{"overrun", single, true, "extends its leases itself"},
+		{"overrun-free", single, true, "extends its leases itself"},
+		{"overrun-free", single, false, ""},
+		{"failover", lockimpl.Entry{Name: "any"}, false, ""},
+	} {
+		s, err := scenario.Lookup(c.scenario)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, na, _ := applies(s, c.e, VerifyConfig{}, c.ownWatchdog, "")
+		if (na == "") != (c.want == "") || !strings.Contains(na, c.want) {
+			t.Errorf("%s for %s (own watchdog %v): n/a %q, want %q", c.scenario, c.e.Name, c.ownWatchdog, na, c.want)
 		}
 	}
 }
