@@ -56,7 +56,7 @@ var Libraries = []Library{
 		Shape: "coordinator.start(start_heart=True), get_lock(name).acquire(blocking=False), release(); the heart renews every held lock each lock_timeout/2 and reports no loss: judged as scopes; lock_timeout whole seconds, so its scenarios are sized to its keys too (a 15 min budget)"},
 	{Name: "symfony", Language: "PHP", Package: "php-symfony-lock (Symfony Lock, RedisStore)", Version: "5.4.53+dfsg-0+deb12u1", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib symfony", "--lock-cmd-per-client", "--name", "symfony"},
 		Shape: "LockFactory(RedisStore)->createLock(key, ttl, autoRelease false): acquire(false), refresh(ttl), release(); one PHP process per client. " +
-			"release() reports no outcome (RedisStore::delete ignores its script's answer), so its releases are recorded indeterminate"},
+			"release() reports no outcome (RedisStore::delete ignores its script's answer), so its releases are recorded indeterminate, answered (taken effect by their return if at all)"},
 	{Name: "symfony-redlock", Language: "PHP", Package: "php-symfony-lock (Symfony Lock, CombinedStore + ConsensusStrategy over a RedisStore per master)", Version: "5.4.53+dfsg-0+deb12u1",
 		Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib symfony-redlock", "--lock-cmd-per-client", "--lock-topology", "redlock", "--name", "symfony-redlock"},
 		Shape: "Symfony's Redlock: LockFactory(new CombinedStore([RedisStore per master], new ConsensusStrategy())), each acquire connecting to Redlock's five masters afresh, as a PHP request does; acquire(false), refresh(ttl), release(). " +
@@ -77,7 +77,7 @@ var Libraries = []Library{
 			"release() reports no outcome (indeterminate); one PHP process per client"},
 	{Name: "laravel-funnel", Language: "PHP", Package: "php-illuminate-redis (Laravel's concurrency limiter, ConcurrencyLimiter)", Version: "8.83.26+dfsg-2", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib laravel-funnel", "--lock-cmd-per-client", "--lock-no-extend", "--name", "laravel-funnel", "--budget", "10m"},
 		Shape: "a concurrency limiter of one slot for a lock, as its documentation shows it: funnel(key)->limit(1)->releaseAfter(seconds)->block(0)->then(callback, failure); the callback is the lease, suspended in a Fiber until its release; its slot is a key KEY1 set NX-like by a script (EX whole seconds, rounded up); " +
-			"the release deletes the slot if it still holds its id and reports no outcome (indeterminate); no extend; one PHP process per client"},
+			"the release deletes the slot if it still holds its id and reports no outcome (indeterminate, answered: taken effect by its return if at all); no extend; one PHP process per client"},
 }
 
 // NotSurveyed are the libraries the issue named, or that install here,
