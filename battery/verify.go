@@ -495,13 +495,17 @@ func judgeRun(row *report.VerifyRow, s scenario.Scenario, res *harness.Result) {
 	}
 }
 
+// minAcquiresForWhy is how many acquires a scenario's runs must have
+// recorded before mostlyInfo reads their share of indeterminate ones.
+const minAcquiresForWhy = 20
+
 // mostlyInfo is why a scenario not exercised had no chance, where most of
 // its acquires ended indeterminate ("" otherwise): the lock's client gave
 // up on Redis before it answered (redsync gives each node the TTL x 0.05,
 // 50 ms of a 1 s lease), so few acquires were refused or granted, and a
 // grant it gave up on holds its key for the TTL.
 func mostlyInfo(row *report.VerifyRow) string {
-	if row.Acquires < minWindowAcquires || 2*row.InfoAcquires <= row.Acquires {
+	if row.Acquires < minAcquiresForWhy || 2*row.InfoAcquires <= row.Acquires {
 		return ""
 	}
 	return fmt.Sprintf("%d of %d acquires ended indeterminate in %d run(s): the lock's client gave up on Redis before it answered (a machine too busy for the lock's own timeouts, or timeouts too short for them), so few got an answer; more budget will not help: fewer --clients, or a longer --ttl where the lock's timeouts are a fraction of it",

@@ -620,7 +620,7 @@ func infoContended(ops []history.Op, o Options) int {
 
 // infoSettled counts the InfoSettled acquires of ops: an info acquire A
 // on a key no lease surely held (mayWin says which) whose latest possible
-// expiry (its return, plus the info horizon, its TTL and the clock
+// expiry (its latest effect, history.Op.Latest, plus its TTL and the clock
 // tolerance) comes before the next indeterminate acquire or extend on its
 // key is called, with an acquire of the key called in between. An
 // indeterminate release does not break the quiet: it can only delete a

@@ -80,7 +80,8 @@ func stuckOn(key string, kops []*history.Op, opt Options, add func(Violation)) (
 			}
 		case op.Type != history.Fail:
 			// Any acquire or extend that may have happened can hold the
-			// key until its return (plus horizon, for info) plus its TTL.
+			// key until its latest effect (history.Op.Latest: its return,
+			// plus horizon for info not answered) plus its TTL.
 			if op.F == history.Acquire && op.Type == history.OK {
 				report()
 			}
