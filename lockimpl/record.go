@@ -23,7 +23,9 @@ func Record(record func(history.Op), op history.Op, err error) {
 	op.Type = Outcome(err)
 	if err != nil {
 		op.Error = err.Error()
-		op.Answered = errors.Is(err, ErrNoOutcome)
+		// Only an indeterminate op can be answered: a refusal, the most
+		// frequent error, skips the walk of its chain.
+		op.Answered = op.Type == history.Info && errors.Is(err, ErrNoOutcome)
 	}
 	var d Deferred
 	if errors.As(err, &d) && d.Defer(op, record) {
