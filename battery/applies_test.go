@@ -95,4 +95,19 @@ func TestApplies_WhereTheFaultCannotReach(t *testing.T) {
 			t.Errorf("%s for %s (own watchdog %v): n/a %q, want %q", c.scenario, c.e.Name, c.ownWatchdog, na, c.want)
 		}
 	}
+	// The scenarios every lock meets on lockcheck's own servers (verify.md's
+	// table of proofs says so): no topology, no watchdog makes them n/a.
+	for _, name := range []string{"contention", "pause", "crash", "lost-reply", "kill-none", "kill-everysec", "kill-always", "kill-delayed", "clock-jump"} {
+		s, err := scenario.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range []lockimpl.Entry{single, redlock, {Name: "any"}, {Name: "sentinel", Topology: "sentinel"}} {
+			for _, own := range []bool{false, true} {
+				if _, na, _ := applies(s, e, VerifyConfig{}, own, ""); na != "" {
+					t.Errorf("%s for %s (own watchdog %v): n/a %q; every lock meets it", name, e.Name, own, na)
+				}
+			}
+		}
+	}
 }

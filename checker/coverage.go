@@ -72,6 +72,11 @@ const (
 	// that may not have happened: a crashed holder) whose key another
 	// client acquired after they had surely expired.
 	AbandonedTaken = "abandoned_taken"
+	// AbandonedTried counts the same leases whose key another client
+	// tried (an acquire called, whatever its outcome) after they had
+	// surely expired: crash's chance. A lock whose crashed holder's key
+	// never frees (no TTL) raises it and not AbandonedTaken.
+	AbandonedTried = "abandoned_tried"
 	// Contended counts acquires refused because the key was taken (failed
 	// acquires): races between acquirers. A run adds the Redlock attempts
 	// its clients counted as undone (too few nodes granted them), which the
@@ -111,6 +116,7 @@ var CoverageFigures = []struct{ Name, Meaning string }{
 	{HeldPastTried, "holders still in their critical section past their lease's end while another client tried their key"},
 	{StaleHolder, "holders still in their critical section after their lease expired and another client acquired"},
 	{AbandonedTaken, "leases (maybe) acquired, never released (crashed holder), whose key another client acquired after expiry"},
+	{AbandonedTried, "leases (maybe) acquired, never released (crashed holder), whose key another client tried after expiry"},
 	{history.GrantedByDeposed, "keys a master cut off by a partition set after a replica was promoted in its place (read from that master)"},
 	{history.GrantedBothSides, "keys the deposed master and the promoted one held at once (read from both): one lease granted on both sides"},
 	{history.LostAtHeal, "leases a partition's deposed master held when the partition healed that the promoted master lacked (read from both): the heal drops them"},
@@ -310,10 +316,18 @@ func coverageOf(ops []history.Op, o Options) (Coverage, []windowHit) {
 			}
 		}
 	}
-	for _, k := range keys {
+	acquires := acquiresByKey(ops)
+	for key, k := range keys {
 		for _, l := range k.leases {
-			if len(l.steps) > 0 && !l.released && acquiredAfter(k, l, l.upper(never, o)) {
+			if len(l.steps) == 0 || l.released {
+				continue
+			}
+			gone := l.upper(never, o)
+			if acquiredAfter(k, l, gone) {
 				cov[AbandonedTaken]++
+			}
+			if triedAfter(acquires[key], l.steps[0].Token, gone) {
+				cov[AbandonedTried]++
 			}
 		}
 	}
@@ -532,6 +546,32 @@ func acquiredAfter(k *keyLeases, l *leaseSpan, t int64) bool {
 	return false
 }
 
+// acquiresByKey is each key's acquires, by call.
+func acquiresByKey(ops []history.Op) map[string][]*history.Op {
+	acquires := map[string][]*history.Op{}
+	for i := range ops {
+		if op := &ops[i]; op.F == history.Acquire {
+			acquires[op.Key] = append(acquires[op.Key], op)
+		}
+	}
+	for _, as := range acquires {
+		slices.SortFunc(as, func(a, b *history.Op) int { return cmp.Compare(a.Call, b.Call) })
+	}
+	return acquires
+}
+
+// triedAfter says whether an acquire of as (by call) other than token's
+// was called after t.
+func triedAfter(as []*history.Op, token string, t int64) bool {
+	j, _ := slices.BinarySearchFunc(as, t+1, func(a *history.Op, t int64) int { return cmp.Compare(a.Call, t) })
+	for ; j < len(as); j++ {
+		if as[j].Token != token {
+			return true
+		}
+	}
+	return false
+}
+
 // anyLive says whether some lease was surely live at t.
 func anyLive(keys map[string]*keyLeases, t int64, o Options) bool {
 	if _, scoped := o.NotJudged[LeaseContract]; scoped {
@@ -678,21 +718,14 @@ func infoSettled(ops []history.Op, o Options, mayWin func(*history.Op) bool) int
 // in its section (pause-client, pause-holder) or one whose lock kept the
 // lease on meets it.
 func heldPastTried(ops []history.Op, o Options) int {
-	acquires := map[string][]*history.Op{} // each key's acquires, by call
-	wrote := map[string]int64{}            // each token's first write's return
+	acquires := acquiresByKey(ops)
+	wrote := map[string]int64{} // each token's first write's return
 	for i := range ops {
-		op := &ops[i]
-		switch op.F {
-		case history.Acquire:
-			acquires[op.Key] = append(acquires[op.Key], op)
-		case history.Write:
+		if op := &ops[i]; op.F == history.Write {
 			if _, ok := wrote[op.Token]; op.Token != "" && !ok {
 				wrote[op.Token] = op.Return
 			}
 		}
-	}
-	for _, as := range acquires {
-		slices.SortFunc(as, func(a, b *history.Op) int { return cmp.Compare(a.Call, b.Call) })
 	}
 	n := 0
 	for i := range ops {

@@ -113,7 +113,7 @@ func TestCoverageOf(t *testing.T) {
 		{"stopped, tried, refused", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(A, history.Fail, 2, "", 150, 151),
 			covOp(W, ok, 1, "a", 200, 210), covOp(R, ok, 1, "a", 211, 212)}, Coverage{HeldPastTried: 1, Contended: 1, LateReleaseFree: 1}},
 		{"stopped, tried, taken", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(A, ok, 2, "b", 150, 151),
-			covOp(W, ok, 1, "a", 200, 210)}, Coverage{HeldPastTried: 1, StaleHolder: 1, AbandonedTaken: 1}},
+			covOp(W, ok, 1, "a", 200, 210)}, Coverage{HeldPastTried: 1, StaleHolder: 1, AbandonedTaken: 1, AbandonedTried: 1}},
 		// b tried before a's lease surely ended, or after a's write
 		// returned, or no one tried.
 		{"stopped, tried after the write", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(W, ok, 1, "a", 200, 210),
@@ -127,40 +127,47 @@ func TestCoverageOf(t *testing.T) {
 		// Late but alone: no one acquired while it overran.
 		{"late write alone", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(W, ok, 1, "a", 10, 200)}, Coverage{}},
 		{"abandoned, taken over", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(A, ok, 2, "b", 300, 301)},
-			Coverage{AbandonedTaken: 1}},
+			Coverage{AbandonedTaken: 1, AbandonedTried: 1}},
+		// The key of a crashed holder tried after its lease surely
+		// ended and refused (a lock whose key never frees): the chance,
+		// not taken over.
+		{"abandoned, tried, refused", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(A, history.Fail, 2, "", 300, 301)},
+			Coverage{AbandonedTried: 1, Contended: 1}},
+		{"abandoned, tried too soon", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(A, history.Fail, 2, "", 90, 91)},
+			Coverage{Contended: 1}},
 		// A release that failed was still a release: not abandoned.
 		{"failed release, not abandoned", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(R, history.Fail, 1, "a", 250, 251),
 			covOp(A, ok, 2, "b", 300, 301)}, Coverage{LateReleaseFree: 1}},
 		// A crashed client's release is info: it may not have happened.
 		{"crashed release, abandoned", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(R, info, 1, "a", 50, 51),
-			covOp(A, ok, 2, "b", 300, 301)}, Coverage{AbandonedTaken: 1}},
+			covOp(A, ok, 2, "b", 300, 301)}, Coverage{AbandonedTaken: 1, AbandonedTried: 1}},
 		// A client that crashed in its acquire may hold the key: taken
 		// over only once even its latest deadline (10 ms horizon) passed.
 		{"maybe acquired, abandoned", []history.Op{covOp(A, info, 1, "a", 0, 1), covOp(A, ok, 2, "b", 300, 301)},
-			Coverage{AbandonedTaken: 1, InfoSettled: 1}},
+			Coverage{AbandonedTaken: 1, AbandonedTried: 1, InfoSettled: 1}},
 		// a's lease is surely gone by 1 + 10 + 100 + 1 ms; the key is
 		// tried after that, before any other indeterminate op.
 		{"indeterminate acquire, settled and tried", []history.Op{covOp(A, info, 1, "a", 0, 1), covOp(A, history.Fail, 2, "", 200, 201)},
-			Coverage{InfoSettled: 1, Contended: 1}},
+			Coverage{InfoSettled: 1, Contended: 1, AbandonedTried: 1}},
 		// An answered acquire took effect by its return if at all: its
 		// lease is surely gone by 1 + 100 + 1 ms, not 10 ms later.
 		{"answered acquire, settled without the horizon", []history.Op{answered(covOp(A, info, 1, "a", 0, 1)), covOp(A, history.Fail, 2, "", 105, 106)},
-			Coverage{InfoSettled: 1, Contended: 1}},
+			Coverage{InfoSettled: 1, Contended: 1, AbandonedTried: 1}},
 		{"indeterminate acquire, tried within the horizon", []history.Op{covOp(A, info, 1, "a", 0, 1), covOp(A, history.Fail, 2, "", 105, 106)},
 			Coverage{Contended: 1}},
 		// b's indeterminate acquire comes before a's lease is surely
 		// gone: only b's settles (a's, or b's, may hold the key).
 		{"indeterminate acquires, the last settled", []history.Op{covOp(A, info, 1, "a", 0, 1), covOp(A, info, 2, "b", 50, 51),
-			covOp(A, history.Fail, 3, "", 200, 201)}, Coverage{InfoSettled: 1, Contended: 1}},
+			covOp(A, history.Fail, 3, "", 200, 201)}, Coverage{InfoSettled: 1, Contended: 1, AbandonedTried: 2}},
 		// A release that reports no outcome (Symfony's) cannot hold the
 		// key on: the key is still quiet; an indeterminate extend can.
 		{"indeterminate acquire, settled past an indeterminate release", []history.Op{covOp(A, info, 1, "a", 0, 1), covOp(R, info, 2, "z", 50, 51),
-			covOp(A, history.Fail, 3, "", 200, 201)}, Coverage{InfoSettled: 1, Contended: 1}},
+			covOp(A, history.Fail, 3, "", 200, 201)}, Coverage{InfoSettled: 1, Contended: 1, AbandonedTried: 1}},
 		{"indeterminate acquire, an indeterminate extend after it", []history.Op{covOp(A, info, 1, "a", 0, 1), covOp(E, info, 2, "z", 50, 51),
-			covOp(A, history.Fail, 3, "", 200, 201)}, Coverage{Contended: 1}},
+			covOp(A, history.Fail, 3, "", 200, 201)}, Coverage{Contended: 1, AbandonedTried: 1}},
 		// b's acquire would not have won the key a held.
 		{"indeterminate acquire on a held key", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(A, info, 2, "b", 10, 11),
-			covOp(A, history.Fail, 3, "", 300, 301)}, Coverage{Contended: 1}},
+			covOp(A, history.Fail, 3, "", 300, 301)}, Coverage{Contended: 1, AbandonedTried: 2}},
 		{"maybe acquired, taken over too soon", []history.Op{covOp(A, info, 1, "a", 0, 1), covOp(A, ok, 2, "b", 105, 106)},
 			Coverage{}},
 		// c's acquire is refused while b's may still take effect (10 ms

@@ -155,8 +155,20 @@ func TestDocs_EveryScenarioProven(t *testing.T) {
 		section = section[:j+3]
 	}
 	rows := map[string]bool{}
-	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z-]+)` \\|").FindAllStringSubmatch(section, -1) {
+	test := regexp.MustCompile("`(?:Test|Benchmark)\\w+`")
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z-]+)` \\|(.*)$").FindAllStringSubmatch(section, -1) {
 		rows[m[1]] = true
+		// Each side names the test that proves it (TestDocs_NamedTestsExist
+		// checks that they exist).
+		cells := strings.Split(strings.Trim(m[2], " |"), " | ")
+		for i, c := range cells {
+			if !test.MatchString(c) {
+				t.Errorf("verify.md's proof of %s: column %d names no test: %q", m[1], i+2, c)
+			}
+		}
+		if len(cells) != 3 {
+			t.Errorf("verify.md's proof of %s has %d cells, want 3", m[1], len(cells))
+		}
 	}
 	names := scenario.Names(scenario.Battery())
 	for _, n := range names {

@@ -27,8 +27,10 @@ type Redlock struct {
 	quorum int
 	// cleanupOnExtendError: broken-redlock-extend-cleanup.
 	cleanupOnExtendError bool
-	timeout              time.Duration // per node and command
-	now                  func() int64
+	// guarded: redlock-guarded's acquire (guardedSet).
+	guarded bool
+	timeout time.Duration // per node and command
+	now     func() int64
 }
 
 // redlockNodeTimeout bounds each node's command: Redlock wants it small
@@ -79,18 +81,22 @@ func drift(ttl time.Duration) time.Duration { return ttl/100 + 2*time.Millisecon
 // connection (the node is down: nothing was applied), or unknown (an
 // error: the command may or may not have been applied).
 type nodeResult struct {
-	ok, refused bool
-	unknown     error
+	ok, refused, abstained bool
+	unknown                error
 }
 
 // tally counts the nodes' answers.
 type tally struct {
 	ok, no, refused, unknown int
+	abstained                int // redlock-guarded's nodes that count neither way
 	errs                     []string
 }
 
 func (t tally) String() string {
 	s := fmt.Sprintf("%d ok, %d no, %d down, %d unknown", t.ok, t.no, t.refused, t.unknown)
+	if t.abstained > 0 {
+		s += fmt.Sprintf(", %d abstained", t.abstained)
+	}
 	if len(t.errs) > 0 {
 		s += ": " + strings.Join(t.errs, "; ")
 	}
@@ -107,11 +113,11 @@ func (r *Redlock) onAll(ctx context.Context, ttl time.Duration, f func(ctx conte
 			nctx, cancel := context.WithTimeout(ctx, d)
 			defer cancel()
 			good, err := f(nctx, c)
-			down := err != nil && refused(err)
-			if down {
+			down, abstained := err != nil && refused(err), errors.Is(err, errAbstained)
+			if down || abstained {
 				err = nil
 			}
-			ch <- nodeResult{ok: good, refused: down, unknown: err}
+			ch <- nodeResult{ok: good, refused: down, abstained: abstained, unknown: err}
 		}()
 	}
 	var t tally
@@ -123,6 +129,8 @@ func (r *Redlock) onAll(ctx context.Context, ttl time.Duration, f func(ctx conte
 			t.errs = append(t.errs, res.unknown.Error())
 		case res.refused:
 			t.refused++
+		case res.abstained:
+			t.abstained++
 		case res.ok:
 			t.ok++
 		default:
@@ -154,9 +162,13 @@ func nodeScript(sc *redis.Script, key string, args ...any) func(ctx context.Cont
 func (r *Redlock) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, error) {
 	start := time.Duration(r.now())
 	token := NewToken()
-	t := r.onAll(ctx, ttl, func(ctx context.Context, c redis.UniversalClient) (bool, error) {
+	set := func(ctx context.Context, c redis.UniversalClient) (bool, error) {
 		return nodeSet(ctx, c, key, token, ttl)
-	})
+	}
+	if r.guarded {
+		set = guarded(guardedAcquireScript, key, token, ttl)
+	}
+	t := r.onAll(ctx, ttl, set)
 	validity := ttl - (time.Duration(r.now()) - start) - drift(ttl)
 	if t.ok >= r.quorum && validity > 0 {
 		return Lease{Key: key, Token: token, Acquired: start, TTL: ttl - drift(ttl)}, nil
@@ -183,7 +195,13 @@ func (r *Redlock) Acquire(ctx context.Context, key string, ttl time.Duration) (L
 // key may still hold a majority until it expires: that is "may or may
 // not have happened", not a failure.
 func (r *Redlock) Release(ctx context.Context, l Lease) error {
-	t := r.onAll(ctx, l.TTL, nodeScript(releaseScript, l.Key, l.Token))
+	del := nodeScript(releaseScript, l.Key, l.Token)
+	if r.guarded {
+		// A node found without its marker abstains for twice the
+		// lease's validity: longer than any lease it could have held.
+		del = guarded(guardedReleaseScript, l.Key, l.Token, 2*l.TTL)
+	}
+	t := r.onAll(ctx, l.TTL, del)
 	switch {
 	case t.ok >= r.quorum:
 		return nil
@@ -199,6 +217,9 @@ func (r *Redlock) Release(ctx context.Context, l Lease) error {
 func (r *Redlock) Extend(ctx context.Context, l Lease, ttl time.Duration) (Lease, error) {
 	start := time.Duration(r.now())
 	touch := nodeScript(extendScript, l.Key, l.Token, ttl.Milliseconds())
+	if r.guarded {
+		touch = guarded(guardedExtendScript, l.Key, l.Token, ttl)
+	}
 	if r.cleanupOnExtendError {
 		touch = r.cleanupOnError(touch, l)
 	}
