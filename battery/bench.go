@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,6 +52,12 @@ type BenchConfig struct {
 	// BaselineRequests per redis-benchmark command (0: 200 per client,
 	// at least 200,000).
 	BaselineRequests int
+	// Rounds, with Baseline, alternates the cell's run and its bare loop
+	// this many times (0 or 1: once), each for the cell's duration: the
+	// cell reports the median of its runs' rates, of its bare loops', and
+	// of each round's ratio, so that a shared machine's swings fall on
+	// both sides of a round alike. Its other figures are its first run's.
+	Rounds int
 	// Cluster is where the cells run: a local single node each (the
 	// default), or an external Redis (Backend external, External), under
 	// the key prefix lockcheck:bench-<dir>: unless one is given.
@@ -164,9 +171,12 @@ func benchCell(ctx context.Context, cfg BenchConfig, dir string, a benchAxes) (r
 			return cell, err
 		}
 	}
-	res, err := harness.Run(ctx, harness.Config{Name: name, OutDir: filepath.Join(dir, "runs"),
-		Lock: lock, Registry: cfg.Registry, Workload: w, Nemesis: cfg.Nemesis, Running: cl, Cluster: ccfg, Thresholds: runThresholds(cfg.Thresholds),
-		TuneProcs: cfg.Warmup, Options: agent.Options{Agents: a.agents, Spawn: cfg.AgentBinary}})
+	run := func(name string) (*harness.Result, error) {
+		return harness.Run(ctx, harness.Config{Name: name, OutDir: filepath.Join(dir, "runs"),
+			Lock: lock, Registry: cfg.Registry, Workload: w, Nemesis: cfg.Nemesis, Running: cl, Cluster: ccfg, Thresholds: runThresholds(cfg.Thresholds),
+			TuneProcs: cfg.Warmup, Options: agent.Options{Agents: a.agents, Spawn: cfg.AgentBinary}})
+	}
+	res, err := run(name)
 	if err != nil {
 		return cell, err
 	}
@@ -176,19 +186,62 @@ func benchCell(ctx context.Context, cfg BenchConfig, dir string, a benchAxes) (r
 		return cell, err
 	}
 	if cfg.Baseline && a.agents == 0 {
-		// After the cell, at the GOMAXPROCS its warm-up chose: the two
-		// side by side but for what lockcheck adds.
-		if cell.BareLoop, err = bareLoopAt(ctx, cfg, cl, lock, w, cell.Procs); err != nil {
-			return cell, fmt.Errorf("bare-loop baseline: %w", err)
-		}
-		if cell.BareLoop > 0 {
-			cell.BareRatio = cell.Acquisitions / cell.BareLoop
+		if err := bareRounds(ctx, cfg, cl, w, name, run, &cell); err != nil {
+			return cell, err
 		}
 	}
 	cell.RatiosFailed = report.JudgeCell(cell, cfg.Thresholds)
 	cell.ThresholdsFailed += len(cell.RatiosFailed)
 	cell.PeakRSSMB = float64(harness.PeakRSS()) / (1 << 20)
 	return cell, nil
+}
+
+// bareRounds measures the cell's bare loop after its first run, then,
+// for cfg.Rounds, runs the cell and its bare loop again in turn; the
+// cell's rate, bare loop and ratio are the medians of the rounds'. A
+// bare loop runs at the GOMAXPROCS the cell's warm-up chose: the two
+// side by side but for what lockcheck adds.
+func bareRounds(ctx context.Context, cfg BenchConfig, cl *cluster.Cluster, w workload.Config, name string, run func(string) (*harness.Result, error), cell *report.BenchRow) error {
+	rates, bares, ratios := []float64{cell.Acquisitions}, []float64{}, []float64{}
+	for i := range max(cfg.Rounds, 1) {
+		if i > 0 {
+			res, err := run(fmt.Sprintf("%s-round%d", name, i+1))
+			if err != nil {
+				return err
+			}
+			var r report.BenchRow
+			if err := r.Measure(filepath.Join(res.Dir, "history.jsonl"), cfg.Warmup); err != nil {
+				return err
+			}
+			rates = append(rates, r.Acquisitions)
+		}
+		bare, err := bareLoopAt(ctx, cfg, cl, cell.Lock, w, cell.Procs)
+		if err != nil {
+			return fmt.Errorf("bare-loop baseline: %w", err)
+		}
+		bares = append(bares, bare)
+		if bare > 0 {
+			ratios = append(ratios, rates[i]/bare)
+		}
+	}
+	cell.Rounds, cell.BareRatios = len(bares), ratios
+	cell.Acquisitions, cell.BareLoop, cell.BareRatio = median(rates), median(bares), median(ratios)
+	if cell.BaselinePairs > 0 {
+		cell.Ratio = cell.Acquisitions / cell.BaselinePairs
+	}
+	return nil
+}
+
+// median is the median of xs (0 if none).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
 }
 
 // runThresholds are the thresholds of ts judged on a cell's run: all but

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +26,34 @@ import (
 // opens in a browser without errors. Its warm-up is long enough to tune
 // the clients' GOMAXPROCS: each cell says what it chose, and the process
 // has its own back after.
+// TestBench_Rounds: with Rounds, a cell runs and its bare loop runs in
+// turn that many times, each round's run kept, and the cell's ratio to
+// the bare loop is the median of the rounds'.
+func TestBench_Rounds(t *testing.T) {
+	testutil.RequireRedis(t)
+	cells, dir, err := battery.Bench(context.Background(), battery.BenchConfig{Locks: []string{"setnx"}, Clients: []int{10}, Keys: []int{1000},
+		Workload: workload.Config{Duration: time.Second, TTL: time.Second, HoldDist: workload.HoldFixed, Retry: workload.RetryNone},
+		Warmup:   300 * time.Millisecond, Baseline: true, BaselineRequests: 20000, Rounds: 3, OutDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.NoRedisChildren(t)
+	if len(cells) != 1 {
+		t.Fatalf("%d cells, want 1", len(cells))
+	}
+	c := cells[0]
+	if c.Rounds != 3 || len(c.BareRatios) != 3 {
+		t.Fatalf("rounds %d, ratios %v; want 3 of each", c.Rounds, c.BareRatios)
+	}
+	if s := slices.Sorted(slices.Values(c.BareRatios)); c.BareRatio != s[1] || c.BareRatio <= 0 {
+		t.Errorf("bare ratio %.3f, want the median of %v", c.BareRatio, c.BareRatios)
+	}
+	runs, err := filepath.Glob(filepath.Join(dir, "runs", "setnx-c10-k1000*"))
+	if err != nil || len(runs) != 3 {
+		t.Errorf("run dirs %v (%v), want one a round", runs, err)
+	}
+}
+
 func TestBench_Sweep(t *testing.T) {
 	testutil.RequireRedis(t)
 	procs := runtime.GOMAXPROCS(0)

@@ -55,6 +55,7 @@ func benchFlags(o *benchOpts) *flag.FlagSet {
 	fs.DurationVar(&cfg.Workload.Think, "think", 0, "pause between a release and the next acquire")
 	fs.Int64Var(&cfg.Workload.Seed, "seed", 1, "seed of every random choice")
 	fs.BoolVar(&cfg.Baseline, "baseline", false, "before each cell, run redis-benchmark (SET NX PX and the release EVALSHA) on its node at its concurrency")
+	fs.IntVar(&cfg.Rounds, "rounds", 1, "with --baseline: run each cell and its bare loop in turn this many times, and report the medians (of the rates, and of each round's ratio)")
 	fs.StringSliceVar(&o.faults, "nemesis", nil, "faults to inject in every cell")
 	fs.DurationVar(&cfg.Nemesis.Interval, "nemesis-interval", nemesis.DefaultInterval, "time between two faults")
 	fs.DurationVar(&cfg.Nemesis.Duration, "nemesis-duration", nemesis.DefaultDuration, "how long each fault stays on")
@@ -85,6 +86,9 @@ func (o *benchOpts) config(fs *flag.FlagSet) error {
 	}
 	if cfg.Thresholds, err = parseThresholds(o.thresholds); err != nil {
 		return err
+	}
+	if cfg.Rounds < 1 || (cfg.Rounds > 1 && !cfg.Baseline) {
+		return usageError{fmt.Errorf("--rounds %d: give 1 or more, and more than 1 only with --baseline (a round is a cell's run and its bare loop)", cfg.Rounds)}
 	}
 	for _, t := range cfg.Thresholds {
 		if t.IsRatio() && !cfg.Baseline {

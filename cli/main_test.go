@@ -123,6 +123,8 @@ func TestCLI_UsageErrors(t *testing.T) {
 		{"skip-release over 1", []string{"run", "--skip-release", "1.5"}, "--skip-release 1.5: want a fraction from 0 to 1"},
 		{"negative ttl-factor", []string{"run", "--ttl-factor", "-2"}, "--ttl-factor -2: want more than 0"},
 		{"bench zero clients", []string{"bench", "--clients", "50,0"}, "--clients 0: want at least 1"},
+		{"bench rounds without a baseline", []string{"bench", "--rounds", "3"}, "--rounds 3: give 1 or more, and more than 1 only with --baseline"},
+		{"bench zero rounds", []string{"bench", "--baseline", "--rounds", "0"}, "--rounds 0: give 1 or more"},
 		{"unknown topology", []string{"run", "--topology", "ring"}, `--topology "ring" is not supported`},
 		{"unknown backend", []string{"run", "--backend", "k8s"}, `--backend "k8s" is not supported`},
 		{"fault needs sentinel", []string{"run", "--nemesis", "failover"}, "--nemesis failover needs --topology sentinel or cluster (this run: single)"},

@@ -58,6 +58,12 @@ type BenchRow struct {
 	// acquisitions/s over it: what lockcheck costs the lock.
 	BareLoop  float64 `json:"bare_loop_per_sec,omitempty"`
 	BareRatio float64 `json:"bare_ratio,omitempty"`
+	// Rounds is how many times the cell's run and its bare loop ran in
+	// turn (battery.BenchConfig.Rounds): Acquisitions, BareLoop and
+	// BareRatio are then the medians of the rounds'.
+	Rounds int `json:"rounds,omitempty"`
+	// BareRatios are each round's ratio, in the order run.
+	BareRatios []float64 `json:"bare_ratios,omitempty"`
 	PeakRSSMB float64 `json:"peak_rss_mb"`
 	// Procs is the GOMAXPROCS the clients ran at after the warm-up, which
 	// chose it (harness.Config.TuneProcs).

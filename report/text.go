@@ -330,6 +330,9 @@ func TextBench(w io.Writer, cells []BenchRow) {
 		}
 		if c.BareLoop > 0 {
 			bare, bareRatio = fmt.Sprintf("%.0f", c.BareLoop), fmt.Sprintf("%.2fx", c.BareRatio)
+			if c.Rounds > 1 {
+				bareRatio += fmt.Sprintf(" (median of %d)", c.Rounds)
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%.0f\t%.0f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t%d\t%.3f\t%.3f\t%s\t%s\t%s\t%s\t%d\t%s\t\n",
 			c.Lock, c.Clients, c.Keys, c.Agents, c.Retry, c.Acquisitions, c.CriticalSections, c.AcquireP50, c.AcquireP90, c.AcquireP99,
