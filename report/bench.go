@@ -64,7 +64,7 @@ type BenchRow struct {
 	Rounds int `json:"rounds,omitempty"`
 	// BareRatios are each round's ratio, in the order run.
 	BareRatios []float64 `json:"bare_ratios,omitempty"`
-	PeakRSSMB float64 `json:"peak_rss_mb"`
+	PeakRSSMB  float64   `json:"peak_rss_mb"`
 	// Procs is the GOMAXPROCS the clients ran at after the warm-up, which
 	// chose it (harness.Config.TuneProcs).
 	Procs int `json:"procs"`
