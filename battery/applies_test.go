@@ -1,11 +1,16 @@
 package battery
 
 import (
+	"context"
 	"maps"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/internal/testutil"
 	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/scenario"
 )
@@ -109,5 +114,33 @@ func TestApplies_WhereTheFaultCannotReach(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestVerify_ExternalClientScenarios: verify on an external Redis (here a
+// node lockcheck started, handed over by its address) runs the client
+// scenarios and marks the server ones n/a, with why.
+func TestVerify_ExternalClientScenarios(t *testing.T) {
+	testutil.RequireRedis(t)
+	cl, err := cluster.Up(context.Background(), cluster.Config{LogDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Down()
+	v, _, err := Verify(context.Background(), VerifyConfig{
+		Lock:      harness.Config{Lock: "setnx", Cluster: cluster.Config{Backend: cluster.External, External: cluster.ExternalConfig{Addrs: []string{cl.Nodes[0].Addr}, Password: cl.Password}}},
+		Scenarios: []string{"contention", "kill-none"}, OutDir: t.TempDir(), Seed: 1, Budget: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range v.Rows {
+		got[r.Scenario] = string(r.Status)
+		if r.Scenario == "kill-none" && !strings.Contains(r.Meaning+r.NA, "external Redis") {
+			t.Errorf("kill-none n/a without its reason: %+v", r)
+		}
+	}
+	if got["kill-none"] != "n/a" || got["contention"] != "passed" {
+		t.Fatalf("rows %v: want contention passed and kill-none n/a", got)
 	}
 }

@@ -199,23 +199,25 @@ func benchCell(ctx context.Context, cfg BenchConfig, dir string, a benchAxes) (r
 // bareRounds measures the cell's bare loop after its first run, then,
 // for cfg.Rounds, runs the cell and its bare loop again in turn; the
 // cell's rate, bare loop and ratio are the medians of the rounds'. A
-// bare loop runs at the GOMAXPROCS the cell's warm-up chose: the two
-// side by side but for what lockcheck adds.
+// bare loop runs at the GOMAXPROCS its round's run's warm-up chose: the
+// two side by side but for what lockcheck adds.
 func bareRounds(ctx context.Context, cfg BenchConfig, cl *cluster.Cluster, w workload.Config, name string, run func(string) (*harness.Result, error), cell *report.BenchRow) error {
 	rates, bares, ratios := []float64{cell.Acquisitions}, []float64{}, []float64{}
+	procs := cell.Procs
 	for i := range max(cfg.Rounds, 1) {
 		if i > 0 {
 			res, err := run(fmt.Sprintf("%s-round%d", name, i+1))
 			if err != nil {
 				return err
 			}
+			procs = res.Procs // each run's warm-up chooses its own
 			var r report.BenchRow
 			if err := r.Measure(filepath.Join(res.Dir, "history.jsonl"), cfg.Warmup); err != nil {
 				return err
 			}
 			rates = append(rates, r.Acquisitions)
 		}
-		bare, err := bareLoopAt(ctx, cfg, cl, cell.Lock, w, cell.Procs)
+		bare, err := bareLoopAt(ctx, cfg, cl, cell.Lock, w, procs)
 		if err != nil {
 			return fmt.Errorf("bare-loop baseline: %w", err)
 		}

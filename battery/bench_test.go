@@ -136,3 +136,32 @@ func chromiumOrSkip(t *testing.T) string {
 	t.Log("chromium not installed: bench.html not opened in a browser")
 	return ""
 }
+
+// TestBench_RetrySweep: three retry policies side by side in one sweep:
+// a cell each, named by its policy, with the figures that tell them apart.
+func TestBench_RetrySweep(t *testing.T) {
+	testutil.RequireRedis(t)
+	cells, _, err := battery.Bench(context.Background(), battery.BenchConfig{
+		Locks: []string{"setnx"}, Clients: []int{50}, Keys: []int{2}, Retries: []string{"none", "fixed:5ms", "backoff:5ms,100ms,4"},
+		Workload: workload.Config{Duration: 2 * time.Second, TTL: time.Second, Hold: 5 * time.Millisecond, HoldDist: workload.HoldFixed},
+		Warmup:   300 * time.Millisecond, OutDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.NoRedisChildren(t)
+	if len(cells) != 3 {
+		t.Fatalf("%d cells, want 3", len(cells))
+	}
+	for i, want := range []string{"none", "fixed:5ms", "backoff:5ms,100ms,4"} {
+		c := cells[i]
+		t.Logf("%s: %.0f acq/s, wait p99 %.1f ms, %.2f attempts/acq, %d give-ups, jain %.3f", c.Retry, c.Acquisitions, c.WaitP99, c.AttemptsPerAcquisition, c.GiveUps, c.Jain)
+		if c.Retry != want || c.Verdict != checker.Valid || c.Acquisitions <= 0 || c.AttemptsPerAcquisition < 1 {
+			t.Errorf("cell %d: %+v, want retry %s, valid, with acquisitions", i, c, want)
+		}
+	}
+	// 50 clients on 2 keys: a client with one attempt gives up often, one
+	// that retries until it acquires never does.
+	if cells[0].GiveUps == 0 || cells[1].GiveUps != 0 {
+		t.Errorf("give-ups: none %d (want some), fixed:5ms %d (want none)", cells[0].GiveUps, cells[1].GiveUps)
+	}
+}

@@ -316,21 +316,7 @@ func coverageOf(ops []history.Op, o Options) (Coverage, []windowHit) {
 			}
 		}
 	}
-	acquires := acquiresByKey(ops)
-	for key, k := range keys {
-		for _, l := range k.leases {
-			if len(l.steps) == 0 || l.released {
-				continue
-			}
-			gone := l.upper(never, o)
-			if acquiredAfter(k, l, gone) {
-				cov[AbandonedTaken]++
-			}
-			if triedAfter(acquires[key], l.steps[0].Token, gone) {
-				cov[AbandonedTried]++
-			}
-		}
-	}
+	cov[AbandonedTaken], cov[AbandonedTried] = abandoned(ops, keys, o)
 	cov[HeldPastTried] = heldPastTried(ops, o)
 	cov[InfoContended] = infoContended(ops, o)
 	cov[InfoSettled] = infoSettled(ops, o, func(op *history.Op) (mayWin bool) {
@@ -544,6 +530,27 @@ func acquiredAfter(k *keyLeases, l *leaseSpan, t int64) bool {
 		}
 	}
 	return false
+}
+
+// abandoned counts the leases never released (crashed holders) whose
+// key another client acquired, and tried, after they had surely expired.
+func abandoned(ops []history.Op, keys map[string]*keyLeases, o Options) (taken, tried int) {
+	acquires := acquiresByKey(ops)
+	for key, k := range keys {
+		for _, l := range k.leases {
+			if len(l.steps) == 0 || l.released {
+				continue
+			}
+			gone := l.upper(never, o)
+			if acquiredAfter(k, l, gone) {
+				taken++
+			}
+			if triedAfter(acquires[key], l.steps[0].Token, gone) {
+				tried++
+			}
+		}
+	}
+	return taken, tried
 }
 
 // acquiresByKey is each key's acquires, by call.

@@ -196,15 +196,6 @@ func confArgs(conf []string) ([]string, error) {
 	return args, nil
 }
 
-// launch is what every data node of a run is started with, whatever its
-// topology: the redis-server program and its version (local backend),
-// the persistence flags and the client limit.
-type launch struct {
-	server, version string
-	persist         []string
-	maxClients      int
-}
-
 // localServer is the redis-server the local backend runs, and its
 // version ("", "" for another backend).
 func localServer(cfg Config) (server, version string, err error) {
@@ -247,17 +238,20 @@ func Up(ctx context.Context, cfg Config) (*Cluster, error) {
 		}
 	}
 	c := &Cluster{Topology: cfg.Topology, Persistence: cmp.Or(cfg.Persistence, "none"), Password: randomPassword(), MasterName: MasterName, dialMap: map[string]string{}, failover: cmp.Or(cfg.Failover, FailoverForce)}
+	var b backend = &localBackend{c: c, cfg: cfg, l: l}
+	if cfg.Backend == Docker {
+		b, err = c.dockerBackend(cfg, l)
+	}
 	switch {
-	case cfg.Backend == Docker:
-		err = c.upDocker(ctx, cfg, l)
+	case err != nil:
 	case cfg.Topology == Sentinel:
-		err = c.upSentinel(ctx, cfg, l)
+		err = c.upSentinel(ctx, cfg, b)
 	case cfg.Topology == Redlock:
-		err = c.upRedlock(ctx, cfg, l)
+		err = c.upMasters(ctx, b, cfg.Nodes)
 	case cfg.Topology == RedisCluster:
-		err = c.upRedisCluster(ctx, cfg, l)
+		err = c.upRedisCluster(ctx, cfg, b)
 	default:
-		err = c.upSingle(ctx, cfg, l)
+		err = c.upMasters(ctx, b, 1)
 	}
 	if err == nil && cfg.ClientProxies {
 		err = c.addClientProxies()
@@ -349,11 +343,7 @@ func (c *Cluster) Down() error {
 			}
 		}
 		for _, n := range c.Nodes {
-			for _, p := range []*Proxy{n.Peer, n.Client, n.Bus} {
-				if p != nil {
-					p.stop()
-				}
-			}
+			n.stopProxies()
 		}
 		if err := c.docker.down(); err != nil {
 			errs = append(errs, err.Error())
@@ -363,6 +353,15 @@ func (c *Cluster) Down() error {
 		}
 	})
 	return c.downErr
+}
+
+// stopProxies stops the proxies in front of n.
+func (n *Node) stopProxies() {
+	for _, p := range []*Proxy{n.Peer, n.Client, n.Bus} {
+		if p != nil {
+			p.stop()
+		}
+	}
 }
 
 func randomPassword() string {

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -61,10 +62,13 @@ func dockerPool() (*dockertest.Pool, error) {
 	return pool, nil
 }
 
-func (c *Cluster) upDocker(ctx context.Context, cfg Config, l launch) error {
+// dockerBackend makes the run's docker network, on which each server
+// is a container of the image (ensureImage: the host's redis-server in a
+// FROM scratch image), its port published on a free loopback port.
+func (c *Cluster) dockerBackend(cfg Config, l launch) (*dockerBackend, error) {
 	pool, err := dockerPool()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	say := cfg.Say
 	if say == nil {
@@ -72,7 +76,7 @@ func (c *Cluster) upDocker(ctx context.Context, cfg Config, l launch) error {
 	}
 	image, err := ensureImage(pool.Client, cfg.Image, cfg.RedisServer, say)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var id [4]byte
 	_, _ = rand.Read(id[:])
@@ -82,7 +86,7 @@ func (c *Cluster) upDocker(ctx context.Context, cfg Config, l launch) error {
 		o.Driver, o.Labels = "bridge", d.labels
 	})
 	if err != nil {
-		return fmt.Errorf("docker network: %w", err)
+		return nil, fmt.Errorf("docker network: %w", err)
 	}
 	c.docker = d
 	if info, err := pool.Client.NetworkInfo(d.net.Network.ID); err == nil {
@@ -92,123 +96,44 @@ func (c *Cluster) upDocker(ctx context.Context, cfg Config, l launch) error {
 		d.gateway = cfgs[0].Gateway
 	}
 	if d.gateway == "" {
-		return errors.New("docker network has no gateway")
+		return nil, errors.New("docker network has no gateway")
 	}
-	// The password is in a config file the container reads (secretsConf),
-	// not in its arguments, which docker inspect and ps show.
-	base := []string{"--port", "6379", "--maxclients", strconv.Itoa(l.maxClients), "--daemonize", "no", "--loglevel", "notice"}
-	base = append(base, l.persist...)
-	switch cfg.Topology {
-	case Sentinel:
-		return c.upDockerSentinel(ctx, cfg, base)
-	case RedisCluster:
-		return c.upDockerCluster(ctx, cfg, base)
-	case Redlock:
-		for i := 1; i <= cfg.Nodes; i++ {
-			if _, err := c.startContainer(ctx, cfg, "n"+strconv.Itoa(i), base, c.Password); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	_, err = c.startContainer(ctx, cfg, "n1", base, c.Password)
-	return err
+	return &dockerBackend{c: c, cfg: cfg, l: l}, nil
 }
 
-// upDockerSentinel is upSentinel in containers: each node's peer proxy
-// listens on the network's gateway (the host, seen from the containers),
-// so replication and Sentinel traffic flows through it as on the local
-// backend, and the same toxics make replication lag and partitions.
-// Clients reach every node and sentinel on its published port.
-func (c *Cluster) upDockerSentinel(ctx context.Context, cfg Config, base []string) error {
-	gw := c.docker.gateway
-	var mport int
-	for i := 1; i <= 3; i++ {
-		name := "n" + strconv.Itoa(i)
-		pport, err := freePortOn(gw)
-		if err != nil {
-			return err
-		}
-		args := append(append([]string{}, base...), "--replica-announce-ip", gw, "--replica-announce-port", strconv.Itoa(pport), replSyncNow[0], replSyncNow[1])
-		if i > 1 {
-			args = append(args, "--replicaof", gw, strconv.Itoa(mport))
-		} else {
-			mport = pport
-		}
-		n, err := c.startContainer(ctx, cfg, name, args, c.Password)
-		if err != nil {
-			return err
-		}
-		peer, err := c.proxies.newProxyAt(name+"-peer", net.JoinHostPort(gw, strconv.Itoa(pport)), net.JoinHostPort(n.container().ip(), "6379"))
-		if err != nil {
-			return err
-		}
-		if cfg.ReplicationLag > 0 {
-			if err := peer.AddToxic("repl-lag", "latency", "downstream", fmt.Sprintf(`{"latency":%d}`, cfg.ReplicationLag.Milliseconds())); err != nil {
-				return err
-			}
-		}
-		n.Peer = peer
-		c.dialMap[peer.Addr] = n.Addr
-	}
-	if err := c.waitReplicas(ctx); err != nil {
-		return err
-	}
-	for i := 1; i <= 3; i++ {
-		name := "s" + strconv.Itoa(i)
-		conf := "port 6379\n" + sentinelConf(gw, strconv.Itoa(mport), c.Password)
-		s, err := c.startContainerConf(ctx, cfg, name, conf)
-		if err != nil {
-			return err
-		}
-		// Sentinels tell clients of each other by container address.
-		c.dialMap[net.JoinHostPort(s.container().ip(), "6379")] = s.Addr
-	}
-	return c.waitSentinels(ctx)
+// dockerBackend runs each server in a container: port 6379 (16379 its
+// cluster bus) inside, the peer and bus proxies on the network's
+// gateway, the password in a config file the container reads
+// (secretsConf), not in its arguments, which docker inspect and ps show.
+type dockerBackend struct {
+	c   *Cluster
+	cfg Config
+	l   launch
 }
 
-// upDockerCluster is upRedisCluster in containers: each node's peer and
-// bus proxies listen on the network's gateway and are what it announces,
-// so the nodes reach each other, and replicas their masters, through
-// them; clients reach each node on its published port.
-func (c *Cluster) upDockerCluster(ctx context.Context, cfg Config, base []string) error {
-	gw := c.docker.gateway
-	const busPort = 16379
-	for i := 1; i <= 2*cfg.Nodes; i++ {
-		name := "n" + strconv.Itoa(i)
-		pport, err := freePortOn(gw)
-		if err != nil {
-			return err
-		}
-		bport, err := freePortOn(gw)
-		if err != nil {
-			return err
-		}
-		peerAddr, busAddr := net.JoinHostPort(gw, strconv.Itoa(pport)), net.JoinHostPort(gw, strconv.Itoa(bport))
-		n, err := c.startContainer(ctx, cfg, name, append(slices.Clone(base), clusterArgs(peerAddr, busAddr, busPort)...), c.Password)
-		if err != nil {
-			return err
-		}
-		ip := n.container().ip()
-		if n.Peer, err = c.proxies.newProxyAt(name+"-peer", peerAddr, net.JoinHostPort(ip, "6379")); err != nil {
-			return err
-		}
-		if n.Bus, err = c.proxies.newProxyAt(name+"-bus", busAddr, net.JoinHostPort(ip, strconv.Itoa(busPort))); err != nil {
-			return err
-		}
-		c.dialMap[n.Peer.Addr] = n.Addr
-	}
-	return c.formCluster(ctx, cfg.Nodes, cfg.ReplicationLag)
+const containerBusPort = 16379
+
+func (b *dockerBackend) host() string { return b.c.docker.gateway }
+
+func (b *dockerBackend) node(ctx context.Context, name string, args []string) (*Node, error) {
+	all := append(append([]string{"--port", "6379"}, b.l.args()...), args...)
+	return b.c.startContainer(ctx, b.cfg, name, all, b.c.Password)
 }
 
-// freePortOn returns a port free on ip.
-func freePortOn(ip string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+func (b *dockerBackend) sentinel(ctx context.Context, name, conf string) (*Node, error) {
+	s, err := b.c.startContainerConf(ctx, b.cfg, name, "port 6379\n"+conf)
 	if err != nil {
-		return 0, err
+		return s, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	// Sentinels tell clients of each other by container address.
+	b.c.dialMap[net.JoinHostPort(s.container().ip(), "6379")] = s.Addr
+	return s, nil
+}
+
+func (b *dockerBackend) busPort() (int, error) { return containerBusPort, nil }
+
+func (b *dockerBackend) inner(n *Node, port int) string {
+	return net.JoinHostPort(n.container().ip(), strconv.Itoa(cmp.Or(port, 6379)))
 }
 
 func (c *Cluster) startContainer(ctx context.Context, cfg Config, name string, args []string, password string) (*Node, error) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,38 +76,6 @@ func persistenceArgs(p string) ([]string, error) {
 	return nil, fmt.Errorf("unknown persistence %q (want none, aof-everysec or aof-always)", p)
 }
 
-// upSingle starts one redis-server on a free loopback port.
-func (c *Cluster) upSingle(ctx context.Context, cfg Config, l launch) error {
-	return c.upMaster(ctx, cfg, l, "n1")
-}
-
-// upRedlock starts cfg.Nodes independent masters, n1..nN.
-func (c *Cluster) upRedlock(ctx context.Context, cfg Config, l launch) error {
-	for i := 1; i <= cfg.Nodes; i++ {
-		if err := c.upMaster(ctx, cfg, l, "n"+strconv.Itoa(i)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// upMaster starts one stand-alone redis-server on a free loopback port.
-func (c *Cluster) upMaster(ctx context.Context, cfg Config, l launch, name string) error {
-	return c.withPortRetry(ctx, func() error {
-		port, err := freePort()
-		if err != nil {
-			return err
-		}
-		args := append([]string{
-			"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--maxclients", strconv.Itoa(l.maxClients),
-			"--daemonize", "no", "--loglevel", "notice",
-		}, l.persist...)
-		_, err = c.startNode(ctx, cfg, l.server, l.version, name, args, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), c.Password)
-		return err
-	})
-}
-
 // withPortRetry runs start until it succeeds, at most 5 times: a port
 // another process took between our probe and the server's bind makes the
 // server exit at start-up (tests and runs beside each other probe ports
@@ -123,6 +90,7 @@ func (c *Cluster) withPortRetry(ctx context.Context, start func() error) error {
 		}
 		for _, n := range append(c.Nodes[nodes:], c.Sentinels[sentinels:]...) {
 			_ = n.stop()
+			n.stopProxies()
 		}
 		c.Nodes, c.Sentinels = c.Nodes[:nodes], c.Sentinels[:sentinels]
 		if ctx.Err() != nil || errors.Is(err, ErrNotInstalled) {
@@ -235,13 +203,4 @@ func isClosed(c chan struct{}) bool {
 	default:
 		return false
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

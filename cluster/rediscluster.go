@@ -28,10 +28,10 @@ const DefaultClusterMasters = 3
 // (DialAddr maps a peer proxy to its node), so a fault made on the
 // proxies cuts a node off from its replica and the bus while clients
 // still reach it.
-func (c *Cluster) upRedisCluster(ctx context.Context, cfg Config, l launch) error {
+func (c *Cluster) upRedisCluster(ctx context.Context, cfg Config, b backend) error {
 	for i := 1; i <= 2*cfg.Nodes; i++ {
 		if err := c.withPortRetry(ctx, func() error {
-			return c.startClusterNode(ctx, cfg, l, "n"+strconv.Itoa(i))
+			return c.startClusterNode(ctx, b, "n"+strconv.Itoa(i))
 		}); err != nil {
 			return err
 		}
@@ -40,33 +40,32 @@ func (c *Cluster) upRedisCluster(ctx context.Context, cfg Config, l launch) erro
 }
 
 // startClusterNode starts one cluster-enabled node and its two proxies.
-func (c *Cluster) startClusterNode(ctx context.Context, cfg Config, l launch, name string) error {
-	port, addr, peer, err := c.behindPeer(name)
+func (c *Cluster) startClusterNode(ctx context.Context, b backend, name string) error {
+	host := b.host()
+	pport, err := freePortOn(host)
 	if err != nil {
 		return err
 	}
-	busPort, err := freePort()
+	bport, err := freePortOn(host)
 	if err != nil {
-		peer.stop()
 		return err
 	}
-	bus, err := c.proxies.newProxy(name+"-bus", net.JoinHostPort("127.0.0.1", strconv.Itoa(busPort)))
+	busPort, err := b.busPort()
 	if err != nil {
-		peer.stop()
 		return err
 	}
-	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--maxclients", strconv.Itoa(l.maxClients),
-		"--daemonize", "no", "--loglevel", "notice"}, l.persist...)
-	args = append(args, clusterArgs(peer.Addr, bus.Addr, busPort)...)
-	n, err := c.startNode(ctx, cfg, l.server, l.version, name, args, addr, c.Password)
+	peerAddr, busAddr := net.JoinHostPort(host, strconv.Itoa(pport)), net.JoinHostPort(host, strconv.Itoa(bport))
+	n, err := b.node(ctx, name, clusterArgs(peerAddr, busAddr, busPort))
 	if err != nil {
-		peer.stop()
-		bus.stop()
 		return err
 	}
-	n.Peer, n.Bus = peer, bus
-	c.dialMap[peer.Addr] = addr
+	if n.Peer, err = c.behindProxy(name+"-peer", host, pport, b.inner(n, 0)); err != nil {
+		return err
+	}
+	if n.Bus, err = c.behindProxy(name+"-bus", host, bport, b.inner(n, busPort)); err != nil {
+		return err
+	}
+	c.dialMap[n.Peer.Addr] = n.Addr
 	return nil
 }
 

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -36,24 +33,48 @@ const DownAfter = time.Second
 // announce the proxy addresses), and three sentinels. Clients dial the
 // nodes directly (Cluster.Dial maps proxy addresses to node addresses), so
 // a partition made on the peer proxies cuts the master off from its
-// replicas and sentinels while clients still reach it.
-func (c *Cluster) upSentinel(ctx context.Context, cfg Config, l launch) error {
+// replicas and sentinels while clients still reach it. On containers the
+// proxies listen on the network's gateway, so the same toxics make
+// replication lag and partitions there.
+func (c *Cluster) upSentinel(ctx context.Context, cfg Config, b backend) error {
 	for i := 1; i <= 3; i++ {
-		if err := c.withPortRetry(ctx, func() error { return c.startSentinelNode(ctx, cfg, l, i) }); err != nil {
+		if err := c.withPortRetry(ctx, func() error { return c.startSentinelNode(ctx, cfg, b, i) }); err != nil {
 			return err
 		}
 	}
 	if err := c.waitReplicas(ctx); err != nil {
 		return err
 	}
-	return c.upSentinels(ctx, cfg, l.version)
+	_, mport, _ := net.SplitHostPort(c.Nodes[0].Peer.Addr)
+	for i := 1; i <= 3; i++ {
+		if err := c.withPortRetry(ctx, func() error {
+			_, err := b.sentinel(ctx, "s"+strconv.Itoa(i), sentinelConf(b.host(), mport, c.Password))
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	return c.waitSentinels(ctx)
 }
 
 // startSentinelNode starts node i of the sentinel topology (1: the
 // master, then its replicas) behind its peer proxy.
-func (c *Cluster) startSentinelNode(ctx context.Context, cfg Config, l launch, i int) error {
-	name := "n" + strconv.Itoa(i)
-	port, addr, peer, err := c.behindPeer(name)
+func (c *Cluster) startSentinelNode(ctx context.Context, cfg Config, b backend, i int) error {
+	name, host := "n"+strconv.Itoa(i), b.host()
+	pport, err := freePortOn(host)
+	if err != nil {
+		return err
+	}
+	args := []string{"--replica-announce-ip", host, "--replica-announce-port", strconv.Itoa(pport), replSyncNow[0], replSyncNow[1]}
+	if i > 1 {
+		_, mport, _ := net.SplitHostPort(c.Nodes[0].Peer.Addr)
+		args = append(args, "--replicaof", host, mport)
+	}
+	n, err := b.node(ctx, name, args)
+	if err != nil {
+		return err
+	}
+	peer, err := c.behindProxy(name+"-peer", host, pport, b.inner(n, 0))
 	if err != nil {
 		return err
 	}
@@ -66,73 +87,9 @@ func (c *Cluster) startSentinelNode(ctx context.Context, cfg Config, l launch, i
 			return err
 		}
 	}
-	_, pport, _ := net.SplitHostPort(peer.Addr)
-	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--maxclients", strconv.Itoa(l.maxClients),
-		"--daemonize", "no", "--loglevel", "notice",
-		"--replica-announce-ip", "127.0.0.1", "--replica-announce-port", pport, replSyncNow[0], replSyncNow[1]}, l.persist...)
-	if i > 1 {
-		_, mport, _ := net.SplitHostPort(c.Nodes[0].Peer.Addr)
-		args = append(args, "--replicaof", "127.0.0.1", mport)
-	}
-	n, err := c.startNode(ctx, cfg, l.server, l.version, name, args, addr, c.Password)
-	if err != nil {
-		peer.stop()
-		return err
-	}
 	n.Peer = peer
-	c.dialMap[peer.Addr] = addr
+	c.dialMap[peer.Addr] = n.Addr
 	return nil
-}
-
-// upSentinels starts three sentinels monitoring the master (through its
-// peer proxy), and waits until they know each other and the replicas.
-func (c *Cluster) upSentinels(ctx context.Context, cfg Config, version string) error {
-	sentinel := "redis-sentinel"
-	if _, err := exec.LookPath(sentinel); err != nil {
-		return fmt.Errorf("%w: redis-sentinel not found: install it with `sudo apt-get install redis-sentinel` (or `make deps`)", ErrNotInstalled)
-	}
-	_, mport, _ := net.SplitHostPort(c.Nodes[0].Peer.Addr)
-	for i := 1; i <= 3; i++ {
-		name := "s" + strconv.Itoa(i)
-		err := c.withPortRetry(ctx, func() error {
-			port, err := freePort()
-			if err != nil {
-				return err
-			}
-			dir, err := os.MkdirTemp("", TempPrefix+name+"-")
-			if err != nil {
-				return err
-			}
-			conf := filepath.Join(dir, "sentinel.conf")
-			text := fmt.Sprintf("port %d\nbind 127.0.0.1\n", port) + sentinelConf("127.0.0.1", mport, c.Password)
-			if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
-				os.RemoveAll(dir)
-				return err
-			}
-			if _, err := c.startNodeIn(ctx, cfg, sentinel, version, name, []string{conf}, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), "", dir); err != nil {
-				os.RemoveAll(dir)
-				return err
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return c.waitSentinels(ctx)
-}
-
-// behindPeer picks a free port for node name, and makes the proxy its
-// peers (replicas, sentinels, the cluster) reach it through.
-func (c *Cluster) behindPeer(name string) (int, string, *Proxy, error) {
-	port, err := freePort()
-	if err != nil {
-		return 0, "", nil, err
-	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	peer, err := c.proxies.newProxy(name+"-peer", addr)
-	return port, addr, peer, err
 }
 
 // waitReplicas waits until the master has both replicas in sync, so the

@@ -1,21 +1,12 @@
 package harness_test
 
 import (
-	"context"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/lockcheck/lockcheck/battery"
-
 	"github.com/lockcheck/lockcheck/checker"
-	"github.com/lockcheck/lockcheck/harness"
-	"github.com/lockcheck/lockcheck/history"
-	"github.com/lockcheck/lockcheck/internal/faultrun"
 	"github.com/lockcheck/lockcheck/internal/testutil"
-	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/report"
 	"github.com/lockcheck/lockcheck/workload"
 )
@@ -79,53 +70,5 @@ func TestRun_ShortTTL(t *testing.T) {
 	}
 	if len(a.Rules) != 2 || a.Rules[0].Fits || a.Rules[1].Fits || a.Rules[1].TTLms < 1900 || !strings.Contains(a.Rules[1].Rule, "× 10") {
 		t.Errorf("rules %+v: want 3 × p99 and p99 × 10 (about 2 s), neither fitting", a.Rules)
-	}
-}
-
-// TestFault_FailOpen: broken-fail-open takes Redis's errors for a yes:
-// while the only node is down, every client holds the lock (acquires
-// granted during the outage, double holders); with no fault it behaves.
-func TestFault_FailOpen(t *testing.T) {
-	testutil.RequireRedis(t)
-	s := faultrun.Case{Workload: faultrun.ShortLeases, Nemesis: nemesis.Config{Faults: []string{"kill-redis"}, Interval: 2 * time.Second},
-		RestartDelay: 500 * time.Millisecond}
-	s.Expect(t, "broken-fail-open", func(r *harness.Result) (bool, string) {
-		ops, err := history.ReadFile(filepath.Join(r.Dir, "history.jsonl"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := len(checker.GrantedWhileDown(ops, "kill-redis"))
-		return r.Verdict == checker.Invalid && faultrun.DoubleHolders(r) > 0 && n > 0, "granted while down: " + strconv.Itoa(n)
-	})
-	s.Nemesis.Faults = nil
-	s.Expect(t, "broken-fail-open", faultrun.Valid)
-}
-
-// TestBench_RetrySweep: three retry policies side by side in one sweep:
-// a cell each, named by its policy, with the figures that tell them apart.
-func TestBench_RetrySweep(t *testing.T) {
-	testutil.RequireRedis(t)
-	cells, _, err := battery.Bench(context.Background(), battery.BenchConfig{
-		Locks: []string{"setnx"}, Clients: []int{50}, Keys: []int{2}, Retries: []string{"none", "fixed:5ms", "backoff:5ms,100ms,4"},
-		Workload: workload.Config{Duration: 2 * time.Second, TTL: time.Second, Hold: 5 * time.Millisecond, HoldDist: workload.HoldFixed},
-		Warmup:   300 * time.Millisecond, OutDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	testutil.NoRedisChildren(t)
-	if len(cells) != 3 {
-		t.Fatalf("%d cells, want 3", len(cells))
-	}
-	for i, want := range []string{"none", "fixed:5ms", "backoff:5ms,100ms,4"} {
-		c := cells[i]
-		t.Logf("%s: %.0f acq/s, wait p99 %.1f ms, %.2f attempts/acq, %d give-ups, jain %.3f", c.Retry, c.Acquisitions, c.WaitP99, c.AttemptsPerAcquisition, c.GiveUps, c.Jain)
-		if c.Retry != want || c.Verdict != checker.Valid || c.Acquisitions <= 0 || c.AttemptsPerAcquisition < 1 {
-			t.Errorf("cell %d: %+v, want retry %s, valid, with acquisitions", i, c, want)
-		}
-	}
-	// 50 clients on 2 keys: a client with one attempt gives up often, one
-	// that retries until it acquires never does.
-	if cells[0].GiveUps == 0 || cells[1].GiveUps != 0 {
-		t.Errorf("give-ups: none %d (want some), fixed:5ms %d (want none)", cells[0].GiveUps, cells[1].GiveUps)
 	}
 }

@@ -24,8 +24,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockcheck/lockcheck/battery"
-
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockcheck/lockcheck/checker"
@@ -414,25 +412,6 @@ func admin(t *testing.T, c *cluster.Cluster, addr string) *redis.Client {
 	a := redis.NewClient(&redis.Options{Addr: addr, Password: c.Password})
 	t.Cleanup(func() { a.Close() })
 	return a
-}
-
-// TestExternal_VerifyClientScenarios: verify on an external Redis runs
-// the client-side scenarios and marks the server ones n/a.
-func TestExternal_VerifyClientScenarios(t *testing.T) {
-	x := tlsRedis(t)
-	v, _, err := battery.Verify(context.Background(), battery.VerifyConfig{
-		Lock:      harness.Config{Lock: "setnx", Cluster: cluster.Config{Backend: cluster.External, External: x.cfg}},
-		Scenarios: []string{"contention", "kill-none"}, OutDir: t.TempDir(), Seed: 1, Budget: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]string{}
-	for _, r := range v.Rows {
-		got[r.Scenario] = string(r.Status)
-	}
-	if got["kill-none"] != "n/a" || got["contention"] != "passed" {
-		t.Fatalf("rows %v: want contention passed and kill-none n/a", got)
-	}
 }
 
 // TestExternal_PrefixClaimed: a prefix that already holds keys is refused

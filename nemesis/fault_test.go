@@ -487,3 +487,22 @@ func TestFault_KillMasterReplicasResync(t *testing.T) {
 		t.Errorf("no acquire granted between kills (%d kills): the replicas did not resync in time", len(kills))
 	}
 }
+
+// TestFault_FailOpen: broken-fail-open takes Redis's errors for a yes:
+// while the only node is down, every client holds the lock (acquires
+// granted during the outage, double holders); with no fault it behaves.
+func TestFault_FailOpen(t *testing.T) {
+	testutil.RequireRedis(t)
+	s := faultrun.Case{Workload: faultrun.ShortLeases, Nemesis: nemesis.Config{Faults: []string{"kill-redis"}, Interval: 2 * time.Second},
+		RestartDelay: 500 * time.Millisecond}
+	s.Expect(t, "broken-fail-open", func(r *harness.Result) (bool, string) {
+		ops, err := history.ReadFile(filepath.Join(r.Dir, "history.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := len(checker.GrantedWhileDown(ops, "kill-redis"))
+		return r.Verdict == checker.Invalid && faultrun.DoubleHolders(r) > 0 && n > 0, "granted while down: " + strconv.Itoa(n)
+	})
+	s.Nemesis.Faults = nil
+	s.Expect(t, "broken-fail-open", faultrun.Valid)
+}

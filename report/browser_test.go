@@ -1,4 +1,4 @@
-package harness_test
+package report_test
 
 import (
 	"context"
