@@ -70,16 +70,21 @@ func bareLoop(ctx context.Context, cfg BenchConfig, cl *cluster.Cluster, lock st
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ctx := lockimpl.WithClient(ctx, c) // its process, if it has one
+			// The lock is called as a run's clients call it
+			// (workload's opCtx): with no deadline, its process if it
+			// has one. A deadline changes what some locks do (redislock
+			// makes one of its own, with a timer, when it finds none):
+			// the loop's own deadline is for its waits only.
+			op := lockimpl.WithClient(context.Background(), c)
 			r := rand.New(rand.NewPCG(uint64(w.Seed), uint64(c)))
 			for ctx.Err() == nil {
-				l, err := locker.Acquire(ctx, keys[r.IntN(len(keys))], w.TTL)
+				l, err := locker.Acquire(op, keys[r.IntN(len(keys))], w.TTL)
 				if err == nil {
 					if time.Now().After(from) {
 						acquired.Add(1)
 					}
 					ctxwait.Sleep(ctx, w.Hold)
-					_ = locker.Release(ctx, l)
+					_ = locker.Release(op, l)
 				} else if !errors.Is(err, lockimpl.ErrNotAcquired) && ctx.Err() == nil {
 					ctxwait.Sleep(ctx, time.Millisecond) // an error, not a refusal: do not spin on it
 				}
