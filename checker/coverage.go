@@ -316,8 +316,9 @@ func coverageOf(ops []history.Op, o Options) (Coverage, []windowHit) {
 			}
 		}
 	}
-	cov[AbandonedTaken], cov[AbandonedTried] = abandoned(ops, keys, o)
-	cov[HeldPastTried] = heldPastTried(ops, o)
+	acquires := acquiresByKey(ops)
+	cov[AbandonedTaken], cov[AbandonedTried] = abandoned(acquires, keys, o)
+	cov[HeldPastTried] = heldPastTried(ops, acquires, o)
 	cov[InfoContended] = infoContended(ops, o)
 	cov[InfoSettled] = infoSettled(ops, o, func(op *history.Op) (mayWin bool) {
 		l := byToken[op.Token]
@@ -534,8 +535,7 @@ func acquiredAfter(k *keyLeases, l *leaseSpan, t int64) bool {
 
 // abandoned counts the leases never released (crashed holders) whose
 // key another client acquired, and tried, after they had surely expired.
-func abandoned(ops []history.Op, keys map[string]*keyLeases, o Options) (taken, tried int) {
-	acquires := acquiresByKey(ops)
+func abandoned(acquires map[string][]*history.Op, keys map[string]*keyLeases, o Options) (taken, tried int) {
 	for key, k := range keys {
 		for _, l := range k.leases {
 			if len(l.steps) == 0 || l.released {
@@ -553,7 +553,8 @@ func abandoned(ops []history.Op, keys map[string]*keyLeases, o Options) (taken, 
 	return taken, tried
 }
 
-// acquiresByKey is each key's acquires, by call.
+// acquiresByKey is each key's acquires, by call: built once a history,
+// read by abandoned and heldPastTried.
 func acquiresByKey(ops []history.Op) map[string][]*history.Op {
 	acquires := map[string][]*history.Op{}
 	for i := range ops {
@@ -724,8 +725,7 @@ func infoSettled(ops []history.Op, o Options, mayWin func(*history.Op) bool) int
 // write before its lease's deadline, so only a client stopped before or
 // in its section (pause-client, pause-holder) or one whose lock kept the
 // lease on meets it.
-func heldPastTried(ops []history.Op, o Options) int {
-	acquires := acquiresByKey(ops)
+func heldPastTried(ops []history.Op, acquires map[string][]*history.Op, o Options) int {
 	wrote := map[string]int64{} // each token's first write's return
 	for i := range ops {
 		if op := &ops[i]; op.F == history.Write {
