@@ -2,6 +2,7 @@ package battery_test
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -52,13 +53,17 @@ func TestVerify_EveryScenarioBothWays(t *testing.T) {
 		t.Run(tc.lock, func(t *testing.T) {
 			cfg := battery.VerifyConfig{Lock: harness.Config{Lock: tc.lock}, Scenarios: tc.scenarios, Budget: 2 * time.Minute, Seed: 1,
 				OutDir: t.TempDir(), Require: tc.scenarios, KeepGoing: true}
-			v, _, err := battery.Verify(context.Background(), cfg)
+			v, dir, err := battery.Verify(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for i, s := range tc.scenarios {
 				r := row(t, v, s)
-				t.Logf("%s: %s in %d runs, %s", s, r.Status, r.Runs, r.CoverageText())
+				t.Logf("%s: %s in %d runs (lease %s, mutex %s), %s", s, r.Status, r.Runs, r.Lease, r.Mutex, r.CoverageText())
+				if r.Status == report.StatusBroken && tc.want[i] == report.StatusPassed && len(r.Short) == 0 &&
+					r.Runs == 1 && testutil.OnlyLateOverlaps(t, filepath.Join(dir, r.Dir)) {
+					continue // the machine paused a holder past its lease
+				}
 				if r.Status != tc.want[i] || len(r.Short) > 0 {
 					t.Errorf("%s at %s: %s in %d runs (short of %v), want %s with its coverage met", tc.lock, s, r.Status, r.Runs, r.Short, tc.want[i])
 				}

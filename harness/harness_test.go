@@ -55,7 +55,7 @@ func TestRun_CorrectLocksValid(t *testing.T) {
 	for _, lock := range []string{"setnx", "watchdog", "fenced"} {
 		t.Run(lock, func(t *testing.T) {
 			res := run(t, lock, proofWorkload(1))
-			if res.Verdict != checker.Valid && !onlyLateOverlaps(t, res) {
+			if res.Verdict != checker.Valid && !testutil.OnlyLateOverlaps(t, res.Dir) {
 				t.Fatalf("verdict %s, want valid (late exits %d): %+v", res.Verdict, res.Summary.LateExits, res.Findings.Checkers)
 			}
 			// The workload must have stressed the lock, or valid means nothing.
@@ -67,44 +67,6 @@ func TestRun_CorrectLocksValid(t *testing.T) {
 			}
 		})
 	}
-}
-
-// onlyLateOverlaps says whether res broke nothing but mutual exclusion,
-// and only where the first of the two writes left its section after its lease's
-// deadline (a late exit: its client woken late, past the margin, by a
-// machine busier than the margin allows: a fresh-clone CI's setnx holder
-// left 96 ms after its section's end on a 100 ms lease): the holder, not
-// the lock, overstayed, a pause the harness made. The lease contract
-// must hold.
-func onlyLateOverlaps(t *testing.T, res *harness.Result) bool {
-	t.Helper()
-	for _, c := range res.Findings.Checkers {
-		if c.Verdict != checker.Valid && c.Name != "mutex" {
-			return false
-		}
-	}
-	m, _ := res.Findings.Checker("mutex")
-	ops, err := history.ReadFile(filepath.Join(res.Dir, "history.jsonl"))
-	if err != nil || len(m.Violations) != m.ViolationCount {
-		return false
-	}
-	for _, v := range m.Violations {
-		// The write that entered first is the one that overstayed.
-		first := -1
-		for _, i := range v.Ops {
-			if i < 0 || int(i) >= len(ops) {
-				return false
-			}
-			if first < 0 || ops[i].Call < ops[first].Call {
-				first = int(i)
-			}
-		}
-		if first < 0 || !ops[first].Late {
-			return false
-		}
-	}
-	t.Logf("mutex: %d double holder(s), each with a write that left after its lease (late exits %d): %s", m.ViolationCount, res.Summary.LateExits, m.Violations[0].Message)
-	return true
 }
 
 // TestRun_BrokenLocksInvalid: each classic mistake shows at least one

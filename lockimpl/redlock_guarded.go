@@ -24,7 +24,12 @@ import (
 //     read in the acquire's own script, falls outside the client's send
 //     and receive times widened by Redlock's drift allowance has jumped
 //     or drifts, its TTLs are not the client's, and its vote is not
-//     counted.
+//     counted; and a node whose clock jumped forward expired keys early
+//     that stay gone when it comes back, so a node whose TIME reads
+//     behind the last its scripts read abstains for the TTL, as a
+//     restarted one does (clock-quorum, under load: the jumped node's
+//     clock was set back 300 ms before a second client, its vote
+//     counted again, took a majority from a lease still valid).
 //
 // What it cannot guard against is what no Redlock can: a holder paused
 // past its validity (pause): only a fencing token at the resource can.
@@ -32,21 +37,30 @@ var redlockGuardedEntry = Entry{Name: "redlock-guarded", Factory: newRedlockGuar
 	Description: "Redlock that enforces its assumptions on each node: a node that lost its keys abstains for a TTL (the delayed restart, done by the lock), a node whose clock disagrees with the client's is not counted"}
 
 // guardMarker is the key each node of redlock-guarded keeps: its value
-// is the node time (ms) from which the node may vote.
-const guardMarker = "lockcheck:redlock-guard"
+// is the node time (ms) from which the node may vote. guardLast is the
+// node time its last script read: a clock found behind it went back.
+const (
+	guardMarker = "lockcheck:redlock-guard"
+	guardLast   = "lockcheck:redlock-guard:last"
+)
 
 // guardPreamble opens each of redlock-guarded's scripts: KEYS[1] is
-// the lock's key, KEYS[2] the marker, ARGV[2] the TTL (ms) for the
-// acquire and the extend, the quarantine for all three. A script answers
-// {outcome, node time in ms}: outcome -1 when the node abstains (it lost
-// its marker within a TTL), else 1 (set, deleted, extended) or 0 (the
-// key taken, or not ours).
+// the lock's key, KEYS[2] the marker, KEYS[3] the last time read,
+// ARGV[2] the TTL (ms) for the acquire and the extend, the quarantine
+// for all three. A node without its marker (restarted empty), or whose
+// clock reads behind the last script's (it jumped forward and came
+// back: the keys it expired early are gone, and its clock looks right
+// again), abstains for the quarantine from then on. A script answers
+// {outcome, node time in ms}: outcome -1 when the node abstains, else 1
+// (set, deleted, extended) or 0 (the key taken, or not ours).
 const guardPreamble = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local last = tonumber(redis.call('GET', KEYS[3]) or '0')
+redis.call('SET', KEYS[3], now)
 local from = redis.call('GET', KEYS[2])
-if not from then
-  redis.call('SET', KEYS[2], now + tonumber(ARGV[2]))
+if not from or now < last then
+  redis.call('SET', KEYS[2], math.max(tonumber(from or '0'), now + tonumber(ARGV[2])))
   return {-1, now}
 end
 if now < tonumber(from) then
@@ -97,7 +111,7 @@ func newRedlockGuarded(env Env) (Locker, error) {
 func guarded(sc *redis.Script, key, token string, ttl time.Duration) func(ctx context.Context, c redis.UniversalClient) (bool, error) {
 	return func(ctx context.Context, c redis.UniversalClient) (bool, error) {
 		sent := time.Now()
-		res, err := sc.Run(ctx, c, []string{key, guardMarker}, token, ttl.Milliseconds()).Int64Slice()
+		res, err := sc.Run(ctx, c, []string{key, guardMarker, guardLast}, token, ttl.Milliseconds()).Int64Slice()
 		got := time.Now()
 		if err != nil {
 			return false, err
