@@ -28,9 +28,11 @@ import (
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/history"
+	"github.com/lockcheck/lockcheck/internal/faultrun"
 	"github.com/lockcheck/lockcheck/internal/testutil"
 	"github.com/lockcheck/lockcheck/internal/version"
 	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/scenario"
 	"github.com/lockcheck/lockcheck/workload"
 )
 
@@ -111,28 +113,6 @@ func agentWorkload(seed int64) workload.Config {
 	return workload.Config{Clients: 600, Keys: 30, Duration: 5 * time.Second, TTL: 500 * time.Millisecond,
 		Hold: 500 * time.Millisecond, HoldDist: workload.HoldUniform, Retry: workload.RetryNone, Think: time.Second, Seed: seed,
 		Margin: 50 * time.Millisecond}
-}
-
-// shortLeases is harness's fault workload: 200 ms leases, 100 ms holds.
-var shortLeases = workload.Config{Clients: 50, Keys: 3, Duration: 8 * time.Second, TTL: 200 * time.Millisecond,
-	Hold: 100 * time.Millisecond, OpTimeout: 500 * time.Millisecond, Margin: 30 * time.Millisecond}
-
-func doubleHolders(r *harness.Result) int {
-	m, _ := r.Findings.Checker("mutex")
-	return m.ViolationCount
-}
-
-// scenario is a fault and the coverage a run needs to count.
-type scenario struct {
-	workload workload.Config
-	nemesis  nemesis.Config
-	needs    checker.Coverage
-}
-
-// hit says whether each of the scenario's faults began at least once
-// while a lease was surely live, and the run met s.needs.
-func (s scenario) hit(res *harness.Result) bool {
-	return testutil.Hit(res.Findings.Coverage, s.nemesis.Faults, s.needs)
 }
 
 func agentConfig(t *testing.T, lock string, w workload.Config) harness.Config {
@@ -271,11 +251,11 @@ func TestAgents_Refusals(t *testing.T) {
 // the one resource the coordinator serves to every agent.
 func TestAgents_PauseClient(t *testing.T) {
 	testutil.RequireRedis(t)
-	s := scenario{workload: shortLeases, nemesis: nemesis.Config{Faults: []string{"pause-client"}, Interval: time.Second, Duration: time.Second},
-		needs: checker.Coverage{checker.StaleHolder: 1}}
-	s.workload.Clients = 60
+	s := faultrun.Case{Workload: faultrun.ShortLeases, Scenario: scenario.Scenario{Nemesis: nemesis.Config{Faults: []string{"pause-client"}, Interval: time.Second, Duration: time.Second},
+		Requires: checker.Coverage{checker.StaleHolder: 1}}}
+	s.Workload.Clients = 60
 	expectAgents(t, s, "setnx", func(r *harness.Result) (bool, string) {
-		return doubleHolders(r) > 0 && r.Summary.Paused > 0, "double holders: " + strconv.Itoa(doubleHolders(r))
+		return faultrun.DoubleHolders(r) > 0 && r.Summary.Paused > 0, "double holders: " + strconv.Itoa(faultrun.DoubleHolders(r))
 	})
 	expectAgents(t, s, "fenced", func(r *harness.Result) (bool, string) {
 		f, _ := r.Findings.Checker("fencing")
@@ -291,7 +271,7 @@ func TestAgents_PauseClient(t *testing.T) {
 func TestAgents_LostReply(t *testing.T) {
 	testutil.RequireRedis(t)
 	w := workload.Config{Clients: 30, Keys: 5, Duration: 6 * time.Second, TTL: time.Second, Hold: 50 * time.Millisecond, OpTimeout: time.Second}
-	s := scenario{workload: w, nemesis: nemesis.Config{Faults: []string{"lost-reply"}, Interval: time.Second, Duration: 500 * time.Millisecond}}
+	s := faultrun.Case{Workload: w, Scenario: scenario.Scenario{Nemesis: nemesis.Config{Faults: []string{"lost-reply"}, Interval: time.Second, Duration: 500 * time.Millisecond}}}
 	expectAgents(t, s, "setnx", func(r *harness.Result) (bool, string) {
 		info := r.Summary.Ops.Get(history.Acquire, history.Info) + r.Summary.Ops.Get(history.Release, history.Info)
 		return r.Verdict == checker.Valid && info > 0, "indeterminate acquires and releases: " + strconv.Itoa(int(info))
@@ -303,22 +283,22 @@ func TestAgents_LostReply(t *testing.T) {
 }
 
 // expectAgents runs s on three agents with seeds 1, 2, ... until ok holds
-// on a run that gave the fault its chance, as scenario.expect does.
-func expectAgents(t *testing.T, s scenario, lock string, ok func(*harness.Result) (bool, string)) {
+// on a run that counts, as faultrun.Case.Expect does on one machine.
+func expectAgents(t *testing.T, s faultrun.Case, lock string, ok func(*harness.Result) (bool, string)) {
 	t.Helper()
 	counted := 0
 	for seed := int64(1); seed <= 10 && counted < 3; seed++ {
-		w := s.workload
+		w := s.Workload
 		w.Seed = seed
 		cfg := agentConfig(t, lock, w)
-		cfg.Nemesis = s.nemesis
+		cfg.Nemesis = s.Nemesis
 		res, err := runAgents(t, cfg, threeClocks)
 		if err != nil {
 			t.Fatalf("%s on agents: %v", lock, err)
 		}
 		good, msg := ok(res)
 		t.Logf("%s on agents, seed %d: verdict %s; %s; coverage %v", lock, seed, res.Verdict, msg, res.Findings.Coverage)
-		hit := s.hit(res)
+		hit := s.Hit(res)
 		if good && hit {
 			return
 		}

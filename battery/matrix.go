@@ -173,7 +173,7 @@ func runCell(ctx context.Context, cfg MatrixConfig, s scenario.Scenario, cell *r
 	w := workloadOf(s, cell.Topology, e.Watchdog, cfg.adjust)
 	lock := harness.Config{Lock: cell.Lock, Registry: cfg.Registry, Check: cfg.Check, Cluster: cfg.Cluster}
 	for attempt := 0; attempt < cfg.Attempts; attempt++ {
-		r, err := harness.Run(ctx, scenarioRun(s, lock, cell.Topology, w, cfg.Seed+int64(attempt), cell.Lock+"--"+s.Name, filepath.Join(dir, "cells"),
+		r, err := harness.Run(ctx, ScenarioRun(s, lock, cell.Topology, w, cfg.Seed+int64(attempt), cell.Lock+"--"+s.Name, filepath.Join(dir, "cells"),
 			append(append([]string{}, cfg.Args...), "cell="+cell.Lock+"/"+s.Name)))
 		cell.Runs++
 		cell.Err = ""

@@ -35,10 +35,11 @@ func workloadOf(s scenario.Scenario, topo string, ownWatchdog bool, adjust func(
 	return w
 }
 
-// scenarioRun is the run of s for the lock of base (its lock, registry,
+// ScenarioRun is the run of s for the lock of base (its lock, registry,
 // check and cluster settings) on topo with workload w and seed: a verify
-// scenario's attempt and a matrix cell alike, named name, under outDir.
-func scenarioRun(s scenario.Scenario, base harness.Config, topo string, w workload.Config, seed int64, name, outDir string, args []string) harness.Config {
+// scenario's attempt, a matrix cell and a row of the fault table
+// (internal/faultrun) alike, named name, under outDir.
+func ScenarioRun(s scenario.Scenario, base harness.Config, topo string, w workload.Config, seed int64, name, outDir string, args []string) harness.Config {
 	w.Seed = seed
 	n := s.Nemesis
 	n.Seed = seed
@@ -56,5 +57,5 @@ func verifyRun(cfg VerifyConfig, s scenario.Scenario, topo string, ownWatchdog b
 		rc = *cfg.ClientFaultLock
 	}
 	w := workloadOf(s, topo, ownWatchdog, cfg.Workload)
-	return scenarioRun(s, rc, topo, w, seed, s.Name, filepath.Join(dir, "runs"), append(append([]string{}, cfg.Args...), "scenario="+s.Name))
+	return ScenarioRun(s, rc, topo, w, seed, s.Name, filepath.Join(dir, "runs"), append(append([]string{}, cfg.Args...), "scenario="+s.Name))
 }

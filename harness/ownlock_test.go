@@ -20,6 +20,7 @@ import (
 	"github.com/lockcheck/lockcheck/internal/testutil"
 	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/scenario"
 	"github.com/lockcheck/lockcheck/workload"
 )
 
@@ -41,7 +42,7 @@ func TestOwnLock_SpecMatchesSetNX(t *testing.T) {
 		faults []string
 		want   checker.Verdict
 	}{{nil, checker.Valid}, {[]string{"pause-client"}, checker.Invalid}} {
-		s := faultrun.Case{Workload: faultrun.ShortLeases, Nemesis: nemesis.Config{Faults: tc.faults, Interval: time.Second, Duration: time.Second}}
+		s := faultrun.Case{Workload: faultrun.ShortLeases, Scenario: scenario.Scenario{Nemesis: nemesis.Config{Faults: tc.faults, Interval: time.Second, Duration: time.Second}}}
 		s.Workload.Duration = 5 * time.Second
 		ok := false
 		for seed := int64(1); seed <= 3 && !ok; seed++ {
@@ -73,7 +74,7 @@ func TestOwnLock_BrokenSpecs(t *testing.T) {
 	// before it releases.
 	w := faultrun.ShortLeases
 	w.Hold, w.HoldDist, w.ExtendEvery, w.Duration = time.Second, workload.HoldFixed, 60*time.Millisecond, 6*time.Second
-	s := faultrun.Case{Workload: w, Nemesis: nemesis.Config{Faults: []string{"pause-holder"}, Interval: 500 * time.Millisecond, Duration: 500 * time.Millisecond}}
+	s := faultrun.Case{Workload: w, Scenario: scenario.Scenario{Nemesis: nemesis.Config{Faults: []string{"pause-holder"}, Interval: 500 * time.Millisecond, Duration: 500 * time.Millisecond}}}
 	r := s.Expect(t, "spec:setnx", faultrun.Valid)
 	if r.Summary.Paused == 0 {
 		t.Error("no holder was paused")
@@ -110,7 +111,7 @@ func TestOwnLock_AddExtend(t *testing.T) {
 	// (with 50, a client acquired about once in 7 s, and runs under -race
 	// went by with no crash at all).
 	w.Clients, w.Hold, w.ExtendEvery, w.Duration, w.Retry = 10, 400*time.Millisecond, 60*time.Millisecond, 6*time.Second, workload.RetryNone
-	s := faultrun.Case{Workload: w, Nemesis: nemesis.Config{Faults: []string{"crash-client"}, Interval: time.Second, Duration: time.Second}}
+	s := faultrun.Case{Workload: w, Scenario: scenario.Scenario{Nemesis: nemesis.Config{Faults: []string{"crash-client"}, Interval: time.Second, Duration: time.Second}}}
 	s.Expect(t, "spec:add-extend", func(r *harness.Result) (bool, string) {
 		if r.Verdict != checker.Valid || r.Summary.Crashed == 0 {
 			return false, "crashed " + strconv.FormatInt(r.Summary.Crashed, 10)
@@ -165,7 +166,7 @@ func TestOwnLock_ProcessOnSentinel(t *testing.T) {
 	testutil.RequireRedis(t)
 	w := faultrun.ShortLeases
 	w.Duration, w.OpTimeout = 3*time.Second, 400*time.Millisecond
-	r := faultrun.Case{Workload: w, Cluster: cluster.Config{Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond}}.Run(t, "cmd:lockproc", 1)
+	r := faultrun.Case{Workload: w, Scenario: scenario.Scenario{Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond}}.Run(t, "cmd:lockproc", 1)
 	if ok := r.Summary.Ops.Get(history.Acquire, history.OK); r.Verdict != checker.Valid || ok < 50 {
 		t.Errorf("%s, %d acquires granted; want valid, the master answering in time", r.Verdict, ok)
 	}
@@ -328,7 +329,7 @@ func TestOwnLock_ProcessWatchdog(t *testing.T) {
 		t.Errorf("no fault: verdict %s, %d extends ok; want valid, with the process's extends", res.Verdict, res.Summary.Ops.Get(history.Extend, history.OK))
 	}
 	w.Hold, w.Duration = 100*time.Millisecond, 6*time.Second
-	s := faultrun.Case{Workload: w, Nemesis: nemesis.Config{Faults: []string{"pause-client"}, Interval: 500 * time.Millisecond, Duration: 500 * time.Millisecond}}
+	s := faultrun.Case{Workload: w, Scenario: scenario.Scenario{Nemesis: nemesis.Config{Faults: []string{"pause-client"}, Interval: 500 * time.Millisecond, Duration: 500 * time.Millisecond}}}
 	shared := s.Run(t, "cmd:lockproc-watchdog", 1)
 	if faultrun.DoubleHolders(shared) != 0 || shared.Findings.Coverage[checker.StaleHolder] != 0 || shared.Summary.Paused == 0 {
 		t.Errorf("shared process: %d double holders, %d stale holders, %d pauses; want 0, 0 and some pauses",
@@ -348,7 +349,7 @@ func TestOwnLock_ProcessWatchdog(t *testing.T) {
 func TestOwnLock_LocksOnCluster(t *testing.T) {
 	testutil.RequireRedis(t)
 	w := workload.Config{Clients: 50, Keys: 10, Duration: 4 * time.Second, TTL: 500 * time.Millisecond, Hold: 50 * time.Millisecond, OpTimeout: time.Second}
-	s := faultrun.Case{Workload: w, Cluster: cluster.Config{Topology: cluster.RedisCluster}}
+	s := faultrun.Case{Workload: w, Scenario: scenario.Scenario{Topology: cluster.RedisCluster}}
 	for _, lock := range []string{"setnx", "watchdog", "fenced", "setnx-wait", "redislock", "spec:fenced"} {
 		t.Run(lock, func(t *testing.T) {
 			r := s.Expect(t, lock, faultrun.Valid)
@@ -358,7 +359,7 @@ func TestOwnLock_LocksOnCluster(t *testing.T) {
 		})
 	}
 	t.Run("broken-del-release", func(t *testing.T) {
-		p := faultrun.Case{Workload: proofWorkload(7), Cluster: s.Cluster}
+		p := faultrun.Case{Workload: proofWorkload(7), Scenario: s.Scenario}
 		p.Expect(t, "broken-del-release", func(r *harness.Result) (bool, string) {
 			return faultrun.DoubleHolders(r) > 0, "double holders: " + strconv.Itoa(faultrun.DoubleHolders(r))
 		})
@@ -376,7 +377,7 @@ func TestOwnLock_LocksOnCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = harness.Run(context.Background(), harness.Config{OutDir: t.TempDir(), Lock: spec.Name, Factory: spec.Factory, Workload: w,
-		Cluster: s.Cluster})
+		Cluster: cluster.Config{Topology: s.Topology}})
 	if !errors.Is(err, harness.ErrConfig) || !strings.Contains(err.Error(), `"{key}:fence"`) || !strings.Contains(err.Error(), "different cluster slots") {
 		t.Errorf("a spec with keys in two slots: %v; want a configuration error naming the key and the slots", err)
 	}

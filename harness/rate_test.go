@@ -10,6 +10,7 @@ import (
 	"github.com/lockcheck/lockcheck/internal/testutil"
 	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/report"
+	"github.com/lockcheck/lockcheck/scenario"
 	"github.com/lockcheck/lockcheck/workload"
 )
 
@@ -23,7 +24,7 @@ func TestRun_Rate(t *testing.T) {
 	testutil.RequireRedis(t)
 	w := workload.Config{Clients: 20, Keys: 1000, Duration: 4500 * time.Millisecond, TTL: time.Second, Hold: 0,
 		HoldDist: workload.HoldFixed, Rate: 200, OpTimeout: 2 * time.Second}
-	s := faultrun.Case{Workload: w, Nemesis: nemesis.Config{Faults: []string{"pause-redis"}, Interval: 2 * time.Second, Duration: time.Second}}
+	s := faultrun.Case{Workload: w, Scenario: scenario.Scenario{Nemesis: nemesis.Config{Faults: []string{"pause-redis"}, Interval: 2 * time.Second, Duration: time.Second}}}
 	res := s.Run(t, "setnx", 1)
 	u := res.Summary
 	t.Logf("scheduled %d started %d dropped %d shortfall %d; acquire %+v; start lag %+v", u.Scheduled, u.Started, u.Dropped, u.Shortfall,

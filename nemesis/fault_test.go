@@ -17,6 +17,7 @@ import (
 	"github.com/lockcheck/lockcheck/internal/ownlock"
 	"github.com/lockcheck/lockcheck/internal/testutil"
 	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/scenario"
 	"github.com/lockcheck/lockcheck/workload"
 )
 
@@ -41,8 +42,7 @@ func TestFault_PauseClient(t *testing.T) {
 func faultPauseClient(t *testing.T, backend string) {
 	// A run counts only if a paused holder was still in its section
 	// after another client acquired: the double holder's chance.
-	s := faultrun.Case{Workload: faultrun.ShortLeases, Nemesis: nemesis.Config{Faults: []string{"pause-client"}, Interval: time.Second, Duration: time.Second},
-		Needs: checker.Coverage{checker.StaleHolder: 1}}
+	s := faultrun.Case{Workload: faultrun.ShortLeases, Scenario: scenario.Scenario{Nemesis: nemesis.Config{Faults: []string{"pause-client"}, Interval: time.Second, Duration: time.Second}, Requires: checker.Coverage{checker.StaleHolder: 1}}}
 	for _, lock := range []string{"setnx", "watchdog"} {
 		s.On(backend).Expect(t, lock, func(r *harness.Result) (bool, string) {
 			return faultrun.DoubleHolders(r) > 0, "double holders: " + strconv.Itoa(faultrun.DoubleHolders(r))
@@ -61,7 +61,7 @@ func TestFault_CrashClient(t *testing.T) {
 	testutil.RequireRedis(t)
 	w := faultrun.ShortLeases
 	w.Duration, w.Hold = 10*time.Second, 50*time.Millisecond
-	s := faultrun.Case{Workload: w, Nemesis: nemesis.Config{Faults: []string{"crash-client"}, Interval: time.Second, Duration: time.Second}}
+	s := faultrun.Case{Workload: w, Scenario: scenario.Scenario{Nemesis: nemesis.Config{Faults: []string{"crash-client"}, Interval: time.Second, Duration: time.Second}}}
 	for _, lock := range []string{"broken-setnx-expire", "broken-no-ttl"} {
 		s.Expect(t, lock, func(r *harness.Result) (bool, string) {
 			l, _ := r.Findings.Checker("liveness")
@@ -85,8 +85,7 @@ func TestFault_KillRedis(t *testing.T) {
 }
 
 func faultKillRedis(t *testing.T, backend string) {
-	s := faultrun.Case{Workload: faultrun.ShortLeases, Nemesis: nemesis.Config{Faults: []string{"kill-redis"}, Interval: 2 * time.Second},
-		Cluster: cluster.Config{Persistence: "none"}}
+	s := faultrun.Case{Workload: faultrun.ShortLeases, Scenario: scenario.Scenario{Nemesis: nemesis.Config{Faults: []string{"kill-redis"}, Interval: 2 * time.Second}}}
 	delay := 500 * time.Millisecond // longer than the 200ms TTL
 	if backend == cluster.Docker {
 		// Starting a killed container again takes longer than a 200ms
@@ -104,7 +103,7 @@ func faultKillRedis(t *testing.T, backend string) {
 	// slow restart (the go-redis pool's dial back-off included) missed
 	// every lease in three runs.
 	broken := s
-	broken.Needs = checker.Coverage{checker.Outlived("kill-redis"): 1}
+	broken.Requires = checker.Coverage{checker.Outlived("kill-redis"): 1}
 	if backend == cluster.Local {
 		// 200 ms leases: a fresh-clone CI run (load average 9 on 2
 		// cores) gave no lease that outlived the restart in 10 runs.
@@ -127,7 +126,7 @@ func TestFault_PauseRedis(t *testing.T) {
 	faultPauseRedis(t, cluster.Local)
 	w := faultrun.ShortLeases
 	w.Clients = 20
-	s := faultrun.Case{Workload: w, Nemesis: nemesis.Config{Faults: []string{"pause-redis"}, Interval: 2 * time.Second, Duration: time.Second}}
+	s := faultrun.Case{Workload: w, Scenario: scenario.Scenario{Nemesis: nemesis.Config{Faults: []string{"pause-redis"}, Interval: 2 * time.Second, Duration: time.Second}}}
 	s.Expect(t, "broken-resend", func(r *harness.Result) (bool, string) {
 		l, _ := r.Findings.Checker("linearizable")
 		return l.Verdict == checker.Invalid, "linearizable: " + string(l.Verdict)
@@ -137,7 +136,7 @@ func TestFault_PauseRedis(t *testing.T) {
 func faultPauseRedis(t *testing.T, backend string) {
 	w := faultrun.ShortLeases
 	w.Clients = 20
-	s := faultrun.Case{Workload: w, Nemesis: nemesis.Config{Faults: []string{"pause-redis"}, Interval: 2 * time.Second, Duration: time.Second}}
+	s := faultrun.Case{Workload: w, Scenario: scenario.Scenario{Nemesis: nemesis.Config{Faults: []string{"pause-redis"}, Interval: 2 * time.Second, Duration: time.Second}}}
 	s.On(backend).Expect(t, "setnx", func(r *harness.Result) (bool, string) {
 		info := r.Summary.Ops[history.Acquire][history.Info] + r.Summary.Ops[history.Release][history.Info]
 		return r.Verdict == checker.Valid && info > 0, "indeterminate ops: " + strconv.Itoa(int(info))
@@ -155,9 +154,7 @@ func TestFault_Failover(t *testing.T) {
 }
 
 func faultFailover(t *testing.T, backend string) {
-	s := faultrun.Case{Workload: sentinelLeases, Cluster: cluster.Config{Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond},
-		Nemesis: nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
-		Needs:   checker.Coverage{checker.Outlived("failover"): 1, history.LostRetaken: 1}}
+	s := faultrun.Case{Workload: sentinelLeases, Scenario: scenario.Scenario{Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond, Nemesis: nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second}, Requires: checker.Coverage{checker.Outlived("failover"): 1, history.LostRetaken: 1}}}
 	r := s.On(backend).Expect(t, "setnx", faultrun.Invalid)
 	named := false
 	for _, f := range r.Faults {
@@ -174,9 +171,7 @@ func TestFault_Partition(t *testing.T) {
 }
 
 func faultPartition(t *testing.T, backend string) {
-	s := faultrun.Case{Workload: sentinelLeases, Cluster: cluster.Config{Topology: cluster.Sentinel},
-		Nemesis: nemesis.Config{Faults: []string{"partition"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
-		Needs:   checker.Coverage{history.GrantedBothSides: 1}}
+	s := faultrun.Case{Workload: sentinelLeases, Scenario: scenario.Scenario{Topology: cluster.Sentinel, Nemesis: nemesis.Config{Faults: []string{"partition"}, Interval: 3 * time.Second, Duration: 6 * time.Second}, Requires: checker.Coverage{history.GrantedBothSides: 1}}}
 	s.On(backend).Expect(t, "setnx", func(r *harness.Result) (bool, string) {
 		return faultrun.DoubleHolders(r) > 0, "double holders across the split brain: " + strconv.Itoa(faultrun.DoubleHolders(r))
 	})
@@ -193,13 +188,11 @@ func faultPartition(t *testing.T, backend string) {
 // live leases.
 func TestFault_PartitionHeal(t *testing.T) {
 	testutil.RequireRedis(t)
-	s := faultrun.Case{Workload: sentinelLeases, Cluster: cluster.Config{Topology: cluster.Sentinel},
-		Nemesis: nemesis.Config{Faults: []string{"partition"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
-		Needs:   checker.Coverage{history.LostAtHeal: 1, history.LostRetaken: 1}}
+	s := faultrun.Case{Workload: sentinelLeases, Scenario: scenario.Scenario{Topology: cluster.Sentinel, Nemesis: nemesis.Config{Faults: []string{"partition"}, Interval: 3 * time.Second, Duration: 6 * time.Second}, Requires: checker.Coverage{history.LostAtHeal: 1, history.LostRetaken: 1}}}
 	s.Expect(t, "setnx", func(r *harness.Result) (bool, string) {
 		return faultrun.DoubleHolders(r) > 0, "double holders across the heal: " + strconv.Itoa(faultrun.DoubleHolders(r))
 	})
-	s.Needs = checker.Coverage{checker.Outlived("partition"): 1}
+	s.Requires = checker.Coverage{checker.Outlived("partition"): 1}
 	s.Expect(t, "setnx-wait-all", func(r *harness.Result) (bool, string) {
 		n := r.Findings.Coverage[history.LostRetaken]
 		return r.Verdict == checker.Valid && n == 0, "lost_retaken " + strconv.Itoa(n)
@@ -216,19 +209,14 @@ func TestFault_PartitionHeal(t *testing.T) {
 func TestFault_FailoverDetect(t *testing.T) {
 	testutil.RequireRedis(t)
 	t.Run("sentinel/partition", func(t *testing.T) {
-		s := faultrun.Case{Workload: sentinelLeases, Cluster: cluster.Config{Topology: cluster.Sentinel, Failover: cluster.FailoverDetect},
-			Nemesis: nemesis.Config{Faults: []string{"partition"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
-			Needs:   checker.Coverage{history.GrantedBothSides: 1}}
+		s := faultrun.Case{Workload: sentinelLeases, Scenario: scenario.Scenario{Topology: cluster.Sentinel, Failover: cluster.FailoverDetect, Nemesis: nemesis.Config{Faults: []string{"partition"}, Interval: 3 * time.Second, Duration: 6 * time.Second}, Requires: checker.Coverage{history.GrantedBothSides: 1}}}
 		s.Expect(t, "setnx", func(r *harness.Result) (bool, string) {
 			return faultrun.DoubleHolders(r) > 0, "double holders across the split brain: " + strconv.Itoa(faultrun.DoubleHolders(r))
 		})
 		s.Expect(t, "setnx-wait-all", faultrun.Valid)
 	})
 	t.Run("cluster/failover", func(t *testing.T) {
-		cl := cluster.Config{Topology: cluster.RedisCluster, ReplicationLag: 500 * time.Millisecond, Failover: cluster.FailoverDetect}
-		s := faultrun.Case{Workload: clusterLeases, Cluster: cl,
-			Nemesis: nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
-			Needs:   checker.Coverage{checker.Outlived("failover"): 1, history.LostRetaken: 1}}
+		s := faultrun.Case{Workload: clusterLeases, Scenario: scenario.Scenario{Topology: cluster.RedisCluster, ReplicationLag: 500 * time.Millisecond, Failover: cluster.FailoverDetect, Nemesis: nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second}, Requires: checker.Coverage{checker.Outlived("failover"): 1, history.LostRetaken: 1}}}
 		s.Expect(t, "setnx", faultrun.Invalid)
 	})
 }
@@ -279,8 +267,7 @@ var clusterLeases = workload.Config{Clients: 30, Keys: 12, Duration: 12 * time.S
 	Hold: 300 * time.Millisecond, OpTimeout: time.Second}
 
 func faultRedisCluster(t *testing.T, backend string) {
-	cl := cluster.Config{Topology: cluster.RedisCluster, ReplicationLag: 500 * time.Millisecond, Backend: backend}
-	quiet := faultrun.Case{Workload: clusterLeases, Cluster: cl}
+	quiet := faultrun.Case{Workload: clusterLeases, Backend: backend, Scenario: scenario.Scenario{Topology: cluster.RedisCluster, ReplicationLag: 500 * time.Millisecond}}
 	if backend == cluster.Docker {
 		// A killed master's container comes back, and its replica takes
 		// over, slower than a process: with 10 s leases, on a busy
@@ -303,7 +290,7 @@ func faultRedisCluster(t *testing.T, backend string) {
 		// held its key (lost_retaken; a lost lease retaken only after the
 		// run ended left a docker run on a busy machine valid three times),
 		// one key granted on both sides.
-		s.Needs = checker.Coverage{checker.Outlived(f): 1, map[string]string{"failover": history.LostRetaken, "partition": history.GrantedBothSides}[f]: 1}
+		s.Requires = checker.Coverage{checker.Outlived(f): 1, map[string]string{"failover": history.LostRetaken, "partition": history.GrantedBothSides}[f]: 1}
 		t.Run(f, func(t *testing.T) { s.Expect(t, "setnx", faultrun.Invalid) })
 	}
 	s := quiet
@@ -324,7 +311,7 @@ func faultRedisCluster(t *testing.T, backend string) {
 func TestFault_LostReply(t *testing.T) {
 	testutil.RequireRedis(t)
 	w := workload.Config{Clients: 20, Keys: 5, Duration: 6 * time.Second, TTL: time.Second, Hold: 50 * time.Millisecond, OpTimeout: time.Second}
-	s := faultrun.Case{Workload: w, Nemesis: nemesis.Config{Faults: []string{"lost-reply"}, Interval: time.Second, Duration: 500 * time.Millisecond}}
+	s := faultrun.Case{Workload: w, Scenario: scenario.Scenario{Nemesis: nemesis.Config{Faults: []string{"lost-reply"}, Interval: time.Second, Duration: 500 * time.Millisecond}}}
 	s.Expect(t, "setnx", func(r *harness.Result) (bool, string) {
 		info := r.Summary.Ops.Get(history.Acquire, history.Info) + r.Summary.Ops.Get(history.Release, history.Info)
 		return r.Verdict == checker.Valid && info > 0, "indeterminate acquires and releases: " + strconv.Itoa(int(info))
@@ -347,7 +334,7 @@ func TestFault_ClientPartition(t *testing.T) {
 	// its section when its lease runs out on Redis.
 	w := workload.Config{Clients: 20, Keys: 5, Duration: 8 * time.Second, TTL: 600 * time.Millisecond, Hold: 3 * time.Second,
 		HoldDist: workload.HoldFixed, OpTimeout: 300 * time.Millisecond}
-	s := faultrun.Case{Workload: w, Nemesis: nemesis.Config{Faults: []string{"client-partition"}, Interval: time.Second, Duration: time.Second}}
+	s := faultrun.Case{Workload: w, Scenario: scenario.Scenario{Nemesis: nemesis.Config{Faults: []string{"client-partition"}, Interval: time.Second, Duration: time.Second}}}
 	for _, lock := range []string{"setnx", "watchdog"} {
 		s.Expect(t, lock, func(r *harness.Result) (bool, string) {
 			info := r.Summary.Ops.Get(history.Acquire, history.Info) + r.Summary.Ops.Get(history.Release, history.Info) + r.Summary.Ops.Get(history.Extend, history.Info)
@@ -368,7 +355,7 @@ func TestFault_ClientClock(t *testing.T) {
 	testutil.RequireRedis(t)
 	w := workload.Config{Clients: 20, Keys: 5, Duration: 8 * time.Second, TTL: 600 * time.Millisecond, Hold: time.Second,
 		HoldDist: workload.HoldFixed, OpTimeout: 300 * time.Millisecond}
-	s := faultrun.Case{Workload: w, Nemesis: nemesis.Config{Faults: []string{"client-clock"}, Interval: time.Second, Duration: time.Second}}
+	s := faultrun.Case{Workload: w, Scenario: scenario.Scenario{Nemesis: nemesis.Config{Faults: []string{"client-clock"}, Interval: time.Second, Duration: time.Second}}}
 	for _, lock := range []string{"setnx", "redlock"} {
 		s.Expect(t, lock, func(r *harness.Result) (bool, string) {
 			return faultrun.DoubleHolders(r) > 0 && r.Summary.LateExits > 0, "double holders: " + strconv.Itoa(faultrun.DoubleHolders(r)) + ", late exits: " + strconv.Itoa(int(r.Summary.LateExits))
@@ -384,8 +371,7 @@ func TestFault_ClientClock(t *testing.T) {
 // fault began while a lease was live (expect counts no other run).
 func TestFault_TableRows(t *testing.T) {
 	testutil.RequireRedis(t)
-	kill := faultrun.Case{Workload: faultrun.ShortLeases, Nemesis: nemesis.Config{Faults: []string{"kill-redis"}, Interval: 2 * time.Second},
-		Cluster: cluster.Config{Persistence: "none"}}
+	kill := faultrun.Case{Workload: faultrun.ShortLeases, Scenario: scenario.Scenario{Nemesis: nemesis.Config{Faults: []string{"kill-redis"}, Interval: 2 * time.Second}}}
 	t.Run("fenced/kill-redis", func(t *testing.T) {
 		// Leases that outlive the restart and the clients' return (the
 		// go-redis pool redials a node that refused it after up to a
@@ -393,7 +379,7 @@ func TestFault_TableRows(t *testing.T) {
 		// 200 ms leases a loaded machine gave no such lease in 3 runs.
 		kill := kill
 		kill.Workload = faultrun.OutlivingRestart(kill.Workload)
-		kill.Needs = checker.Coverage{checker.Outlived("kill-redis"): 1}
+		kill.Requires = checker.Coverage{checker.Outlived("kill-redis"): 1}
 		// No double holder (the resource refuses every holder after the
 		// counter restarted), but leases were lost.
 		kill.Expect(t, "fenced", func(r *harness.Result) (bool, string) {
@@ -403,14 +389,13 @@ func TestFault_TableRows(t *testing.T) {
 	})
 	t.Run("setnx/kill-redis-aof-always", func(t *testing.T) {
 		s := kill
-		s.Cluster.Persistence = "aof-always"
+		s.Persistence = "aof-always"
 		s.Expect(t, "setnx", faultrun.Valid)
 	})
 	for _, f := range []string{"latency", "clock-jump", "clock"} {
 		// A clock jump breaks leases on every key: the search for an
 		// order of those keys may run long, and double holders decide.
-		s := faultrun.Case{Workload: faultrun.ShortLeases, Nemesis: nemesis.Config{Faults: []string{f}, Interval: time.Second, Duration: time.Second},
-			CheckTimeout: 5 * time.Second}
+		s := faultrun.Case{Workload: faultrun.ShortLeases, CheckTimeout: 5 * time.Second, Scenario: scenario.Scenario{Nemesis: nemesis.Config{Faults: []string{f}, Interval: time.Second, Duration: time.Second}}}
 		want := map[string]checker.Verdict{"latency": checker.Valid, "clock-jump": checker.Invalid, "clock": checker.Invalid}[f]
 		t.Run("setnx/"+f, func(t *testing.T) {
 			s.Expect(t, "setnx", func(r *harness.Result) (bool, string) {
@@ -434,17 +419,15 @@ func TestFault_TableRows(t *testing.T) {
 			})
 		}
 	}
-	failover := faultrun.Case{Workload: sentinelLeases, Cluster: cluster.Config{Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond},
-		Nemesis: nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second},
-		Needs:   checker.Coverage{checker.Outlived("failover"): 1, history.LostRetaken: 1}}
+	failover := faultrun.Case{Workload: sentinelLeases, Scenario: scenario.Scenario{Topology: cluster.Sentinel, ReplicationLag: 500 * time.Millisecond, Nemesis: nemesis.Config{Faults: []string{"failover"}, Interval: 3 * time.Second, Duration: 6 * time.Second}, Requires: checker.Coverage{checker.Outlived("failover"): 1, history.LostRetaken: 1}}}
 	// WAIT 1 returns once one replica has the key, and Sentinel may
 	// promote the other: setnx-wait loses leases too, in some runs.
 	t.Run("setnx-wait/failover", func(t *testing.T) { failover.Expect(t, "setnx-wait", faultrun.Invalid) })
 	t.Run("fenced/failover", func(t *testing.T) { failover.Expect(t, "fenced", faultrun.Invalid) })
 	partition := failover
-	partition.Cluster.ReplicationLag = 0
+	partition.ReplicationLag = 0
 	partition.Nemesis.Faults = []string{"partition"}
-	partition.Needs = checker.Coverage{checker.Outlived("partition"): 1}
+	partition.Requires = checker.Coverage{checker.Outlived("partition"): 1}
 	t.Run("setnx-wait/partition", func(t *testing.T) { partition.Expect(t, "setnx-wait", faultrun.Invalid) })
 }
 
@@ -456,7 +439,7 @@ func TestFault_TableRows(t *testing.T) {
 func TestFault_KillMasterReplicasResync(t *testing.T) {
 	testutil.RequireRedis(t)
 	w := workload.Config{Clients: 20, Keys: 10, TTL: time.Second, Hold: 100 * time.Millisecond, Duration: 8 * time.Second, OpTimeout: time.Second}
-	s := faultrun.Case{Workload: w, Nemesis: nemesis.Config{Faults: []string{"kill-redis"}, Interval: 2 * time.Second}, Cluster: cluster.Config{Persistence: "none"}}
+	s := faultrun.Case{Workload: w, Scenario: scenario.Scenario{Nemesis: nemesis.Config{Faults: []string{"kill-redis"}, Interval: 2 * time.Second}}}
 	res := s.Run(t, "setnx-wait-all", 1)
 	ops, err := history.ReadFile(filepath.Join(res.Dir, "history.jsonl"))
 	if err != nil {
@@ -493,8 +476,7 @@ func TestFault_KillMasterReplicasResync(t *testing.T) {
 // granted during the outage, double holders); with no fault it behaves.
 func TestFault_FailOpen(t *testing.T) {
 	testutil.RequireRedis(t)
-	s := faultrun.Case{Workload: faultrun.ShortLeases, Nemesis: nemesis.Config{Faults: []string{"kill-redis"}, Interval: 2 * time.Second},
-		RestartDelay: 500 * time.Millisecond}
+	s := faultrun.Case{Workload: faultrun.ShortLeases, Scenario: scenario.Scenario{Nemesis: nemesis.Config{Faults: []string{"kill-redis"}, Interval: 2 * time.Second}, RestartDelay: 500 * time.Millisecond}}
 	s.Expect(t, "broken-fail-open", func(r *harness.Result) (bool, string) {
 		ops, err := history.ReadFile(filepath.Join(r.Dir, "history.jsonl"))
 		if err != nil {

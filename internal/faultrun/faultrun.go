@@ -1,59 +1,62 @@
 // Package faultrun runs a lock under faults until the faults met a live
-// lease: the fault tests' helper (nemesis's fault table, harness's and
-// battery's runs of own locks). Only external test packages may import
-// it: it imports harness.
+// lease: the fault tests' helper (nemesis's fault table, harness's runs
+// of own locks, agent's runs on agents). A row is a scenario.Scenario,
+// run as verify runs one (battery.ScenarioRun). Only external test
+// packages may import it: it imports harness and battery.
 package faultrun
 
 import (
-	"cmp"
 	"context"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/lockcheck/lockcheck/battery"
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/internal/ownlock"
 	"github.com/lockcheck/lockcheck/internal/testutil"
-	"github.com/lockcheck/lockcheck/nemesis"
+	"github.com/lockcheck/lockcheck/report"
+	"github.com/lockcheck/lockcheck/scenario"
 	"github.com/lockcheck/lockcheck/workload"
 )
 
-// Case is one fault run; the README's lock x fault table comes from the
-// same settings.
+// Case is one row of the fault table: a scenario, the type verify and
+// matrix run (its Nemesis, RestartDelay, Persistence, Topology,
+// ReplicationLag and Failover make the run through battery.ScenarioRun,
+// as theirs do; its Requires are the coverage a run must reach to count,
+// judged by report.ShortOf, as theirs are), with its whole workload; the
+// README's lock x fault table comes from the same settings.
 type Case struct {
-	Workload     workload.Config
-	Nemesis      nemesis.Config
-	Cluster      cluster.Config
-	RestartDelay time.Duration
+	scenario.Scenario
+	// Workload is the run's whole workload (it shadows the scenario's,
+	// an adjustment of verify's base).
+	Workload workload.Config
+	// Backend runs the nodes as processes ("": cluster.Local) or
+	// containers (cluster.Docker).
+	Backend string
 	// CheckTimeout bounds the linearizability search (0: 2 minutes).
 	CheckTimeout time.Duration
-	// Needs are coverage figures a run must reach, besides each fault's
-	// hit, to count: what gives the bug its chance, as verify's Requires.
-	Needs checker.Coverage
 }
 
 // On returns the case on another backend.
 func (s Case) On(backend string) Case {
-	s.Cluster.Backend = backend
+	s.Backend = backend
 	return s
 }
 
 func (s Case) Run(t *testing.T, lock string, seed int64) *harness.Result {
 	t.Helper()
-	w := s.Workload
-	w.Seed = seed
-	cfg := harness.Config{Lock: lock, OutDir: t.TempDir(), Workload: w,
-		Nemesis: s.Nemesis, Cluster: s.Cluster, RestartDelay: s.RestartDelay,
-		Check: checker.Options{Timeout: cmp.Or(s.CheckTimeout, 2*time.Minute), ClockTolerance: 50 * time.Millisecond}}
+	base := harness.Config{Lock: lock, Cluster: cluster.Config{Backend: s.Backend}, Check: checker.Options{Timeout: s.CheckTimeout}}
+	cfg := battery.ScenarioRun(s.Scenario, base, s.Topology, s.Workload, seed, "", t.TempDir(), nil)
 	ownlock.Resolve(t, &cfg)
 	res, err := harness.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("run %s: %v", lock, err)
 	}
 	testutil.NoRedisChildren(t)
-	if s.Cluster.Backend == cluster.Docker {
+	if s.Backend == cluster.Docker {
 		if left := testutil.DockerLeft(t, os.Getpid()); len(left) > 0 {
 			t.Errorf("left behind: %v", left)
 		}
@@ -61,11 +64,10 @@ func (s Case) Run(t *testing.T, lock string, seed int64) *harness.Result {
 	return res
 }
 
-// Expect runs the case until ok holds in a run whose faults each began
-// at least once while a lease was surely live (coverage hit:F), and that
-// met s.Needs, in at most three runs that count (the faults are real and
-// their timing is not fully in our hands). A run short of that gave the
-// lock no chance to break: it neither passes nor counts; ten runs at most.
+// Expect runs the case until ok holds in a run that counts (Hit), in at
+// most three runs that count (the faults are real and their timing is
+// not fully in our hands). A run short of that gave the lock no chance
+// to break: it neither passes nor counts; ten runs at most.
 func (s Case) Expect(t *testing.T, lock string, ok func(*harness.Result) (bool, string)) *harness.Result {
 	t.Helper()
 	var res *harness.Result
@@ -86,10 +88,25 @@ func (s Case) Expect(t *testing.T, lock string, ok func(*harness.Result) (bool, 
 	return res
 }
 
-// Hit says whether each of the scenario's faults began at least once
-// while a lease was surely live, and the run met s.Needs.
+// Hit says whether the run counts: short of none of the case's
+// Requirements.
 func (s Case) Hit(res *harness.Result) bool {
-	return testutil.Hit(res.Findings.Coverage, s.Nemesis.Faults, s.Needs)
+	return len(report.ShortOf(res.Findings.Coverage, s.Requirements())) == 0
+}
+
+// Requirements are the scenario's Requires with, for each of its faults
+// they do not name, one window begun while a lease was surely live
+// (checker.Hit): a row of the fault table counts no run its faults
+// missed.
+func (s Case) Requirements() checker.Coverage {
+	req := checker.Coverage{}
+	for _, f := range s.Nemesis.Faults {
+		req[checker.Hit(f)] = 1
+	}
+	for name, n := range s.Requires {
+		req[name] = n
+	}
+	return req
 }
 
 // DoubleHolders is how many double holders the run's mutex checker found.
