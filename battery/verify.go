@@ -465,7 +465,7 @@ func judgeRun(row *report.VerifyRow, s scenario.Scenario, res *harness.Result) {
 	for _, c := range f.Checkers {
 		row.Checkers[c.Name] = worst(row.Checkers[c.Name], c.Verdict)
 	}
-	row.Coverage.Add(f.Coverage)
+	row.Coverage.Merge(f.Coverage)
 	row.Short = report.ShortOf(row.Coverage, row.Requires)
 	row.Acquires += res.Summary.Ops.Get(history.Acquire, "")
 	row.InfoAcquires += res.Summary.Ops.Get(history.Acquire, history.Info)

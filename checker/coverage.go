@@ -173,9 +173,9 @@ func OfWindows(name string) bool {
 	return slices.Contains(windowFigures, name)
 }
 
-// Add adds o's figures to c, each: the coverage of runs one after
+// Merge adds o's figures to c, each: the coverage of runs one after
 // another (a verify row's).
-func (c Coverage) Add(o Coverage) {
+func (c Coverage) Merge(o Coverage) {
 	for name, n := range o {
 		c[name] += n
 	}

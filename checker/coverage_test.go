@@ -272,7 +272,7 @@ func TestCoverageFigures_EveryServerEvent(t *testing.T) {
 // TestCoverage_OfWindows: the per-fault figures and the servers' events
 // are the fault windows', every other figure is counted key by key; the
 // parts of a history split by key add up only the keyed ones (addKeyed),
-// and runs one after another add up all (Add).
+// and runs one after another add up all (Merge).
 func TestCoverage_OfWindows(t *testing.T) {
 	for _, name := range append([]string{Hit("pause"), Windows("kill-redis"), Outlived("pause-redis")}, history.ServerEvents...) {
 		if !OfWindows(name) {
@@ -291,7 +291,7 @@ func TestCoverage_OfWindows(t *testing.T) {
 		t.Errorf("addKeyed: %v, want contended 4 and no window figure", keyed)
 	}
 	runs := Coverage{Contended: 1, Hit("pause"): 1}
-	runs.Add(part)
+	runs.Merge(part)
 	if runs[Contended] != 4 || runs[Hit("pause")] != 3 || runs[history.LostReply] != 5 {
 		t.Errorf("Add: %v, want every figure summed", runs)
 	}

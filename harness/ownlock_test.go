@@ -273,7 +273,7 @@ func TestOwnLock_LostReplyOnTheWire(t *testing.T) {
 			if res.Verdict != checker.Valid {
 				t.Errorf("%s under lost-reply, seed %d: %s, want valid", cmdline, seed, res.Verdict)
 			}
-			total.Add(res.Findings.Coverage)
+			total.Merge(res.Findings.Coverage)
 		}
 		return total
 	}
