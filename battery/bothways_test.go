@@ -33,8 +33,13 @@ import (
 //     counted only with granted_both_sides met), not run twice in CI;
 //   - kill-quorum and clock-quorum pass redlock-guarded (a node that lost
 //     its keys abstains for a TTL, a node whose clock is not the
-//     client's is not counted), where TestMatrix_Redlock breaks redlock
-//     and redsync.
+//     client's is not counted, one whose clock came back abstains),
+//     where TestMatrix_Redlock breaks redlock and redsync.
+//
+// A break wanted is a race the fault gives its chance: a row that passed
+// with its coverage met runs again with other seeds, three times at most
+// (a fresh-clone CI's setnx passed kill-everysec once, unsynced_at_kill
+// 8/3, no lost grant taken again by another client).
 func TestVerify_EveryScenarioBothWays(t *testing.T) {
 	testutil.RequireRedis(t)
 	for _, tc := range []struct {
@@ -51,24 +56,50 @@ func TestVerify_EveryScenarioBothWays(t *testing.T) {
 		{"redlock-guarded", []string{"kill-quorum", "clock-quorum"}, []string{report.StatusPassed, report.StatusPassed}},
 	} {
 		t.Run(tc.lock, func(t *testing.T) {
-			cfg := battery.VerifyConfig{Lock: harness.Config{Lock: tc.lock}, Scenarios: tc.scenarios, Budget: 2 * time.Minute, Seed: 1,
-				OutDir: t.TempDir(), Require: tc.scenarios, KeepGoing: true}
-			v, dir, err := battery.Verify(context.Background(), cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			// A break is a race the fault gives its chance, not a
+			// certainty: a scenario that passed with its coverage met
+			// where a break is wanted runs again with other seeds (three
+			// runs that count at most, as the fault table's), each
+			// verdict counted only with its coverage met.
+			want := map[string]string{}
 			for i, s := range tc.scenarios {
-				r := row(t, v, s)
-				t.Logf("%s: %s in %d runs (lease %s, mutex %s), %s", s, r.Status, r.Runs, r.Lease, r.Mutex, r.CoverageText())
-				if r.Status == report.StatusBroken && tc.want[i] == report.StatusPassed && len(r.Short) == 0 &&
-					r.Runs == 1 && testutil.OnlyLateOverlaps(t, filepath.Join(dir, r.Dir)) {
-					continue // the machine paused a holder past its lease
-				}
-				if r.Status != tc.want[i] || len(r.Short) > 0 {
-					t.Errorf("%s at %s: %s in %d runs (short of %v), want %s with its coverage met", tc.lock, s, r.Status, r.Runs, r.Short, tc.want[i])
-				}
+				want[s] = tc.want[i]
+			}
+			left := tc.scenarios
+			for attempt := int64(0); attempt < 3 && len(left) > 0; attempt++ {
+				left = bothWays(t, tc.lock, left, want, 1+1000*attempt, attempt == 2)
 			}
 		})
 	}
 	testutil.NoRedisChildren(t)
+}
+
+// bothWays runs verify of lock at scenarios with seed and checks each
+// row against want: it returns the scenarios that passed, their coverage
+// met, where a break is wanted (to run again, unless last), and fails
+// the test on any other miss.
+func bothWays(t *testing.T, lock string, scenarios []string, want map[string]string, seed int64, last bool) []string {
+	t.Helper()
+	cfg := battery.VerifyConfig{Lock: harness.Config{Lock: lock}, Scenarios: scenarios, Budget: 2 * time.Minute, Seed: seed,
+		OutDir: t.TempDir(), Require: scenarios, KeepGoing: true}
+	v, dir, err := battery.Verify(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again []string
+	for _, s := range scenarios {
+		r := row(t, v, s)
+		t.Logf("%s, seed %d: %s in %d runs (lease %s, mutex %s), %s", s, seed, r.Status, r.Runs, r.Lease, r.Mutex, r.CoverageText())
+		switch {
+		case r.Status == want[s] && len(r.Short) == 0:
+		case r.Status == report.StatusBroken && want[s] == report.StatusPassed && len(r.Short) == 0 &&
+			r.Runs == 1 && testutil.OnlyLateOverlaps(t, filepath.Join(dir, r.Dir)):
+			// the machine paused a holder past its lease
+		case r.Status == report.StatusPassed && want[s] == report.StatusBroken && len(r.Short) == 0 && !last:
+			again = append(again, s)
+		default:
+			t.Errorf("%s at %s: %s in %d runs (short of %v), want %s with its coverage met", lock, s, r.Status, r.Runs, r.Short, want[s])
+		}
+	}
+	return again
 }
