@@ -71,12 +71,16 @@ func TestRun_CorrectLocksValid(t *testing.T) {
 
 // TestRun_BrokenLocksInvalid: each classic mistake shows at least one
 // double holder under the same workload. The races are real, so a run is
-// retried (new seed) a bounded number of times before the test fails.
+// retried (new seed) a bounded number of times before the test fails:
+// eight, since a fresh-clone CI (2026-11-29) saw broken-get-del-release
+// break the lease contract in two of four runs and leave no double holder
+// at the resource in any (its deleted lease's holder out of its section
+// before the next client was in).
 func TestRun_BrokenLocksInvalid(t *testing.T) {
 	testutil.RequireRedis(t)
 	for _, lock := range []string{"broken-del-release", "broken-get-del-release", "broken-fixed-value", "broken-check-then-set"} {
 		t.Run(lock, func(t *testing.T) {
-			for attempt := int64(1); attempt <= 4; attempt++ {
+			for attempt := int64(1); attempt <= 8; attempt++ {
 				res := run(t, lock, proofWorkload(attempt))
 				m, _ := res.Findings.Checker("mutex")
 				if res.Verdict == checker.Invalid && m.ViolationCount > 0 {
@@ -85,7 +89,7 @@ func TestRun_BrokenLocksInvalid(t *testing.T) {
 				}
 				t.Logf("attempt %d: verdict %s, no double holder yet", attempt, res.Verdict)
 			}
-			t.Fatalf("%s showed no double holder in 4 runs", lock)
+			t.Fatalf("%s showed no double holder in 8 runs", lock)
 		})
 	}
 }
