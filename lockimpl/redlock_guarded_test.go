@@ -21,13 +21,8 @@ import (
 // now, and abstains for the TTL: the second acquire fails, and succeeds
 // once the first lease has run out.
 func TestRedlockGuarded_ClockBackAbstains(t *testing.T) {
-	testutil.RequireRedis(t)
 	ctx := context.Background()
-	c, err := cluster.Up(ctx, cluster.Config{Topology: cluster.Redlock, Nodes: 3, ClockShim: true, LogDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Down(); testutil.NoRedisChildren(t) })
+	c := testutil.StartCluster(t, cluster.Config{Topology: cluster.Redlock, Nodes: 3, ClockShim: true})
 	e, _ := lockimpl.All().Lookup("redlock-guarded")
 	l, err := e.Factory(lockimpl.Env{Addrs: c.Addrs(), Password: c.Password, PoolSize: 4, OpTimeout: time.Second})
 	if err != nil {

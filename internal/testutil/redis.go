@@ -30,8 +30,16 @@ func RequireRedis(tb testing.TB) {
 // tb.Cleanup, failing the test if any redis-server it started outlives it.
 func StartRedis(tb testing.TB) *cluster.Cluster {
 	tb.Helper()
+	return StartCluster(tb, cluster.Config{})
+}
+
+// StartCluster starts cfg's topology for the test (its logs under the
+// test's temp dir) and stops it in tb.Cleanup, as StartRedis does.
+func StartCluster(tb testing.TB, cfg cluster.Config) *cluster.Cluster {
+	tb.Helper()
 	RequireRedis(tb)
-	c, err := cluster.Up(context.Background(), cluster.Config{LogDir: tb.TempDir()})
+	cfg.LogDir = tb.TempDir()
+	c, err := cluster.Up(context.Background(), cfg)
 	if err != nil {
 		tb.Fatalf("start redis: %v", err)
 	}
