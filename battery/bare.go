@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/lockcheck/lockcheck/agent"
@@ -14,6 +13,7 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/ctxwait"
 	"github.com/lockcheck/lockcheck/lockimpl"
+	"github.com/lockcheck/lockcheck/report"
 	"github.com/lockcheck/lockcheck/workload"
 )
 
@@ -40,7 +40,8 @@ func bareLoopAt(ctx context.Context, cfg BenchConfig, cl *cluster.Cluster, lock 
 // keys for its duration (acquire; hold the mean hold; release; think),
 // with no history, no resource, no faults and no checks. What a cell
 // reaches beside it is what lockcheck costs the lock. It returns the
-// acquisitions a second after the warm-up.
+// acquisitions a second over the window a run's are measured over
+// (report.Window), from its clients' start.
 func bareLoop(ctx context.Context, cfg BenchConfig, cl *cluster.Cluster, lock string, w workload.Config) (float64, error) {
 	entry, err := cfg.Registry.Lookup(lock)
 	if err != nil {
@@ -63,8 +64,8 @@ func bareLoop(ctx context.Context, cfg BenchConfig, cl *cluster.Cluster, lock st
 	}
 	ctx, cancel := context.WithTimeout(ctx, w.Duration)
 	defer cancel()
-	from := time.Now().Add(cfg.Warmup)
-	var acquired atomic.Int64
+	start := time.Now()
+	wins := make([]report.Window, w.Clients)
 	var wg sync.WaitGroup
 	for c := range w.Clients {
 		wg.Add(1)
@@ -77,25 +78,28 @@ func bareLoop(ctx context.Context, cfg BenchConfig, cl *cluster.Cluster, lock st
 			// the loop's own deadline is for its waits only.
 			op := lockimpl.WithClient(context.Background(), c)
 			r := rand.New(rand.NewPCG(uint64(w.Seed), uint64(c)))
+			win := report.Window{From: cfg.Warmup}
 			for ctx.Err() == nil {
+				call := time.Since(start)
 				l, err := locker.Acquire(op, keys[r.IntN(len(keys))], w.TTL)
+				win.Op(call, time.Since(start), err == nil)
 				if err == nil {
-					if time.Now().After(from) {
-						acquired.Add(1)
-					}
 					ctxwait.Sleep(ctx, w.Hold)
+					call = time.Since(start)
 					_ = locker.Release(op, l)
+					win.Op(call, time.Since(start), false)
 				} else if !errors.Is(err, lockimpl.ErrNotAcquired) && ctx.Err() == nil {
 					ctxwait.Sleep(ctx, time.Millisecond) // an error, not a refusal: do not spin on it
 				}
 				ctxwait.Sleep(ctx, w.Think)
 			}
+			wins[c] = win
 		}()
 	}
 	wg.Wait()
-	secs := w.Duration.Seconds() - cfg.Warmup.Seconds()
-	if secs <= 0 {
-		return 0, nil
+	total := report.Window{From: cfg.Warmup}
+	for _, win := range wins {
+		total.Merge(win)
 	}
-	return float64(acquired.Load()) / secs, nil
+	return total.Rate(), nil
 }

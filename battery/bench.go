@@ -182,7 +182,7 @@ func benchCell(ctx context.Context, cfg BenchConfig, dir string, a benchAxes) (r
 	}
 	cell.Run, cell.Verdict, cell.ThresholdsFailed, cell.Procs = res.Dir, res.Verdict, len(res.ThresholdsFailed()), res.Procs
 	cell.Retry, cell.GiveUps = res.Workload.Policy.String(), res.Summary.GiveUps
-	if err := cell.Measure(filepath.Join(res.Dir, "history.jsonl"), cfg.Warmup); err != nil {
+	if err := cell.Measure(filepath.Join(res.Dir, "history.jsonl"), res.Started+cfg.Warmup); err != nil {
 		return cell, err
 	}
 	if cfg.Baseline && a.agents == 0 {
@@ -212,7 +212,7 @@ func bareRounds(ctx context.Context, cfg BenchConfig, cl *cluster.Cluster, w wor
 			}
 			procs = res.Procs // each run's warm-up chooses its own
 			var r report.BenchRow
-			if err := r.Measure(filepath.Join(res.Dir, "history.jsonl"), cfg.Warmup); err != nil {
+			if err := r.Measure(filepath.Join(res.Dir, "history.jsonl"), res.Started+cfg.Warmup); err != nil {
 				return err
 			}
 			rates = append(rates, r.Acquisitions)

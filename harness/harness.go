@@ -315,6 +315,7 @@ func (r *run) drive(ctx context.Context, p workload.Players) error {
 	}()
 	limit, why := r.playLimit()
 	procs := 0
+	r.res.Started = time.Duration(r.clock.Now())
 	runErr := within(ctx, "play", limit, why, func(ctx context.Context) (err error) {
 		procs, err = r.play(ctx, p)
 		return err
@@ -327,7 +328,7 @@ func (r *run) drive(ctx context.Context, p workload.Players) error {
 	healErr := within(context.Background(), "heal", HealLimit+r.cfg.RestartDelay, fmt.Sprintf("%v + --restart-delay %v", HealLimit, r.cfg.RestartDelay),
 		func(context.Context) error { return <-nemesisDone })
 	runErr = errors.Join(runErr, healErr)
-	r.res.Elapsed = time.Duration(r.clock.Now())
+	r.res.Elapsed = time.Duration(r.clock.Now()) - r.res.Started
 	r.res.Interrupted = outer.Err() != nil
 	if !abandoned(runErr) {
 		runErr = errors.Join(runErr, within(context.Background(), "close", limits.close, "the lock's close and the agents' end",

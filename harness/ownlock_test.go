@@ -1,11 +1,13 @@
 package harness_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -141,7 +143,9 @@ func TestOwnLock_AddExtend(t *testing.T) {
 }
 
 // TestOwnLock_Process: the example lock process passes without faults and
-// is invalid under pause-client, like setnx.
+// is invalid under pause-client, like setnx. Its processes start before
+// the clients do (Result.Started, from which bench's window counts): no
+// op is called before it.
 func TestOwnLock_Process(t *testing.T) {
 	testutil.RequireRedis(t)
 	s := faultrun.Case{Workload: faultrun.ShortLeases}
@@ -149,6 +153,14 @@ func TestOwnLock_Process(t *testing.T) {
 	r := s.Expect(t, "cmd:lockproc", faultrun.Valid)
 	if r.Ops < 500 {
 		t.Errorf("only %d ops through the lock process", r.Ops)
+	}
+	ops, err := history.ReadFile(filepath.Join(r.Dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := slices.MinFunc(ops, func(a, b history.Op) int { return cmp.Compare(a.Call, b.Call) })
+	if r.Started <= 0 || time.Duration(first.Call) < r.Started {
+		t.Errorf("clients started at %v, the first op called at %v: want a start after the processes' and no op before it", r.Started, time.Duration(first.Call))
 	}
 	s.Nemesis = nemesis.Config{Faults: []string{"pause-client"}, Interval: time.Second, Duration: time.Second}
 	s.Expect(t, "cmd:lockproc", func(r *harness.Result) (bool, string) {

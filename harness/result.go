@@ -16,8 +16,11 @@ type Result struct {
 	report.Results
 	Dir      string
 	Findings checker.Findings
-	// Elapsed is how long the clients ran (results.json's, as a
-	// duration), Ops how many ops they recorded.
+	// Started is when the clients started, on the history's clock (the
+	// lock's build and its processes' start-up come before it); Elapsed
+	// is how long they ran from then (results.json's, as a duration), Ops
+	// how many ops they recorded.
+	Started  time.Duration
 	Elapsed  time.Duration
 	Ops      int64
 	Redis    string

@@ -81,16 +81,21 @@ type BenchRow struct {
 var benchPage = template.Must(template.ParseFS(assets, "assets/bench.html.tmpl"))
 
 // Measure fills the row's figures from the ops of the history at path
-// that started after the warm-up, read in one streaming pass: a cell
-// holds its figures, not its history.
-func (r *BenchRow) Measure(path string, warmup time.Duration) error {
+// called at or after from (the clients' start plus the warm-up, on the
+// history's clock: harness.Result.Started), read in one streaming pass: a
+// cell holds its figures, not its history. Its rate is taken over a
+// Window, as the cell's bare loop's is.
+func (r *BenchRow) Measure(path string, from time.Duration) error {
 	s := NewStats()
-	var end int64
+	win := Window{From: from}
 	err := history.ScanFile(path, func(batch []history.Op) error {
 		for i := range batch {
 			op := &batch[i]
-			end = max(end, op.Return)
-			if op.Call >= int64(warmup) && op.F != history.Nemesis {
+			if op.F == history.Nemesis {
+				continue
+			}
+			win.Op(time.Duration(op.Call), time.Duration(op.Return), op.F == history.Acquire && op.Type == history.OK)
+			if op.Call >= int64(from) {
 				s.Add(op)
 			}
 		}
@@ -100,12 +105,12 @@ func (r *BenchRow) Measure(path string, warmup time.Duration) error {
 		return err
 	}
 	s.Finish()
-	secs := time.Duration(end - int64(warmup)).Seconds()
+	secs := win.Seconds()
 	if secs <= 0 {
 		return nil
 	}
 	ms := func(h *hdrhistogram.Histogram, q float64) float64 { return float64(h.ValueAtQuantile(q)) / 1000 }
-	r.Acquisitions = float64(s.Acquisitions) / secs
+	r.Acquisitions = win.Rate()
 	r.CriticalSections = float64(s.Latency["write"].TotalCount()) / secs
 	r.AcquireP50, r.AcquireP90, r.AcquireP99 = ms(s.Acquire, 50), ms(s.Acquire, 90), ms(s.Acquire, 99)
 	r.AcquireP999, r.AcquireMax = ms(s.Acquire, 99.9), ms(s.Acquire, 100)
@@ -118,6 +123,43 @@ func (r *BenchRow) Measure(path string, warmup time.Duration) error {
 		r.Ratio = r.Acquisitions / r.BaselinePairs
 	}
 	return nil
+}
+
+// Window is the span a bench rate is taken over, one rule for a cell's
+// run (Measure) and its bare loop, so that their ratio compares the
+// same thing: the acquisitions called at or after From (the clients'
+// start plus the warm-up), over the span from From to the last client
+// op's return. Times are from the clients' clock's zero.
+type Window struct {
+	From     time.Duration
+	Acquired int64
+	End      time.Duration
+}
+
+// Op counts one client op, called at call and returned at ret; acquired
+// says it was an acquire that took the lock.
+func (w *Window) Op(call, ret time.Duration, acquired bool) {
+	w.End = max(w.End, ret)
+	if acquired && call >= w.From {
+		w.Acquired++
+	}
+}
+
+// Merge adds o, a window of the same From (another client's).
+func (w *Window) Merge(o Window) {
+	w.End = max(w.End, o.End)
+	w.Acquired += o.Acquired
+}
+
+// Seconds is the window's length (0 or less: nothing ran after From).
+func (w Window) Seconds() float64 { return (w.End - w.From).Seconds() }
+
+// Rate is the acquisitions a second over the window (0 if it is empty).
+func (w Window) Rate() float64 {
+	if secs := w.Seconds(); secs > 0 {
+		return float64(w.Acquired) / secs
+	}
+	return 0
 }
 
 // WriteBench writes bench.json, bench.csv and bench.html into dir.

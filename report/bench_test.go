@@ -1,9 +1,13 @@
 package report
 
 import (
+	"errors"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/history"
@@ -53,5 +57,55 @@ func BenchmarkWrite_1M(b *testing.B) {
 		if err := Write(dir, ops, rep, Meta{Lock: "setnx"}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestMeasure_OneWindow: a cell's rate counts the acquisitions called at
+// or after from (the clients' start plus the warm-up, not the history's
+// zero: a lock's build comes before its clients), over from to the last
+// client op's return (a nemesis op returning later does not stretch it),
+// and a bare loop's Window fed the same ops gives the same rate.
+func TestMeasure_OneWindow(t *testing.T) {
+	const s = int64(time.Second)
+	ops := []history.Op{
+		// Built for 2 s; clients from 2 s; warm-up 1 s: from is 3 s.
+		{Process: 0, F: history.Acquire, Type: history.OK, Key: "k", Token: "a", TTLms: 1000, Call: 2 * s, Return: 2*s + s/10},
+		{Process: 0, F: history.Release, Type: history.OK, Key: "k", Token: "a", Call: 2*s + s/5, Return: 3*s + s/10},
+		{Process: 1, F: history.Acquire, Type: history.OK, Key: "j", Token: "b", TTLms: 1000, Call: 3 * s, Return: 3*s + s/10},
+		{Process: 1, F: history.Acquire, Type: history.Fail, Key: "k", TTLms: 1000, Call: 3 * s, Return: 3*s + s/10},
+		{Process: 0, F: history.Acquire, Type: history.OK, Key: "k", Token: "c", TTLms: 1000, Call: 4 * s, Return: 4*s + s/10},
+		{Process: 0, F: history.Release, Type: history.OK, Key: "k", Token: "c", Call: 4*s + s/5, Return: 5 * s},
+		{Process: -1, F: history.Nemesis, Type: history.Info, Call: 3 * s, Return: 9 * s, Value: &history.NemesisValue{Fault: "kill-redis", Phase: "stop"}},
+	}
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hw := history.NewWriter(f, 0)
+	win := Window{From: 3 * time.Second}
+	for _, op := range ops {
+		if _, err := hw.Write(op); err != nil {
+			t.Fatal(err)
+		}
+		if op.F != history.Nemesis {
+			win.Op(time.Duration(op.Call), time.Duration(op.Return), op.F == history.Acquire && op.Type == history.OK)
+		}
+	}
+	if err := errors.Join(hw.Close(), f.Close()); err != nil {
+		t.Fatal(err)
+	}
+	var r BenchRow
+	if err := r.Measure(path, 3*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// Two acquisitions (b and c) over 3 s to 5 s.
+	if r.Acquisitions != 1 || win.Rate() != r.Acquisitions {
+		t.Errorf("rate %.3f/s, the bare loop's window %.3f/s (acquired %d over %.1f s); want 1/s both", r.Acquisitions, win.Rate(), win.Acquired, win.Seconds())
+	}
+	var half Window = Window{From: 3 * time.Second}
+	half.Merge(Window{From: 3 * time.Second, Acquired: 2, End: 5 * time.Second})
+	if half.Rate() != 1 || (Window{From: time.Second}).Rate() != 0 {
+		t.Errorf("merged %.3f/s, empty %.3f/s; want 1 and 0", half.Rate(), Window{From: time.Second}.Rate())
 	}
 }
