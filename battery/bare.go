@@ -28,6 +28,10 @@ func bareLoopAt(ctx context.Context, cfg BenchConfig, cl *cluster.Cluster, lock 
 	if procs > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 	}
+	// Each side of a round starts from a collected heap: the check
+	// before a bare loop leaves garbage whose collection would fall in
+	// one side or the other by chance.
+	runtime.GC()
 	rate, err := bareLoop(ctx, cfg, cl, lock, w)
 	if err != nil {
 		return 0, err

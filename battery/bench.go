@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -172,6 +173,7 @@ func benchCell(ctx context.Context, cfg BenchConfig, dir string, a benchAxes) (r
 		}
 	}
 	run := func(name string) (*harness.Result, error) {
+		runtime.GC() // as the bare loop does (bareLoopAt)
 		return harness.Run(ctx, harness.Config{Name: name, OutDir: filepath.Join(dir, "runs"),
 			Lock: lock, Registry: cfg.Registry, Workload: w, Nemesis: cfg.Nemesis, Running: cl, Cluster: ccfg, Thresholds: runThresholds(cfg.Thresholds),
 			TuneProcs: cfg.Warmup, Options: agent.Options{Agents: a.agents, Spawn: cfg.AgentBinary}})
@@ -226,7 +228,7 @@ func bareRounds(ctx context.Context, cfg BenchConfig, cl *cluster.Cluster, w wor
 			ratios = append(ratios, rates[i]/bare)
 		}
 	}
-	cell.Rounds, cell.BareRatios = len(bares), ratios
+	cell.Rounds, cell.BareRatios, cell.RunRates, cell.BareRates = len(bares), ratios, rates, bares
 	cell.Acquisitions, cell.BareLoop, cell.BareRatio = median(rates), median(bares), median(ratios)
 	if cell.BaselinePairs > 0 {
 		cell.Ratio = cell.Acquisitions / cell.BaselinePairs

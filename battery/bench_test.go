@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -47,6 +48,14 @@ func TestBench_Rounds(t *testing.T) {
 	}
 	if s := slices.Sorted(slices.Values(c.BareRatios)); c.BareRatio != s[1] || c.BareRatio <= 0 {
 		t.Errorf("bare ratio %.3f, want the median of %v", c.BareRatio, c.BareRatios)
+	}
+	if len(c.RunRates) != 3 || len(c.BareRates) != 3 || c.RunRates[0] != c.Acquisitions && c.RunRates[1] != c.Acquisitions && c.RunRates[2] != c.Acquisitions {
+		t.Errorf("rounds' rates %v and bare loops' %v: want three of each, the cell's rate %.0f their median", c.RunRates, c.BareRates, c.Acquisitions)
+	}
+	for i := range min(len(c.RunRates), len(c.BareRates), len(c.BareRatios)) {
+		if r := c.RunRates[i] / c.BareRates[i]; math.Abs(r-c.BareRatios[i]) > 1e-9 {
+			t.Errorf("round %d: %.0f/s over its bare loop's %.0f/s is %.3f, its ratio %.3f", i+1, c.RunRates[i], c.BareRates[i], r, c.BareRatios[i])
+		}
 	}
 	runs, err := filepath.Glob(filepath.Join(dir, "runs", "setnx-c10-k1000*"))
 	if err != nil || len(runs) != 3 {
@@ -107,7 +116,11 @@ func TestBench_Sweep(t *testing.T) {
 	rows, err := csv.NewReader(f).ReadAll()
 	f.Close()
 	if err != nil || len(rows) != 7 || rows[0][0] != "lock" {
-		t.Errorf("bench.csv: %v, %d rows", err, len(rows))
+		t.Fatalf("bench.csv: %v, %d rows", err, len(rows))
+	}
+	// A list is its elements, not Go's name for its type.
+	if col := slices.Index(rows[0], "ratios_failed"); col < 0 || !strings.HasPrefix(rows[1][col], "bare_ratio>=100") {
+		t.Errorf("bench.csv's ratios_failed column (%d): %q, want the failed threshold", col, rows[1][max(col, 0)])
 	}
 	page, err := os.ReadFile(filepath.Join(dir, "bench.html"))
 	if err != nil || strings.Count(string(page), "<svg") != 2 || strings.Contains(string(page), "http") {

@@ -62,8 +62,11 @@ type BenchRow struct {
 	// turn (battery.BenchConfig.Rounds): Acquisitions, BareLoop and
 	// BareRatio are then the medians of the rounds'.
 	Rounds int `json:"rounds,omitempty"`
-	// BareRatios are each round's ratio, in the order run.
+	// BareRatios are each round's ratio, in the order run, and RunRates
+	// and BareRates the two rates it is of.
 	BareRatios []float64 `json:"bare_ratios,omitempty"`
+	RunRates   []float64 `json:"run_rates,omitempty"`
+	BareRates  []float64 `json:"bare_rates,omitempty"`
 	PeakRSSMB  float64   `json:"peak_rss_mb"`
 	// Procs is the GOMAXPROCS the clients ran at after the warm-up, which
 	// chose it (harness.Config.TuneProcs).
@@ -191,19 +194,30 @@ func writeCSV[T any](path string, rows []T) error {
 		v := reflect.ValueOf(r)
 		rec := make([]string, v.NumField())
 		for i := range rec {
-			switch f := v.Field(i); f.Kind() {
-			case reflect.Float64:
-				rec[i] = strconv.FormatFloat(f.Float(), 'f', -1, 64)
-			case reflect.Int, reflect.Int64:
-				rec[i] = strconv.FormatInt(f.Int(), 10)
-			default:
-				rec[i] = f.String()
-			}
+			rec[i] = csvField(v.Field(i))
 		}
 		_ = w.Write(rec)
 	}
 	w.Flush()
 	return errors.Join(w.Error(), f.Close())
+}
+
+// csvField is f as a CSV field; a list's elements are joined by ";".
+func csvField(f reflect.Value) string {
+	switch f.Kind() {
+	case reflect.Float64:
+		return strconv.FormatFloat(f.Float(), 'f', -1, 64)
+	case reflect.Int, reflect.Int64:
+		return strconv.FormatInt(f.Int(), 10)
+	case reflect.Slice:
+		parts := make([]string, f.Len())
+		for i := range parts {
+			parts[i] = csvField(f.Index(i))
+		}
+		return strings.Join(parts, ";")
+	default:
+		return f.String()
+	}
 }
 
 // writeBenchPage writes bench.html: the table, and throughput and p99
