@@ -75,11 +75,10 @@ func bareLoop(ctx context.Context, cfg BenchConfig, cl *cluster.Cluster, lock st
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// The lock is called as a run's clients call it
-			// (workload's opCtx): with no deadline, its process if it
-			// has one. A deadline changes what some locks do (redislock
-			// makes one of its own, with a timer, when it finds none):
-			// the loop's own deadline is for its waits only.
+			// The lock is called as a run's clients call it (workload's
+			// opCtx): with no deadline, its process if it has one. A
+			// deadline changes what some locks do (redislock makes a timer
+			// of its own when it finds none): ctx is for the waits only.
 			op := lockimpl.WithClient(context.Background(), c)
 			r := rand.New(rand.NewPCG(uint64(w.Seed), uint64(c)))
 			win := report.Window{From: cfg.Warmup}
