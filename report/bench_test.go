@@ -103,7 +103,7 @@ func TestMeasure_OneWindow(t *testing.T) {
 	if r.Acquisitions != 1 || win.Rate() != r.Acquisitions {
 		t.Errorf("rate %.3f/s, the bare loop's window %.3f/s (acquired %d over %.1f s); want 1/s both", r.Acquisitions, win.Rate(), win.Acquired, win.Seconds())
 	}
-	var half Window = Window{From: 3 * time.Second}
+	half := Window{From: 3 * time.Second}
 	half.Merge(Window{From: 3 * time.Second, Acquired: 2, End: 5 * time.Second})
 	if half.Rate() != 1 || (Window{From: time.Second}).Rate() != 0 {
 		t.Errorf("merged %.3f/s, empty %.3f/s; want 1 and 0", half.Rate(), Window{From: time.Second}.Rate())
