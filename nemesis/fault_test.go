@@ -305,9 +305,28 @@ func faultRedisCluster(t *testing.T, backend string) {
 		return r.Verdict == checker.Valid && r.Findings.Coverage[checker.Hit("reshard")] >= 3,
 			"reshards under a live lease: " + strconv.Itoa(r.Findings.Coverage[checker.Hit("reshard")])
 	})
-	if r.Summary.Ops.Get(history.Acquire, history.Info) > 0 {
-		t.Errorf("reshard: %d acquires indeterminate; ASK redirects should answer every one", r.Summary.Ops.Get(history.Acquire, history.Info))
+	// An ASK redirect left unanswered ends an acquire with Redis's error;
+	// one that ran out of its op timeout on a busy machine says nothing
+	// of the redirects (a fresh-clone CI beside other work: 199 of them).
+	ops, err := history.ReadFile(filepath.Join(r.Dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	var unanswered []string
+	for _, op := range ops {
+		if op.F == history.Acquire && op.Type == history.Info && !timedOut(op.Error) {
+			unanswered = append(unanswered, op.Error)
+		}
+	}
+	if len(unanswered) > 0 {
+		t.Errorf("reshard: %d acquires indeterminate for another reason than a timeout (%q ...); ASK redirects should answer every one", len(unanswered), unanswered[0])
+	}
+}
+
+// timedOut says whether an indeterminate op's error is its op timeout
+// (go-redis's read deadline or the op's context), not a reply.
+func timedOut(err string) bool {
+	return strings.Contains(err, "i/o timeout") || strings.Contains(err, "deadline exceeded") || strings.Contains(err, "context canceled")
 }
 
 // TestFault_LostReply: commands reach Redis and are applied but their
