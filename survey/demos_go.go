@@ -1,0 +1,4 @@
+package survey
+
+// goDemos are the demonstrations written in Go.
+var goDemos = []Demo{}

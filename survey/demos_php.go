@@ -1,0 +1,4 @@
+package survey
+
+// phpDemos are the demonstrations written in PHP.
+var phpDemos = []Demo{}

@@ -1,0 +1,4 @@
+package survey
+
+// pythonDemos are the demonstrations written in Python.
+var pythonDemos = []Demo{}
