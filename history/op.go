@@ -40,6 +40,16 @@ const (
 // lease had left, rather than replacing it.
 const ExtendAdd = "add"
 
+// Access modes of a read-write lock's acquires (Op.Access); an acquire
+// without one is a mutex's or a semaphore's.
+const (
+	AccessRead  = "read"
+	AccessWrite = "write"
+)
+
+// MaxPermits is the most permits an acquire may declare.
+const MaxPermits = 1 << 20
+
 // Bounds on a history's numbers, so that no sum the checkers form (a
 // return plus a horizon plus a TTL, and a few of those) overflows int64.
 const (
@@ -67,9 +77,14 @@ type Op struct {
 	TTLms   int64  `json:"ttl_ms,omitempty"`
 	// Mode is set on extends that add their TTL to what remains
 	// (ExtendAdd); empty means the TTL was replaced.
-	Mode   string `json:"mode,omitempty"`
-	Call   int64  `json:"call"`
-	Return int64  `json:"return"`
+	Mode string `json:"mode,omitempty"`
+	// Access is set on a read-write lock's acquires: AccessRead or
+	// AccessWrite. Permits is set on a semaphore's acquires: the k
+	// permits its key has. Both absent: a mutex's.
+	Access  string `json:"access,omitempty"`
+	Permits int    `json:"permits,omitempty"`
+	Call    int64  `json:"call"`
+	Return  int64  `json:"return"`
 	// Scheduled is set on the acquires of an open-model run (--rate):
 	// when the attempt was due, at or before its call. Its latency counts
 	// from then (coordinated omission corrected).
@@ -202,6 +217,12 @@ func (o *Op) validate() error {
 	}
 	if o.Mode != "" && (o.F != Extend || o.Mode != ExtendAdd) {
 		return fmt.Errorf("mode %q on %s op (only extend ops take a mode, and only %q)", o.Mode, o.F, ExtendAdd)
+	}
+	if o.Access != "" && (o.F != Acquire || o.Access != AccessRead && o.Access != AccessWrite) {
+		return fmt.Errorf("access %q on %s op (only acquire ops take an access, %q or %q)", o.Access, o.F, AccessRead, AccessWrite)
+	}
+	if o.Permits != 0 && (o.F != Acquire || o.Permits < 1 || o.Permits > MaxPermits) {
+		return fmt.Errorf("permits %d on %s op (only acquire ops take permits, 1 to %d)", o.Permits, o.F, MaxPermits)
 	}
 	return nil
 }

@@ -223,6 +223,8 @@ type wireOp struct {
 	Fence     int64         `json:"fence"`
 	TTLms     *int64        `json:"ttl_ms"`
 	Mode      string        `json:"mode"`
+	Access    string        `json:"access"`
+	Permits   int           `json:"permits"`
 	Call      *int64        `json:"call"`
 	Return    *int64        `json:"return"`
 	Scheduled int64         `json:"scheduled"`
@@ -266,7 +268,7 @@ func decodeLine(line []byte, op *Op, want int64) error {
 		return fmt.Errorf("index %d, want %d (indexes are dense and start at 0)", *w.Index, want)
 	}
 	*op = Op{Index: *w.Index, Process: *w.Process, F: *w.F, Type: *w.Type, Key: w.Key, Token: w.Token, Fence: w.Fence,
-		Mode: w.Mode, Call: *w.Call, Return: *w.Return, Scheduled: w.Scheduled, CutShort: w.CutShort, Late: w.Late, Error: w.Error, Value: w.Value, ClockBound: w.Bound, Answered: w.Answered}
+		Mode: w.Mode, Access: w.Access, Permits: w.Permits, Call: *w.Call, Return: *w.Return, Scheduled: w.Scheduled, CutShort: w.CutShort, Late: w.Late, Error: w.Error, Value: w.Value, ClockBound: w.Bound, Answered: w.Answered}
 	if w.TTLms != nil {
 		op.TTLms = *w.TTLms
 		if op.TTLms < 1 || op.TTLms > MaxTTLms {

@@ -182,6 +182,14 @@ func AppendBody(b []byte, op *Op) []byte {
 		b = append(b, `,"mode":`...)
 		b = appendString(b, op.Mode)
 	}
+	if op.Access != "" {
+		b = append(b, `,"access":`...)
+		b = appendString(b, op.Access)
+	}
+	if op.Permits != 0 {
+		b = append(b, `,"permits":`...)
+		b = strconv.AppendInt(b, int64(op.Permits), 10)
+	}
 	b = append(b, `,"call":`...)
 	b = strconv.AppendInt(b, op.Call, 10)
 	b = append(b, `,"return":`...)
