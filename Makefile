@@ -10,7 +10,7 @@ RACE_PKGS := ./agent/... ./cli/... ./battery/... ./scenario/... ./docs/... ./kub
 FAULTS := ^(TestFault_|TestDocker_FaultTable$$)
 REQUIRE := LOCKCHECK_REQUIRE_REDIS=1 LOCKCHECK_REQUIRE_CHROMIUM=1 LOCKCHECK_REQUIRE_PYREDIS=1
 
-.PHONY: deps survey-deps build run test lint bench survey survey-page clean
+.PHONY: deps survey-deps build run test lint bench survey survey-demos survey-page clean
 
 # The survey's libraries (docs/survey.md): Python's tooz, PHP's Symfony
 # Lock, Laravel cache lock and malkusch/lock on phpredis, from Debian.
@@ -55,8 +55,11 @@ test: survey-deps ## the race detector everywhere, the harness's tests in two ha
 	[ $$main = 0 ] && [ $$harnessarc = 0 ] && [ $$harnessbrc = 0 ] && [ $$surveyrc = 0 ]
 	$(GO) test -count=1 -run '^TestBudget_UnknownWithinMemory$$' ./checker/
 
-survey: survey-deps ## the whole survey (about two hours): every library through verify with --seed 1, the passes again with --seed 2, the clock-skew sweep, the bench and each break's command run again; what the page is written from is archived in survey/data, then docs/survey.md written from it
+survey: survey-deps ## the whole survey (about two hours): every library through verify with --seed 1, the passes again with --seed 2, the clock-skew sweep, the bench, each break's command run again and every demonstration (survey.Demos); what the page is written from is archived in survey/data, then docs/survey.md written from it
 	cd survey && $(GO) build -o ../bin/lockcheck-survey ./cmd/lockcheck-survey && git describe --always --dirty >../bin/lockcheck-survey.rev && $(GO) run ./cmd/survey --bin ../bin/lockcheck-survey --out ../results/survey --reproduce --archive data --write ../docs/survey.md
+
+survey-demos: survey-deps ## every demonstration of the survey (survey.Demos: each library alone, no lockcheck) run again, its result recorded in survey/data/demos, then docs/survey.md written again from survey/data
+	cd survey && $(GO) run ./cmd/survey --no-run --demos --out data --write ../docs/survey.md
 
 survey-page: ## docs/survey.md written again from survey/data, running nothing
 	cd survey && $(GO) run ./cmd/survey --no-run --out data --write ../docs/survey.md

@@ -21,6 +21,9 @@ type Library struct {
 	Shape string
 	// Assumes is what its documentation says it assumes, if anything.
 	Assumes string
+	// Client is the Redis client the library runs on, with its pinned
+	// version, where it is a package of its own.
+	Client string
 	// Baseline marks lockcheck's own reference lock: breaks it shares
 	// are those of every lock without fencing.
 	Baseline bool
@@ -52,30 +55,30 @@ var Libraries = []Library{
 		Assumes: "Redlock's: bounded clock drift, and a restarted master that comes back after the TTL (or with fsync=always)"},
 	{Name: "redis-py", Language: "Python", Package: "python3-redis (redis-py)", Version: "4.3.4-3", Flags: []string{"--lock-cmd", "examples/adapters/redispy/lock.py", "--name", "redis-py"},
 		Shape: "redis.lock.Lock: one object per lease, acquire(blocking=False, token), release, extend(replace_ttl=True); one process, a thread per request"},
-	{Name: "tooz", Language: "Python", Package: "python3-tooz (OpenStack tooz, Redis driver)", Version: "3.1.0-3", Flags: []string{"--lock-cmd", "examples/adapters/tooz/lock.py", "--budget", "15m", "--name", "tooz"},
+	{Name: "tooz", Language: "Python", Client: "python3-redis (redis-py) 4.3.4-3", Package: "python3-tooz (OpenStack tooz, Redis driver)", Version: "3.1.0-3", Flags: []string{"--lock-cmd", "examples/adapters/tooz/lock.py", "--budget", "15m", "--name", "tooz"},
 		Shape: "coordinator.start(start_heart=True), get_lock(name).acquire(blocking=False), release(); the heart renews every held lock each lock_timeout/2 and reports no loss: judged as scopes; lock_timeout whole seconds, so its scenarios are sized to its keys too (a 15 min budget)"},
-	{Name: "symfony", Language: "PHP", Package: "php-symfony-lock (Symfony Lock, RedisStore)", Version: "5.4.53+dfsg-0+deb12u1", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib symfony", "--lock-cmd-per-client", "--name", "symfony"},
+	{Name: "symfony", Language: "PHP", Client: phpredis, Package: "php-symfony-lock (Symfony Lock, RedisStore)", Version: "5.4.53+dfsg-0+deb12u1", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib symfony", "--lock-cmd-per-client", "--name", "symfony"},
 		Shape: "LockFactory(RedisStore)->createLock(key, ttl, autoRelease false): acquire(false), refresh(ttl), release(); one PHP process per client. " +
 			"release() reports no outcome (RedisStore::delete ignores its script's answer), so its releases are recorded indeterminate, answered (taken effect by their return if at all)"},
-	{Name: "symfony-redlock", Language: "PHP", Package: "php-symfony-lock (Symfony Lock, CombinedStore + ConsensusStrategy over a RedisStore per master)", Version: "5.4.53+dfsg-0+deb12u1",
+	{Name: "symfony-redlock", Language: "PHP", Client: phpredis, Package: "php-symfony-lock (Symfony Lock, CombinedStore + ConsensusStrategy over a RedisStore per master)", Version: "5.4.53+dfsg-0+deb12u1",
 		Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib symfony-redlock", "--lock-cmd-per-client", "--lock-topology", "redlock", "--name", "symfony-redlock"},
 		Shape: "Symfony's Redlock: LockFactory(new CombinedStore([RedisStore per master], new ConsensusStrategy())), each acquire connecting to Redlock's five masters afresh, as a PHP request does; acquire(false), refresh(ttl), release(). " +
 			"acquire(false) is false both when a majority refused and when the votes split (CombinedStore::save deletes what it set either way), so a failed acquire is recorded undone (counted, not recorded), as lockcheck's own Redlocks record theirs; release() reports no outcome (indeterminate); one PHP process per client"},
-	{Name: "laravel", Language: "PHP", Package: "php-illuminate-cache (Laravel cache lock) on php-illuminate-redis", Version: "8.83.26+dfsg-2", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib laravel", "--lock-cmd-per-client", "--lock-no-extend", "--name", "laravel", "--budget", "10m"},
+	{Name: "laravel", Language: "PHP", Client: phpredis, Package: "php-illuminate-cache (Laravel cache lock) with php-illuminate-redis", Version: "8.83.26+dfsg-2", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib laravel", "--lock-cmd-per-client", "--lock-no-extend", "--name", "laravel", "--budget", "10m"},
 		Shape: "PhpRedisLock(connection, key, seconds, owner): get(), release(); SET NX EX whole seconds (rounded up); no extend; one PHP process per client"},
-	{Name: "malkusch", Language: "PHP", Package: "php-malkusch-lock (malkusch/lock, PHPRedisMutex) on php-redis", Version: "2.2.1+ds-1", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib malkusch", "--lock-cmd-per-client", "--lock-no-extend", "--name", "malkusch", "--budget", "10m"},
+	{Name: "malkusch", Language: "PHP", Client: phpredis, Package: "php-malkusch-lock (malkusch/lock, PHPRedisMutex)", Version: "2.2.1+ds-1", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib malkusch", "--lock-cmd-per-client", "--lock-no-extend", "--name", "malkusch", "--budget", "10m"},
 		Shape: "new PHPRedisMutex([redis], name, timeout)->synchronized(callback): the acquire is answered from inside the callback, which returns when the release comes; SET NX EX timeout+1 on key lock_NAME (timeout: the TTL in whole seconds, rounded up), lock() spinning up to timeout seconds; " +
 			"an unlock after timeout seconds sends no release and throws (recorded indeterminate); no extend; one node, as its README's example; one PHP process per client"},
-	{Name: "malkusch-redlock", Language: "PHP", Package: "php-malkusch-lock (malkusch/lock, PHPRedisMutex over N masters) on php-redis", Version: "2.2.1+ds-1",
+	{Name: "malkusch-redlock", Language: "PHP", Client: phpredis, Package: "php-malkusch-lock (malkusch/lock, PHPRedisMutex over N masters)", Version: "2.2.1+ds-1",
 		Flags:   []string{"--lock-cmd", "examples/adapters/php/lock.php --lib malkusch-redlock", "--lock-cmd-per-client", "--lock-topology", "redlock", "--lock-no-extend", "--name", "malkusch-redlock", "--budget", "10m"},
 		Shape:   "the same mutex given a client per master (its README: \"the distributed lock implementation of RedLock\"), each acquire connecting to Redlock's five masters afresh; a lock() that timed out is recorded undone (each failed try deleted what it set; the library does not say whether the key was taken or the votes split); one PHP process per client",
 		Assumes: "Redlock's (its README points to redis.io's distlock)"},
 	// Surveyed since 2026-11-29, after the others so that the archived
 	// bench's lock processes keep their numbers (cmd1, cmd2, ...).
-	{Name: "symfony-semaphore", Language: "PHP", Package: "php-symfony-semaphore (Symfony Semaphore, RedisStore)", Version: "5.4.53+dfsg-0+deb12u1", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib symfony-semaphore", "--lock-cmd-per-client", "--name", "symfony-semaphore"},
+	{Name: "symfony-semaphore", Language: "PHP", Client: phpredis, Package: "php-symfony-semaphore (Symfony Semaphore, RedisStore)", Version: "5.4.53+dfsg-0+deb12u1", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib symfony-semaphore", "--lock-cmd-per-client", "--name", "symfony-semaphore"},
 		Shape: "a semaphore of limit 1 for a lock: SemaphoreFactory(RedisStore)->createSemaphore(key, 1, 1, ttl, autoRelease false): acquire(), refresh(ttl), release(); no key with a TTL but two sorted sets ({key}:weight, {key}:time) whose members expire at a score of the client's time() (whole seconds) plus the TTL, pruned by the next client's script with its own time(); " +
 			"release() reports no outcome (indeterminate); one PHP process per client"},
-	{Name: "laravel-funnel", Language: "PHP", Package: "php-illuminate-redis (Laravel's concurrency limiter, ConcurrencyLimiter)", Version: "8.83.26+dfsg-2", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib laravel-funnel", "--lock-cmd-per-client", "--lock-no-extend", "--name", "laravel-funnel", "--budget", "10m"},
+	{Name: "laravel-funnel", Language: "PHP", Client: phpredis, Package: "php-illuminate-redis (Laravel's concurrency limiter, ConcurrencyLimiter)", Version: "8.83.26+dfsg-2", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib laravel-funnel", "--lock-cmd-per-client", "--lock-no-extend", "--name", "laravel-funnel", "--budget", "10m"},
 		Shape: "a concurrency limiter of one slot for a lock, as its documentation shows it: funnel(key)->limit(1)->releaseAfter(seconds)->block(0)->then(callback, failure); the callback is the lease, suspended in a Fiber until its release; its slot is a key KEY1 set NX-like by a script (EX whole seconds, rounded up); " +
 			"the release deletes the slot if it still holds its id and reports no outcome (indeterminate, answered: taken effect by its return if at all); no extend; one PHP process per client"},
 }
@@ -104,14 +107,28 @@ var Other = []struct{ Lib, Text string }{
 		"Five runs each of the same load against a fresh Redis, beside a CI run: from cold, 0 to 28 acquisitions; with both scripts loaded first and CLIENT SETINFO off (go-zero's WithIdentity), 1,601 to 2,314 and nothing dropped."},
 }
 
-// Corrections are breaks an earlier page published that were
-// lockcheck's, with what they were and the fix.
+// Corrections are what an earlier page published that was wrong (breaks
+// that were lockcheck's, mechanisms that did not hold when the library
+// ran alone), with what they were and the fix.
 var Corrections = []struct{ Was, Why string }{
-	{"malkusch at `pause` and `overrun-free`, malkusch-redlock at `overrun-free`: lease broke (the page of 2026-11-27, before 4b9c2ca; malkusch-redlock's was put down to RedisMutex.php:84)",
+	{"malkusch at `pause` and `overrun-free`, malkusch-redlock at `overrun-free`: lease broke (the page of 2026-11-27, before 4b9c2ca; malkusch-redlock's was put down to RedisMutex.php:84 at 2.2.1)",
 		"lockcheck's, not the library's. Traced on the node with MONITOR against the history: the acquires the lease model found too close together were granted at the end of a run, after another client's PHP process had exited and deleted its key. " +
 			"Its adapter holds each lease in a Fiber suspended inside synchronized(); PHP unwinds a suspended Fiber at shutdown (exit() too), the callback's finally runs malkusch's unlock, and the key goes: a release lockcheck did not ask for and did not record. " +
 			"A lock process's leases still held when lockcheck closes it are now recorded released with an unknown outcome from the close (TestProcess_LeftHeldAtClose; TestProcessAdapters_ExitReleases: malkusch's key is gone at the exit, Symfony's stays); " +
 			"malkusch then held the lease contract over 34 runs of overrun-free, malkusch-redlock over 13."},
+	{"symfony-semaphore at `overrun`, `overrun-free`, `extend`, `crash`, `cut-off`, `pause-redis`, `lost-reply` and `stall-quiet` (the pages of 2026-11-29 and before): \"a lease outlives it until the next whole second\"",
+		"wrong mechanism. With a TTL that is not a whole number of seconds (these scenarios' 100-600 ms) the save script fails at `EXPIREAT weightKey maxExpiration + 10` (Store/RedisStore.php:91 at 5.4.53) after its `ZADD` (:86) has run and stays: every acquire fails, and the member left blocks the key until the next whole second; refresh fails the same way (:136). Found by an independent read and shown alone by survey/demos/symfony-semaphore-expireat.php; the whole-second expiry holds for the 1 s scenarios (contention, kill-always, kill-delayed, kill-extend)."},
+	{"redsync, symfony-redlock and malkusch-redlock at `clock-quorum`: \"a forward jump on a majority of masters\"",
+		"the fault jumps one node of the bare majority, after the two masters that were down came back empty (nemesis/clock_quorum.go)."},
+	{"Breaks particular to a library, its first line: \"where setnx passes the same scenario\"",
+		"false for the six clock-quorum and kill-quorum entries, where setnx is n/a (a single-master lock on Redlock's scenarios); each entry now says the reference lock's cell."},
+	{"malkusch at `pause-redis` and `stall-quiet`: the mechanism without its setting, and \"Documented: no\"",
+		"the desync needs a read timeout shorter than the stall: the adapter sets 0.5 s, where malkusch's README connects with phpredis's default (default_socket_timeout, 60 s), under which a 1 s stall cannot desync; phpredis #1222 reports a read timeout leaving a connection out of step. Both are in the entries now (Depends on, Documented)."},
+	{"tooz, go-zero, redsync and symfony-redlock: \"Documented\" lines that omitted what the library offers or says",
+		"tooz offers `is_still_owner()` (tooz/locking.py:59, tooz/drivers/redis.py:93), which the adapter never calls; go-zero's documentation advertises renewal by re-acquiring, which is how the adapter renews; redsync #186 describes the quorum-loss sequence; Symfony's documentation recommends delaying a restart past the longest TTL."},
+	{"The library table: malkusch's php-redis as 2.2.1", "2.2.1+ds-1 is php-malkusch-lock's version; php-redis is 5.3.7+4.3.0-3 (every PHP library's client now has its own version in the table)."},
+	{"rueidislock and valkeylock at `extend`: \"after a renewal fails or an invalidation arrives\", and the overlap figure unexplained",
+		"an invalidation makes the library renew at once rather than cancel; only a failed renewal cancels (rueidislock/lock.go:283-288, 295-296 at v1.0.79). The overlap quoted includes the whole freeze of the lock process, during which lockcheck counts its client as in its section; the entry says so."},
 }
 
 // Mechanism is what a library's source says of a break lockcheck found,
@@ -120,6 +137,13 @@ var Corrections = []struct{ Was, Why string }{
 type Mechanism struct {
 	Text       string
 	Documented string
+	// Depends is what the mechanism depends on: the adapter's settings
+	// that differ from the library's README, and the TTL or timeout at
+	// which it appears (and whether at the library's defaults).
+	Depends string
+	// NoDemo is why no demonstration can show the mechanism without
+	// lockcheck, where none can.
+	NoDemo string
 }
 
 // Mechanisms are keyed "library scenario" ("library skew" for the
@@ -128,25 +152,32 @@ var Mechanisms = map[string]Mechanism{
 	"go-zero extend": {Text: "go-zero has no extend: a holder renews by calling `AcquireCtx` again on its `RedisLock` (redislock.go:60-81 at v1.10.3), which runs lockscript.lua with the same id: " +
 		"`if GET == id then SET PX` (lockscript.lua:1-3) `else SET NX PX` (lockscript.lua:5). A renewal that reaches Redis after the holder's release, or after its key expired, finds the key free and takes it again: " +
 		"a lock nobody holds, refused to every other client until its TTL (+500 ms) runs out, and, after an expiry, a lapse in mutual exclusion reported as a successful renewal.",
-		Documented: "no: the renewal path is the script's, not a documented API"},
+		Documented: goZeroRenewDoc,
+		Depends:    "no setting of the adapter's: go-zero's TTL is whole seconds (SetExpire) + 500 ms, and a renewal that arrives after the lease's release or expiry takes the key whatever the TTL"},
 	"rueidislock extend": rueidisPause, "valkeylock extend": rueidisPause,
 	"rueidislock failover": rueidisSwitch, "rueidislock partition": rueidisSwitch, "rueidislock partition-detect": rueidisSwitch,
 	"valkeylock failover": valkeySwitch, "valkeylock partition": valkeySwitch, "valkeylock partition-detect": valkeySwitch,
 	"redsync kill-quorum": {Text: "redsync takes the lock on `quorum = len(pools)/2 + 1` masters (redsync.go:40 at v4.18.1) and holds it on any `n >= m.quorum` (mutex.go:116): a lease on a bare majority is lost when one of those masters restarts without its key, and another client then wins a majority (redsync #186).",
-		Documented: "as Redlock's assumption: the Redlock page asks for restarts delayed past the TTL (or fsync=always); redsync's README does not"},
-	"redsync clock-quorum": {Text: "redsync's validity is computed on the client's clock, `until = now + expiry - elapsed - expiry*driftFactor` (mutex.go:115, driftFactor 0.01), while each master expires its key on its own clock: a forward jump on a majority of masters frees the key on them early, and another client wins a majority while the holder's `until` is still ahead.",
-		Documented: "as Redlock's assumption of bounded clock drift (the 1% driftFactor); a jump is outside it"},
+		Documented: "as Redlock's assumption: the Redlock page asks for restarts delayed past the TTL (or fsync=always); redsync's README does not, and redsync #186 (\"Potential quorum-loss edge-case\", open since 2025-07) describes this sequence step by step",
+		Depends:    killQuorumDepends},
+	"redsync clock-quorum": {Text: "redsync's validity is computed on the client's clock, `until = now + expiry - elapsed - expiry*driftFactor` (mutex.go:115 at v4.18.1, driftFactor 0.01), while each master expires its key on its own clock. " + clockQuorumFault + " while the holder's `until` is still ahead.",
+		Documented: "as Redlock's assumption of bounded clock drift (the 1% driftFactor); a jump is outside it",
+		Depends:    clockQuorumDepends},
 	"symfony-redlock kill-quorum": {Text: "CombinedStore::save counts the stores that saved the key and succeeds once ConsensusStrategy::isMet, more than half of them (Store/CombinedStore.php:60-91, Strategy/ConsensusStrategy.php:24-26 at 5.4.53): a lease held on a bare majority (3 of 5) is lost when one of those masters restarts without the key, and another client then wins a majority (redsync #186's mechanism).",
-		Documented: "as Redlock's assumption (restarts delayed past the TTL); the Debian package ships no documentation of its own"},
+		Documented: "yes: Symfony Lock's documentation (components/lock, Reliability) recommends delaying a restarted server's start by at least the longest lock TTL, as Redlock's page does; the Debian package ships no documentation of its own",
+		Depends:    killQuorumDepends},
 	"symfony-redlock kill-extend": {Text: "CombinedStore::putOffExpiration extends the key on every store and needs a majority of them again (Store/CombinedStore.php:135-172 at 5.4.53), and a refresh that does not get one fails. In the run, one master of five (n4) was down and one refresh failed, of one lease, while the others' succeeded: that lease was on fewer than five masters (a bare majority is enough to acquire, CombinedStore.php:60-91) or another master failed to answer; the history cannot say which. When a refresh fails, CombinedStore deletes the key on the masters that still hold it (CombinedStore.php:171) and throws LockConflictedException, which `Lock::refresh` passes on (Lock.php:218-221). " +
 		"A live lease is lost and its holder told it conflicted; the holder stops, so mutual exclusion holds, but the lease contract (a lease lives until its release or its TTL) does not. redsync, whose refresh needs the same majority, passed this scenario in both seeds: a bare majority at the moment of a kill is a matter of timing.",
 		Documented: "as Redlock's: a lock held by a bare majority does not survive the loss of one of its nodes"},
-	"symfony-redlock clock-quorum": {Text: "the lease's deadline is on the client's clock: `Key::reduceLifetime` sets `expiringTime = microtime(true) + ttl` and `isExpired` compares it with `microtime(true)` (Key.php:71-90 at 5.4.53), while each master expires its key on its own clock: a forward jump on a majority frees the key there early, and another client wins a majority while the holder's lock is not expired.",
-		Documented: "as Redlock's assumption of bounded clock drift; a jump is outside it"},
+	"symfony-redlock clock-quorum": {Text: "the lease's deadline is on the client's clock: `Key::reduceLifetime` sets `expiringTime = microtime(true) + ttl` and `isExpired` compares it with `microtime(true)` (Key.php:71-90 at 5.4.53), while each master expires its key on its own clock. " + clockQuorumFault + " while the holder's lock is not expired by its own clock.",
+		Documented: "as Redlock's assumption of bounded clock drift; a jump is outside it",
+		Depends:    clockQuorumDepends},
 	"malkusch-redlock kill-quorum": {Text: "RedisMutex::acquire holds the lock when `isMajority($acquired)`, more than half of the masters (classes/mutex/RedisMutex.php:84, 148-150 at 2.2.1): a lock on a bare majority is lost when one of those masters restarts without the key, and another client then wins a majority.",
-		Documented: "as Redlock's assumption: its README calls PHPRedisMutex \"the distributed lock implementation of RedLock\""},
-	"malkusch-redlock clock-quorum": {Text: "the holder has no deadline at all: the key is set `NX EX timeout+1` (PHPRedisMutex.php:55, SpinlockMutex.php:73 at 2.2.1) and expires on each master's clock, while the callback runs until it returns; only `unlock()` compares the time spent with the timeout, on the client's clock, after the fact (SpinlockMutex.php:80-84, ExecutionOutsideLockException). A forward jump on a majority frees the key early and another client's callback runs beside it.",
-		Documented: "partly: ExecutionOutsideLockException says, afterwards, that the code ran past the timeout"},
+		Documented: "as Redlock's assumption: its README calls PHPRedisMutex \"the distributed lock implementation of RedLock\"",
+		Depends:    killQuorumDepends},
+	"malkusch-redlock clock-quorum": {Text: "the holder has no deadline at all: the key is set `NX EX timeout+1` (PHPRedisMutex.php:55, SpinlockMutex.php:73 at 2.2.1) and expires on each master's clock, while the callback runs until it returns; only `unlock()` compares the time spent with the timeout, on the client's clock, after the fact (SpinlockMutex.php:80-84, ExecutionOutsideLockException). " + clockQuorumFault + " while the holder's callback runs on.",
+		Documented: "partly: ExecutionOutsideLockException says, afterwards, that the code ran past the timeout",
+		Depends:    clockQuorumDepends},
 	"malkusch kill-delayed": {Text: "the key outlives the timeout it was given by a second: `SpinlockMutex::lock` sets it `NX EX timeout + 1` " +
 		"(classes/mutex/SpinlockMutex.php:66-73 at 2.2.1: \"increased by one second to ensure that we delete only our keys\"), so a 1 s timeout is a 2 s key. " +
 		"kill-delayed restarts a node without persistence once the TTL it asked for (1 s) and 500 ms have passed, the rule that keeps a lock whose key lives its TTL safe (lockcheck's reference lock passes it): " +
@@ -154,7 +185,8 @@ var Mechanisms = map[string]Mechanism{
 		"A restart delay sized to the documented timeout is too short for this lock by the added second.",
 		Documented: "no: the constructor documents `$timeout` as \"the time in seconds a lock expires\" (SpinlockMutex.php:50); the added second is a comment in the code, not in the README"},
 	"go-zero cut-off": {Text: "the same renewal by re-acquire (lockscript.lua:1-5 at v1.10.3): renewals sent while the client was cut off from Redis time out, and one that reaches Redis late, after the holder's release or after its lease expired, takes the free key again for a holder that has let go: the key stays refused to everyone until its TTL (+500 ms) runs out.",
-		Documented: "no"},
+		Documented: goZeroRenewDoc,
+		Depends:    "a renewal that times out on the client and still reaches Redis: the op timeout (lockcheck's, 300 ms in cut-off) shorter than the cut; go-zero's own client waits go-redis's default read timeout (3 s)"},
 	"tooz kill-everysec": toozHeart, "tooz kill-always": toozHeart, "tooz kill-delayed": toozHeart, "tooz pause-redis": toozHeart, "tooz cut-off": toozHeart,
 	"tooz stall-quiet": toozHeart, "tooz kill-extend": toozHeart,
 	"go-zero lost-reply": {Text: "go-zero's Redis client resends a command whose reply was lost: it sets `MaxRetries: maxRetries`, 3 (core/stores/redis/redisclientmanager.go:14, 37 at v1.10.3), and go-redis (v9.23.0) runs each command up to MaxRetries+1 times (redis.go:1593), again after a connection that ended without a reply (`shouldRetry`: io.EOF, error.go:90). " +
@@ -164,15 +196,15 @@ var Mechanisms = map[string]Mechanism{
 	"malkusch pause-redis":           phpredisDesync,
 	"malkusch stall-quiet":           phpredisDesync,
 	"symfony-semaphore contention":   semaphoreSecond,
-	"symfony-semaphore overrun":      semaphoreSecond,
-	"symfony-semaphore overrun-free": semaphoreSecond,
-	"symfony-semaphore extend":       semaphoreSecond,
-	"symfony-semaphore pause":        semaphoreSecond,
-	"symfony-semaphore crash":        semaphoreSecond,
-	"symfony-semaphore cut-off":      semaphoreSecond,
-	"symfony-semaphore pause-redis":  semaphoreSecond,
-	"symfony-semaphore lost-reply":   semaphoreSecond,
-	"symfony-semaphore stall-quiet":  semaphoreSecond,
+	"symfony-semaphore overrun":      semaphoreExpireAt,
+	"symfony-semaphore overrun-free": semaphoreExpireAt,
+	"symfony-semaphore extend":       semaphoreExpireAt,
+	"symfony-semaphore pause":        semaphoreExpireAt,
+	"symfony-semaphore crash":        semaphoreExpireAt,
+	"symfony-semaphore cut-off":      semaphoreExpireAt,
+	"symfony-semaphore pause-redis":  semaphoreExpireAt,
+	"symfony-semaphore lost-reply":   semaphoreExpireAt,
+	"symfony-semaphore stall-quiet":  semaphoreExpireAt,
 	"symfony-semaphore kill-always":  semaphoreSecond,
 	"symfony-semaphore kill-delayed": semaphoreSecond,
 	"symfony-semaphore kill-extend":  semaphoreSecond,
@@ -186,6 +218,25 @@ var Mechanisms = map[string]Mechanism{
 		Documented: "no: FallbackSETPX is documented as compatibility with Valkey < 6.2"},
 }
 
+// phpredis is the Redis client every PHP lock here runs on: Debian's
+// php-redis.
+const phpredis = "php-redis (phpredis) 5.3.7+4.3.0-3"
+
+// clockQuorumFault is what clock-quorum does (nemesis/clock_quorum.go),
+// for the Redlocks' entries there.
+const clockQuorumFault = "The fault is Kleppmann's sequence (nemesis/clock_quorum.go): two of the five masters are down when the lease is taken, so it lands on a bare majority of three; half-way through the window the two come back empty and one node of that majority (not a majority) jumps its clock forward past the TTL. " +
+	"Its keys expire at once, and another client wins a majority (the jumped node and the two that came back)"
+
+// clockQuorumDepends and killQuorumDepends are what the Redlocks'
+// breaks there depend on.
+const (
+	clockQuorumDepends = "a lease on a bare majority (two masters down when it was taken) and a forward jump past the TTL of one of its nodes; any TTL, at the library's defaults"
+	killQuorumDepends  = "a lease on a bare majority (two masters down when it was taken) and a restart without persistence of one of its nodes before the TTL has passed; any TTL, at the library's defaults"
+)
+
+// goZeroRenewDoc is what go-zero documents of renewal.
+const goZeroRenewDoc = "partly: go-zero's documentation (go-zero.dev, tutorials, Redis Lock) advertises the lock as \"can reenter, automatic renewal\", which is `AcquireCtx` again on the same `RedisLock`, as the adapter renews; it does not say that a renewal can take a key released or expired"
+
 // phpredisDesync: phpredis keeps a connection whose EVAL reply timed
 // out, and malkusch's spin loop goes on over it.
 var phpredisDesync = Mechanism{Text: "phpredis 5.3.7 (Debian's php-redis, on which every PHP lock here runs) leaves a connection open when an EVAL's reply times out: `Redis::eval` reads its reply through `redis_read_reply_type`, which throws \"socket error on read socket\" and returns without closing the socket (library.c:3289-3302 at 5.3.7; redis.c:3156), " +
@@ -194,14 +245,24 @@ var phpredisDesync = Mechanism{Text: "phpredis 5.3.7 (Debian's php-redis, on whi
 	"Traced with MONITOR on the node against the history (pause-redis, seed 1): after a stall, one client's SET NX took the free key but read the previous EVAL's 0 as its reply, so its clean-up EVAL deleted the key it had just set and read that SET's OK; its next SET NX, refused by Redis, read the EVAL's 1: acquired, while another client held the key. " +
 	"In stall-quiet the same shift shows both ways: a SET NX that took the key read as refused (a refusal with no holder, in the first battery that broke) or a refused one read as granted (two holders, in the survey's run). " +
 	"`php examples/adapters/php/phpredis_desync.php` shows the shift alone against a redis-server of its own (exit 1; TestPhpredis_EvalTimeoutDesyncs).",
-	Documented: "no: neither phpredis nor malkusch says that a connection whose read timed out must be dropped"}
+	Documented: "no: neither phpredis nor malkusch says that a connection whose read timed out must be dropped; phpredis #1222 (\"Read Timeout Exception leaves connection in a bad state\") reports the same desync after a read timeout",
+	Depends:    "a read timeout shorter than the stall: the adapter gives phpredis a read timeout of 0.5 s (lockcheck's op timeout), where malkusch's README connects with phpredis's default, default_socket_timeout (60 s), under which a 1 s stall times out no read and leaves the connection in step (survey/demos/phpredis-default-timeout.php); at the library's default the mechanism needs a stall of a minute"}
 
 // semaphoreSecond: Symfony Semaphore's expiry is the client's whole
-// second plus the TTL.
+// second plus the TTL (a TTL of whole seconds).
 var semaphoreSecond = Mechanism{Text: "the semaphore's expiry is kept as a score of whole seconds: `RedisStore::save` passes the client's `time()` as `now` (Store/RedisStore.php:99 at 5.4.53), adds the member at `now + ttlInSecond` (:86), and every client's script first removes the members whose score is at most its own `time()` (:64); `putOffExpiration` does the same with `time() + ttl` (:142). " +
-	"So a lease lives on Redis until the first script run at a whole second at or past `floor(t) + ttl`, not `t + ttl`: with a TTL of 1 s, a lease taken at 10.9 s is given to the next client at 11.0 s (in the contention run, a lease taken at .993 of a wall-clock second was granted again 37 ms later, at .030 of the next; in kill-delayed's, 296 ms after its grant, before any fault), while the holder's `Semaphore` computes its own expiry from `microtime(true) + ttl` (Key.php:88, isExpired :105) and holds on; " +
-	"with a TTL under a second, a lease outlives it until the next whole second, and the key is refused to others after the lease has ended (a refusal with no holder). Every scenario breaks this way before its fault matters.",
-	Documented: "no: the TTL is a float in seconds (`createSemaphore(..., ?float $ttlInSecond)`), with nothing said of whole seconds"}
+	"So a lease lives on Redis until the first script run at a whole second at or past `floor(t) + ttl`, not `t + ttl`: with a TTL of 1 s, a lease taken at 10.9 s is given to the next client at 11.0 s (in the contention run, a lease taken at .993 of a wall-clock second was granted again 37 ms later, at .030 of the next; in kill-delayed's, 296 ms after its grant, before any fault), while the holder's `Semaphore` computes its own expiry from `microtime(true) + ttl` (Key.php:88, isExpired :105) and holds on. " +
+	"Every 1 s scenario breaks this way before its fault matters.",
+	Documented: "no: the TTL is a float in seconds (`createSemaphore(..., ?float $ttlInSecond)`), with nothing said of whole seconds",
+	Depends:    "a TTL of whole seconds (1 s in these scenarios) and a lease taken late in a wall-clock second: at any TTL a lease loses up to a second of its life, at the library's default TTL (300 s) too"}
+
+// semaphoreExpireAt: Symfony Semaphore's scripts fail after their ZADD
+// for a TTL that is not a whole number of seconds.
+var semaphoreExpireAt = Mechanism{Text: "with a TTL that is not a whole number of seconds the semaphore is never acquired: `RedisStore::save`'s script adds the member at `now + ttlInSecond` (Store/RedisStore.php:86-87 at 5.4.53, `now` the client's `time()`, :99) and then sets the keys' expiry with `EXPIREAT weightKey maxExpiration + 10` (:91), which Redis refuses for a score that is not whole (\"ERR value is not an integer or out of range\"). " +
+	"Redis does not undo a script's writes when it fails, so the member stays; phpredis's `eval` answers false, `save` throws SemaphoreAcquiringException (\"the script return false\", :106), and `acquire()` returns false (Semaphore.php:85-88). Every try fails this way, and the member each leaves blocks the key to every other client until the first script run at the next whole second prunes it (Store/RedisStore.php:64, members scored at most its `time()`): refusals while nobody holds the key, which the lease contract forbids. " +
+	"`refresh(ttl)` fails the same way (:136, after its `ZADD` at :124 moved the member's score) and throws SemaphoreExpiredException (:142-146). An earlier page put these breaks down to a lease that outlived its TTL until the next whole second; that is the mechanism of the 1 s scenarios only.",
+	Documented: "no: the TTL is a float in seconds (`createSemaphore(..., ?float $ttlInSecond)`), with nothing said of whole seconds; a sub-second TTL fails every acquire with no error but false",
+	Depends:    "a TTL that is not a whole number of seconds (these scenarios' 100-600 ms; the adapter passes lockcheck's TTL in seconds, as a float): the library's default TTL (300 s) is whole and does not show it"}
 
 // rueidisSwitch: a holder stops when its own client switches masters,
 // not when another's does.
@@ -223,14 +284,17 @@ func (lib Library) InProcess() []string {
 }
 
 // rueidisPause: a holder woken from a pause has no deadline to check.
-var rueidisPause = Mechanism{Text: "the lock is a context with no deadline: `tryonce` makes it with `context.WithCancel` (rueidislock/lock.go:371 at v1.0.79) and only the monitoring goroutines cancel it, after a renewal fails or an invalidation arrives (lock.go:272-296). " +
+var rueidisPause = Mechanism{Text: "the lock is a context with no deadline: `tryonce` makes it with `context.WithCancel` (rueidislock/lock.go:371 at v1.0.79) and only the monitoring goroutines cancel it, when a renewal fails (lock.go:272-296): an invalidation makes them renew at once rather than cancel (lock.go:283-288), and only a failed renewal cancels (lock.go:295-296). " +
 	"A holder whose whole process stopped (pause-holder, one process per client) for longer than KeyValidity wakes with its keys expired and maybe taken, and runs on before the library's goroutines, waking too, send the renewal that fails: it writes while another holds the lock. " +
-	"A lease lock lets the holder check its deadline on waking (lockcheck's setnx passes the same scenario); a context without one cannot be checked.",
-	Documented: "no"}
+	"A lease lock lets the holder check its deadline on waking (lockcheck's setnx passes the same scenario); a context without one cannot be checked. " +
+	"The overlap lockcheck drew runs from the other client's write to the end of the holder's section, and that section includes the whole freeze of the lock process: lockcheck's client, in lockcheck's own process, counts as in its section while the library is stopped. A real holder frozen with its library writes nothing during the freeze; it writes on from its waking until the failed renewal cancels its context, a part of the figure the history does not separate.",
+	Documented: "no",
+	Depends:    "a stop of the whole process (the library's goroutines with the holder) longer than KeyValidity (the run's TTL here; rueidislock's default 5 s), at any validity"}
 
 // toozHeart: tooz renews from a heartbeat thread and tells no holder
 // when it cannot.
 var toozHeart = Mechanism{Text: "tooz renews every held lock from the coordinator's heartbeat thread: `Heart._beat_forever_until_stopped` calls the driver's `heartbeat` under tenacity's retry, every second while it fails (tooz/coordination.py:182-207 in Debian's 3.1.0), " +
 	"and `RedisDriver.heartbeat` renews each lock with redis-py's `reacquire`, logging and swallowing a lock's failure (`LOG.warning(\"Unable to heartbeat lock ...\")`, tooz/drivers/redis.py:536-548; `RedisLock.heartbeat`, :129-135). " +
 	"No callback, exception or flag reaches the holder: while Redis is down or stalled its key runs out (lock_timeout, whole seconds: redis.py:368-369), the next client acquires once Redis is back, and the holder, told nothing, goes on writing.",
-	Documented: "no: tooz documents heartbeats as needed to keep locks, not what a holder learns when they fail"}
+	Documented: "no: tooz documents heartbeats as needed to keep locks, not what a holder learns when they fail. It offers `Lock.is_still_owner()` (tooz/locking.py:59; the Redis driver's, tooz/drivers/redis.py:93), which asks Redis whether the lock is still the holder's: a holder that asks it after a stall learns the lock was lost (survey/demos/tooz-heartbeat.py). The survey's adapter never calls it, so these entries judge a holder that does not ask",
+	Depends:    "no setting of the adapter's but lock_timeout (the run's TTL in whole seconds, rounded up; tooz's default 30 s): a Redis outage or stall longer than lock_timeout, at any lock_timeout"}

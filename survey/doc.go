@@ -85,6 +85,9 @@ type Meta struct {
 	// lock.
 	SkewRun, BenchRun string
 	Baseline          []report.BenchRow
+	// Demos are the demonstrations' last runs, by name (absent: not
+	// run).
+	Demos map[string]DemoRun
 }
 
 // Cell is a scenario's outcome for one library, as the table shows it.
@@ -128,6 +131,7 @@ func Write(w io.Writer, m Meta, results []Result) error {
 	writeTable(&b, scen, results)
 	writeNA(&b, results)
 	writeBreaks(&b, m, results)
+	writeDemos(&b, m)
 	writeSkew(&b, m, results)
 	writeBench(&b, m, results)
 	writeOther(&b)
@@ -155,7 +159,11 @@ func scenarios(results []Result) []string {
 func writeLibraries(b *strings.Builder, m Meta, results []Result) {
 	b.WriteString("## The libraries\n\n| library | language | code, pinned | how it is driven | the command (seed 1) |\n|---|---|---|---|---|\n")
 	for _, r := range results {
-		fmt.Fprintf(b, "| %s | %s | %s %s | %s | `%s` |\n", r.Lib.Name, r.Lib.Language, r.Lib.Package, r.Lib.Version, r.Lib.Shape, verifyCmd(m, r.Lib, "", 1))
+		code := r.Lib.Package + " " + r.Lib.Version
+		if r.Lib.Client != "" {
+			code += ", on " + r.Lib.Client
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | `%s` |\n", r.Lib.Name, r.Lib.Language, code, r.Lib.Shape, verifyCmd(m, r.Lib, "", 1))
 	}
 	b.WriteString("\nNot surveyed, and why:\n\n")
 	for _, n := range NotSurveyed {
@@ -260,15 +268,15 @@ func writeNA(b *strings.Builder, results []Result) {
 	b.WriteString("\n")
 }
 
-// common says whether the reference lock broke s too: a break every lock
-// without fencing shows.
-func common(results []Result, s string) bool {
+// reference is the reference lock's cell at s ("" if no reference
+// lock ran).
+func reference(results []Result, s string) Cell {
 	for _, r := range results {
 		if r.Lib.Baseline {
-			return cellFor(r, s).Broke != ""
+			return cellFor(r, s)
 		}
 	}
-	return false
+	return Cell{}
 }
 
 func writeBreaks(b *strings.Builder, m Meta, results []Result) {
@@ -278,16 +286,16 @@ func writeBreaks(b *strings.Builder, m Meta, results []Result) {
 			continue
 		}
 		for _, br := range Breaks(r) {
-			shared := common(results, br.Scenario)
-			sec := breakSection(m, r, br, shared)
-			if shared {
+			ref := reference(results, br.Scenario)
+			sec := breakSection(m, r, br, ref)
+			if ref.Broke != "" {
 				all = append(all, sec)
 			} else {
 				own = append(own, sec)
 			}
 		}
 	}
-	b.WriteString("## Breaks particular to a library\n\nWhere lockcheck's reference lock (`setnx`) passes the same scenario: the library's own mechanism.\n\n")
+	b.WriteString("## Breaks particular to a library\n\nWhere lockcheck's reference lock (`setnx`) passes the same scenario, or cannot be run at it (`n/a`: the Redlock scenarios need five masters, and setnx is a single-master lock): the library's own mechanism. Each entry says which, what the mechanism depends on, and what its demonstration showed: a program of the library's own language that runs the library alone, with no lockcheck in the loop (under The demonstrations).\n\n")
 	if len(own) == 0 {
 		b.WriteString("None.\n\n")
 	}
@@ -299,10 +307,18 @@ func writeBreaks(b *strings.Builder, m Meta, results []Result) {
 // breakSection is one break: its shortest violation, its mechanism and
 // the command that reproduces it, with what that command did when the
 // survey ran it again.
-func breakSection(m Meta, r Result, br Break, shared bool) string {
+func breakSection(m Meta, r Result, br Break, ref Cell) string {
 	s, row := br.Scenario, br.Row
+	shared := ref.Broke != ""
 	var b strings.Builder
 	fmt.Fprintf(&b, "### %s at `%s`: %s broke\n\n", r.Lib.Name, s, br.Cell.Broke)
+	if !shared && ref.Text != "" {
+		what := ref.Text
+		if ref.Why != "" {
+			what += " (" + ref.Why + ")"
+		}
+		fmt.Fprintf(&b, "The reference lock at `%s`: %s.\n\n", s, what)
+	}
 	if v, ok := shortest(filepath.Join(br.Dir, row.Dir)); ok {
 		fmt.Fprintf(&b, "Shortest violation lockcheck drew: %s\n\n", v.Message)
 		for _, e := range v.Explanation {
@@ -318,6 +334,10 @@ func breakSection(m Meta, r Result, br Break, shared bool) string {
 	switch {
 	case ok:
 		fmt.Fprintf(&b, "Mechanism: %s\n\nDocumented: %s\n\n", mech.Text, cmp.Or(mech.Documented, "no"))
+		if mech.Depends != "" {
+			fmt.Fprintf(&b, "Depends on: %s\n\n", mech.Depends)
+		}
+		b.WriteString(shownAlone(m, r.Lib.Name+" "+s, mech))
 	case shared:
 		b.WriteString("Mechanism: the reference lock's at this scenario (a lease kept only in one Redis node's memory, no fencing token for the resource to check).\n\n")
 	default:
@@ -458,7 +478,7 @@ func writeCorrections(b *strings.Builder) {
 	if len(Corrections) == 0 {
 		return
 	}
-	b.WriteString("## Corrections\n\nBreaks an earlier page published that were lockcheck's, not the library's.\n\n")
+	b.WriteString("## Corrections\n\nWhat an earlier page published that was wrong: breaks that were lockcheck's, not the library's, and mechanisms or citations that did not hold when the library was run alone.\n\n")
 	for _, c := range Corrections {
 		fmt.Fprintf(b, "- %s: %s\n", c.Was, c.Why)
 	}

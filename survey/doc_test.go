@@ -1,6 +1,7 @@
 package survey
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,16 +15,25 @@ import (
 // why, and each break's command requires its scenario (exit 1); the
 // libraries not surveyed and the findings outside the battery are listed;
 // each break says what its command did when the survey ran it again, and
-// the corrections to earlier pages close the page.
+// the corrections to earlier pages close the page. A break of the
+// library's own says the reference lock's cell there (a pass, or n/a and
+// why), what its mechanism depends on, and its demonstration's command
+// and last run, which the demonstrations' table lists too.
 func TestWrite_Classifies(t *testing.T) {
 	row := func(s, status string, lease, mutex checker.Verdict) report.VerifyRow {
 		return report.VerifyRow{Scenario: s, Status: status, Lease: lease, Mutex: mutex, LeaseGated: true, Seeds: []int64{1}}
 	}
 	ref := &report.Verify{Seed: 1, Rows: []report.VerifyRow{row("kill-none", report.StatusFinding, checker.Valid, checker.Invalid),
-		row("overrun", report.StatusPassed, checker.Valid, checker.Valid), row("contention", report.StatusPassed, checker.Valid, checker.Valid)}}
+		row("overrun", report.StatusPassed, checker.Valid, checker.Valid), row("contention", report.StatusPassed, checker.Valid, checker.Valid),
+		{Scenario: "kill-quorum", Status: report.StatusNA, NA: "only for topology redlock"}}}
 	lib := &report.Verify{Seed: 1, Rows: []report.VerifyRow{row("kill-none", report.StatusFinding, checker.Valid, checker.Invalid),
 		row("overrun", report.StatusBroken, checker.Invalid, checker.Valid), row("contention", report.StatusPassed, checker.Valid, checker.Valid),
-		{Scenario: "clock-quorum", Status: report.StatusNA, NA: "only for topology redlock"}}}
+		{Scenario: "clock-quorum", Status: report.StatusNA, NA: "only for topology redlock"}, row("kill-quorum", report.StatusFinding, checker.Valid, checker.Invalid)}}
+	// A mechanism with what it depends on and its demonstration, which ran.
+	Mechanisms["lib overrun"] = Mechanism{Text: "its own.", Depends: "a TTL under a second"}
+	demos := Demos
+	Demos = append(slices.Clone(Demos), Demo{Name: "lib-demo", Cmd: []string{"x", "y z"}, Shows: []string{"lib overrun"}})
+	t.Cleanup(func() { delete(Mechanisms, "lib overrun"); Demos = demos })
 	broke2 := row("contention", report.StatusBroken, checker.Valid, checker.Invalid)
 	broke2.Seeds = []int64{2}
 	lib2 := &report.Verify{Seed: 2, Rows: []report.VerifyRow{broke2}}
@@ -31,25 +41,29 @@ func TestWrite_Classifies(t *testing.T) {
 		{Lib: Library{Name: "lib", Flags: []string{"--lock-cmd", "x --y"}}, Seed1: lib, Seed2: lib2,
 			Repro: map[string]Rerun{"overrun": {Exit: 1, Elapsed: "12s"}, "contention": {Exit: 0, Elapsed: "5m1s"}}}}
 	var b strings.Builder
-	if err := Write(&b, Meta{Bin: "lc"}, results); err != nil {
+	if err := Write(&b, Meta{Bin: "lc", Demos: map[string]DemoRun{"lib-demo": {Exit: 1, Elapsed: "2s", Output: "a\nshown\n"}}}, results); err != nil {
 		t.Fatal(err)
 	}
 	page := b.String()
 	own := page[strings.Index(page, "## Breaks particular"):strings.Index(page, "## Breaks every lock")]
-	shared := page[strings.Index(page, "## Breaks every lock"):strings.Index(page, "## Clock skew")]
+	shared := page[strings.Index(page, "## Breaks every lock"):strings.Index(page, "## The demonstrations")]
 	for _, want := range []struct{ in, text string }{
 		{own, "### lib at `overrun`: lease broke"},
 		{own, "### lib at `contention`: mutex broke"},
+		{own, "### lib at `overrun`: lease broke\n\nThe reference lock at `overrun`: pass."},
+		{own, "### lib at `kill-quorum`: mutex broke\n\nThe reference lock at `kill-quorum`: n/a (only for topology redlock)."},
+		{own, "Depends on: a TTL under a second\n\nShown alone: `x \"y z\"` (lib-demo), exit 1 in 2s (the mechanism showed): \"shown\".\n\n"},
+		{page[strings.Index(page, "## The demonstrations"):], "| lib-demo | `x \"y z\"` | lib overrun | no | exit 1 in 2s (the mechanism showed): \"shown\" |"},
 		{own, "`lc verify --lock-cmd \"x --y\" --scenario overrun --require overrun --seed 1 --seeds 10`"},
 		{own, "--scenario contention --require contention --seed 2 --seeds 10`"},
 		{shared, "### lib at `kill-none`: mutex broke"},
-		{page, "| lib | **broke: mutex** | **broke: lease** | pass (seed 1); **broke: mutex** (seed 2) | n/a |"},
-		{page, "- only for topology redlock: lib clock-quorum."},
+		{page, "| lib | **broke: mutex** | **broke: lease** | pass (seed 1); **broke: mutex** (seed 2) | **broke: mutex** | n/a |"},
+		{page, "- only for topology redlock: ref kill-quorum, lib clock-quorum."},
 		{page[strings.Index(page, "## Other findings"):], "- **go-zero**: a data race in its circuit breaker"},
 		{own, "--seed 1 --seeds 10`\n\nRun again by the survey: exit 1 in 12s, broke again."},
 		{own, "--seed 2 --seeds 10`\n\nRun again by the survey: exit 0 in 5m1s, **not reproduced** (every battery held)."},
 		{shared, "Run again by the survey: not yet."},
-		{page, "Each break's command, run again by the survey: 2 of 3 run, 1 broke again (exit 1)."},
+		{page, "Each break's command, run again by the survey: 2 of 4 run, 1 broke again (exit 1)."},
 		{page[strings.Index(page, "## Corrections"):], "malkusch at `pause` and `overrun-free`"},
 		{page[strings.Index(page, "Not surveyed, and why:"):strings.Index(page, "## Who keeps")], "PredisMutex"},
 	} {

@@ -15,6 +15,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -52,6 +53,7 @@ func main() {
 	repro := flag.Bool("reproduce", false, "run each break's command again (its exit and time go on the page)")
 	archive := flag.String("archive", "", "copy what the page is written from to this directory (survey/data)")
 	root := flag.String("root", "..", "the repository's root: commands run there, as the page writes them")
+	demos := flag.Bool("demos", false, "run every demonstration again (survey.Demos), even with --no-run")
 	flag.Parse()
 	for _, p := range []*string{bin, out, write, root, archive} {
 		if *p != "" {
@@ -59,14 +61,19 @@ func main() {
 		}
 	}
 	rootDir = *root
+	demosAgain = *demos
 	if err := run(*bin, *out, *write, *only, *noRun, *repro, *archive); err != nil {
 		fmt.Fprintln(os.Stderr, "survey:", err)
 		os.Exit(1)
 	}
 }
 
-// rootDir is where the commands run (the repository's root).
-var rootDir string
+// rootDir is where the commands run (the repository's root);
+// demosAgain, whether the demonstrations run again whatever is recorded.
+var (
+	rootDir    string
+	demosAgain bool
+)
 
 func run(bin, out, write, only string, noRun, repro bool, archive string) error {
 	step := stepper{bin: bin, noRun: noRun}.step
@@ -94,6 +101,10 @@ func run(bin, out, write, only string, noRun, repro bool, archive string) error 
 	if err := repros(step, out, results, repro); err != nil {
 		return err
 	}
+	demos, err := runDemos(out, noRun && !demosAgain)
+	if err != nil {
+		return err
+	}
 	if archive != "" {
 		if err := archiveTo(out, archive, results); err != nil {
 			return err
@@ -102,7 +113,74 @@ func run(bin, out, write, only string, noRun, repro bool, archive string) error 
 	if write == "" {
 		return nil
 	}
-	return writePage(write, out, results, base)
+	return writePage(write, out, results, base, demos)
+}
+
+// demoTimeout bounds one demonstration (each says it ends within 20 s;
+// a Go one compiles first).
+const demoTimeout = 3 * time.Minute
+
+// runDemos runs every demonstration not yet recorded under out/demos
+// (each again with --demos; none with noRun), and reads their records.
+func runDemos(out string, noRun bool) (map[string]survey.DemoRun, error) {
+	runs := map[string]survey.DemoRun{}
+	for _, d := range survey.Demos {
+		path := filepath.Join(out, "demos", d.Name, "demo.json")
+		var run survey.DemoRun
+		if err := readJSON(path, &run); err == nil && !demosAgain || noRun {
+			if err == nil {
+				runs[d.Name] = run
+			}
+			continue
+		}
+		run, err := runDemo(d)
+		if err != nil {
+			return nil, fmt.Errorf("demonstration %s: %w", d.Name, err)
+		}
+		fmt.Fprintf(os.Stderr, "survey: demonstration %s: exit %d in %s\n", d.Name, run.Exit, run.Elapsed)
+		b, _ := json.MarshalIndent(run, "", "  ")
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+			return nil, err
+		}
+		runs[d.Name] = run
+	}
+	return runs, nil
+}
+
+// runDemo runs d from the repository's root, within demoTimeout.
+func runDemo(d survey.Demo) (survey.DemoRun, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), demoTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, d.Cmd[0], d.Cmd[1:]...)
+	cmd.Dir = filepath.Join(rootDir, d.Dir)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	run := survey.DemoRun{Elapsed: time.Since(start).Round(100 * time.Millisecond).String(), Output: string(out), Revision: gitRevision()}
+	var exit *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		return run, fmt.Errorf("did not end within %v (output: %s)", demoTimeout, out)
+	case errors.As(err, &exit):
+		run.Exit = exit.ExitCode()
+	case err != nil:
+		return run, err
+	}
+	return run, nil
+}
+
+// gitRevision is the tree's commit (git describe --always --dirty), or
+// "?".
+func gitRevision() string {
+	cmd := exec.Command("git", "describe", "--always", "--dirty")
+	cmd.Dir = rootDir
+	b, err := cmd.Output()
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(string(b))
 }
 
 // stepper runs one step of the survey: lockcheck-survey (bin) with args
@@ -200,14 +278,14 @@ func repros(step func(string, ...string) error, out string, results []survey.Res
 }
 
 // writePage writes the survey's page to path.
-func writePage(path, out string, results []survey.Result, base []report.BenchRow) error {
+func writePage(path, out string, results []survey.Result, base []report.BenchRow, demos map[string]survey.DemoRun) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	m := survey.Meta{Date: time.Now().UTC().Format("2006-01-02"), Machine: machine(), Redis: redisVersion(), Lockcheck: revisions(out),
 		Bin: "bin/lockcheck-survey", SkewRun: "bin/lockcheck-survey " + strings.Join(skewArgs, " ") + " LOCK --redis-clock-skew SKEW",
-		BenchRun: "bin/lockcheck-survey " + strings.Join(benchArgs, " ") + " --lock LOCKS", Baseline: base}
+		BenchRun: "bin/lockcheck-survey " + strings.Join(benchArgs, " ") + " --lock LOCKS", Baseline: base, Demos: demos}
 	if err := survey.Write(f, m, results); err != nil {
 		f.Close()
 		return err
@@ -429,6 +507,13 @@ func archiveTo(out, dst string, results []survey.Result) error {
 			return err
 		}
 		return os.WriteFile(filepath.Join(dst, to), b, 0o644)
+	}
+	records, _ := filepath.Glob(filepath.Join(out, "demos", "*", "demo.json"))
+	for _, f := range records {
+		rel, _ := filepath.Rel(out, f)
+		if err := copyFile(rel, rel); err != nil {
+			return err
+		}
 	}
 	for _, done := range stepFiles(out, "done") {
 		step, _ := filepath.Rel(out, filepath.Dir(done))
