@@ -1,0 +1,435 @@
+// Package ctxlock is the scenario the rueidislock and valkeylock demos
+// share (valkeylock is rueidislock's fork, with the same code at the same
+// lines): each demo's main builds its library's Locker and hands it here.
+// It imports no lockcheck package.
+package ctxlock
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lockcheck/lockcheck/survey/demos/demoredis"
+)
+
+// Locker is what rueidislock.Locker and valkeylock.Locker both offer
+// (their Client methods differ in type and are not used).
+type Locker interface {
+	WithContext(ctx context.Context, name string) (context.Context, context.CancelFunc, error)
+	TryWithContext(ctx context.Context, name string) (context.Context, context.CancelFunc, error)
+	Close()
+}
+
+// Options are the LockerOption fields the demos set: KeyMajority 1 and
+// NoLoopTracking, as the README sets the lock up for one Redis, and
+// these.
+type Options struct {
+	Addr          string
+	KeyValidity   time.Duration
+	FallbackSETPX bool
+}
+
+// New builds a Locker of the library under demonstration.
+type New func(Options) (Locker, error)
+
+// Lib is one library: its name, its key prefix (LockerOption.KeyPrefix's
+// default) and its constructor.
+type Lib struct {
+	Name   string
+	Prefix string
+	New    New
+}
+
+// keyname is the library's key for name with KeyMajority 1: prefix:0:name
+// (lock.go:142-152).
+func (l Lib) keyname(name string) string { return l.Prefix + ":0:" + name }
+
+const holderArg = "-ctxlock-holder"
+
+// Pause is the pause demo: the program re-executes itself as the holder
+// (a child process) when os.Args carries holderArg, else runs the parent.
+func Pause(lib Lib) {
+	if len(os.Args) == 3 && os.Args[1] == holderArg {
+		os.Exit(holder(lib, os.Args[2]))
+	}
+	demoredis.Main(19*time.Second, func(ctx context.Context) (int, error) { return pauseParent(ctx, lib) })
+}
+
+const (
+	lockName = "pause"
+	validity = time.Second
+	pauseFor = 3 * time.Second
+)
+
+// holder acquires the lock as the README does (WithContext on
+// context.Background()) with KeyValidity 1 s, prints "held <ns>", then
+// every 5 ms checks the lock's context and prints "wrote <ns>" while it
+// is alive, "cancelled <ns> <err>" once it is not. It ends when stdin
+// closes (the parent went away) or after 16 s.
+func holder(lib Lib, addr string) int {
+	go func() { _, _ = io.Copy(io.Discard, os.Stdin); os.Exit(3) }()
+	time.AfterFunc(16*time.Second, func() { fmt.Println("gave up after 16 s"); os.Exit(3) })
+	l, err := lib.New(Options{Addr: addr, KeyValidity: validity})
+	if err != nil {
+		fmt.Println("error", err)
+		return 2
+	}
+	defer l.Close()
+	ctx, cancel, err := l.WithContext(context.Background(), lockName)
+	if err != nil {
+		fmt.Println("error", err)
+		return 2
+	}
+	defer cancel()
+	fmt.Println("held", time.Now().UnixNano())
+	for {
+		if err := ctx.Err(); err != nil {
+			fmt.Println("cancelled", time.Now().UnixNano(), err)
+			return 0
+		}
+		fmt.Println("wrote", time.Now().UnixNano())
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+type line struct {
+	verb string
+	at   time.Time
+	rest string
+}
+
+func pauseParent(ctx context.Context, lib Lib) (int, error) {
+	srv, err := demoredis.StartServer(ctx, "redis")
+	if err != nil {
+		return 0, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	child := exec.Command(exe, holderArg, srv.Addr())
+	child.Stderr = os.Stderr
+	child.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	stdin, err := child.StdinPipe()
+	if err != nil {
+		return 0, err
+	}
+	stdout, err := child.StdoutPipe()
+	if err != nil {
+		return 0, err
+	}
+	if err := child.Start(); err != nil {
+		return 0, err
+	}
+	exited := make(chan struct{})
+	lines := make(chan line, 4096)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			f := strings.SplitN(sc.Text(), " ", 3)
+			l := line{verb: f[0]}
+			if len(f) > 1 {
+				if ns, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+					l.at = time.Unix(0, ns)
+				} else {
+					l.rest = f[1]
+				}
+			}
+			if len(f) > 2 {
+				l.rest = f[2]
+			}
+			lines <- l
+		}
+		close(lines)
+	}()
+	go func() { _ = child.Wait(); close(exited) }()
+	demoredis.OnExit(func() {
+		stdin.Close()
+		_ = syscall.Kill(child.Process.Pid, syscall.SIGCONT)
+		_ = child.Process.Kill()
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			fmt.Fprintf(os.Stderr, "the holder (pid %d) did not exit 5 s after SIGKILL\n", child.Process.Pid)
+		}
+	})
+	next := func(what string, d time.Duration) (line, error) {
+		w, cancel := demoredis.Within(ctx, d)
+		defer cancel()
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				return line{}, fmt.Errorf("waiting for %s: the holder's output ended", what)
+			}
+			if l.verb == "error" || l.verb == "gave" {
+				return line{}, fmt.Errorf("the holder: %s %s", l.verb, l.rest)
+			}
+			return l, nil
+		case <-w.Done():
+			return line{}, fmt.Errorf("waiting for %s: %w", what, w.Err())
+		}
+	}
+	held, err := next("the holder to acquire (its \"held\" line)", 8*time.Second)
+	if err != nil {
+		return 0, err
+	}
+	if held.verb != "held" {
+		return 0, fmt.Errorf("the holder said %q before \"held\"", held.verb)
+	}
+	// one write before the pause, so that the holder runs its loop
+	first, err := next("the holder's first write", 4*time.Second)
+	if err != nil {
+		return 0, err
+	}
+	if err := syscall.Kill(child.Process.Pid, syscall.SIGSTOP); err != nil {
+		return 0, err
+	}
+	stopped := time.Now()
+	// drain what it wrote before the stop
+	last := first.at
+drain:
+	for {
+		select {
+		case l := <-lines:
+			if l.verb == "wrote" {
+				last = l.at
+			}
+		case <-time.After(50 * time.Millisecond):
+			break drain
+		}
+	}
+
+	other, err := lib.New(Options{Addr: srv.Addr(), KeyValidity: validity})
+	if err != nil {
+		return 0, err
+	}
+	defer other.Close()
+	key := lib.keyname(lockName)
+	w, cancel := demoredis.Within(ctx, 4*time.Second)
+	err = demoredis.WaitFor(w, "the stopped holder's key to expire (KeyValidity 1 s)", func() bool {
+		e, err := demoredis.Exists(w, srv.Addr(), key)
+		return err == nil && !e
+	})
+	cancel()
+	if err != nil {
+		return 0, err
+	}
+	var octx context.Context
+	var ocancel context.CancelFunc
+	w, cancel = demoredis.Within(ctx, 4*time.Second)
+	err = demoredis.WaitFor(w, "the second client to acquire the free key", func() bool {
+		var err error
+		octx, ocancel, err = other.TryWithContext(context.Background(), lockName)
+		return err == nil
+	})
+	cancel()
+	if err != nil {
+		return 0, err
+	}
+	defer ocancel()
+	acquired := time.Now()
+	if wait := time.Until(stopped.Add(pauseFor)); wait > 0 {
+		select {
+		case <-time.After(wait): // the pause itself: the fault's length
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	resumed := time.Now()
+	if err := syscall.Kill(child.Process.Pid, syscall.SIGCONT); err != nil {
+		return 0, err
+	}
+	var wrote []time.Time
+	var cancelled line
+	for cancelled.verb == "" {
+		l, err := next("the holder to see its lock cancelled after SIGCONT", 6*time.Second)
+		if err != nil {
+			return 0, err
+		}
+		switch l.verb {
+		case "wrote":
+			if l.at.After(acquired) {
+				wrote = append(wrote, l.at)
+			}
+		case "cancelled":
+			cancelled = l
+		}
+	}
+	stillHeld := octx.Err() == nil
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+	fmt.Printf("%s holder (KeyValidity 1 s) held, wrote every 5 ms, last %s before SIGSTOP; stopped for %v\n", lib.Name, ms(stopped.Sub(last)), pauseFor)
+	fmt.Printf("meanwhile its key expired and a second client acquired it, %s after the stop\n", ms(acquired.Sub(stopped)))
+	if len(wrote) > 0 {
+		fmt.Printf("after SIGCONT the holder wrote %d time(s) with its lock's context alive, the first %s after the resume, while the second client held the lock (its context alive: %v)\n",
+			len(wrote), ms(wrote[0].Sub(resumed)), stillHeld)
+	} else {
+		fmt.Println("after SIGCONT the holder did not write before its context was cancelled")
+	}
+	fmt.Printf("the holder's context was cancelled %s after the resume (%s)\n", ms(cancelled.at.Sub(resumed)), cancelled.rest)
+	if len(wrote) > 0 && stillHeld {
+		fmt.Printf("two holders: a context with no deadline cannot tell a holder woken past KeyValidity that its lock is gone (%s)\n", lib.Name)
+		return demoredis.Shown, nil
+	}
+	return demoredis.NotShown, nil
+}
+
+// Skew is the clock demo: one redis-server under the clock shim, its
+// clock set ahead by 2 s (>= KeyValidity 1 s); first with SET NX PXAT
+// (the default), then with FallbackSETPX.
+func Skew(lib Lib) {
+	demoredis.Main(18*time.Second, func(ctx context.Context) (int, error) { return skew(ctx, lib) })
+}
+
+const ahead = 2 * time.Second
+
+func skew(ctx context.Context, lib Lib) (int, error) {
+	clock, err := demoredis.NewClock("redis")
+	if err != nil {
+		return 0, err
+	}
+	srv, err := demoredis.NewServer("redis")
+	if err != nil {
+		return 0, err
+	}
+	srv.Env = clock.Env
+	if err := srv.Start(ctx); err != nil {
+		return 0, err
+	}
+	clock.Set(ahead)
+	st, err := demoredis.ServerTime(ctx, srv.Addr())
+	if err != nil {
+		return 0, err
+	}
+	off := time.Until(st)
+	fmt.Printf("redis-server's clock (TIME) is %.2f s ahead of the client's (clock shim)\n", off.Seconds())
+	if off < ahead-200*time.Millisecond {
+		return 0, fmt.Errorf("the clock shim did not take: redis-server is %v ahead, not %v", off, ahead)
+	}
+	shown := 0
+	for _, fallback := range []bool{false, true} {
+		ok, err := skewRun(ctx, lib, srv.Addr(), fallback)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			shown++
+		}
+	}
+	if shown == 2 {
+		fmt.Printf("with Redis's clock ahead by >= KeyValidity, a second client acquires while the first's context is alive, with PXAT and with FallbackSETPX (%s)\n", lib.Name)
+		return demoredis.Shown, nil
+	}
+	return demoredis.NotShown, nil
+}
+
+// skewRun: A acquires, B tries; with PXAT A's key is gone at once, with
+// FallbackSETPX at A's first renewal (PEXPIREAT, after ExtendInterval,
+// 500 ms). It reports whether B acquired while A's context was alive.
+func skewRun(ctx context.Context, lib Lib, addr string, fallback bool) (bool, error) {
+	mode := "SET NX PXAT (default)"
+	name := "skew-pxat"
+	if fallback {
+		mode, name = "FallbackSETPX", "skew-px"
+	}
+	opt := Options{Addr: addr, KeyValidity: validity, FallbackSETPX: fallback}
+	a, err := lib.New(opt)
+	if err != nil {
+		return false, err
+	}
+	defer a.Close()
+	b, err := lib.New(opt)
+	if err != nil {
+		return false, err
+	}
+	defer b.Close()
+	actx, acancel, err := a.WithContext(ctx, name)
+	if err != nil {
+		return false, fmt.Errorf("A's acquire: %w", err)
+	}
+	acquired := time.Now()
+	defer acancel()
+	aCancelled := make(chan time.Time, 1)
+	context.AfterFunc(actx, func() { aCancelled <- time.Now() })
+	key := lib.keyname(name)
+	exists, err := demoredis.Exists(ctx, addr, key)
+	if err != nil {
+		return false, err
+	}
+	refused := false
+	if exists {
+		// the key is there (FallbackSETPX): B is refused until A's
+		// first renewal, which sets PEXPIREAT in Redis's past
+		if _, c, err := b.TryWithContext(context.Background(), name); err == nil {
+			c()
+			return false, fmt.Errorf("%s: B acquired while A's key existed", mode)
+		}
+		refused = true
+		w, cancel := demoredis.Within(ctx, 4*time.Second)
+		err = demoredis.WaitFor(w, "A's key to go at its first renewal (PEXPIREAT)", func() bool {
+			e, err := demoredis.Exists(w, addr, key)
+			return err == nil && !e
+		})
+		cancel()
+		if err != nil {
+			return false, err
+		}
+	}
+	gone := time.Now()
+	aliveBefore := actx.Err() == nil
+	bAsked := time.Now()
+	bctx, bcancel, berr := b.TryWithContext(context.Background(), name)
+	bAt := time.Now()
+	if berr == nil {
+		defer bcancel()
+	}
+	var cancelledAt time.Time
+	w, cancel := demoredis.Within(ctx, 4*time.Second)
+	select {
+	case cancelledAt = <-aCancelled:
+	case <-w.Done():
+	}
+	cancel()
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+	if !exists {
+		fmt.Printf("%s: A acquired (KeyValidity 1 s); its key did not exist on Redis right after\n", mode)
+	} else {
+		fmt.Printf("%s: A acquired, its key existed and B was refused: %v; the key went %s after A's acquire (its first renewal)\n", mode, refused, ms(gone.Sub(acquired)))
+	}
+	what := "A's context was never cancelled"
+	if !cancelledAt.IsZero() {
+		what = fmt.Sprintf("A's context was cancelled %s after B's acquire returned (%s after B asked)", ms(cancelledAt.Sub(bAt)), ms(cancelledAt.Sub(bAsked)))
+	}
+	fmt.Printf("%s: B's acquire: %v; A's context alive when B asked: %v; %s\n", mode, errString(berr), aliveBefore, what)
+	_ = bctx
+	// Between B's ask and Redis granting B's SET NX, nothing could cancel
+	// A: its next renewal is ExtendInterval (500 ms) after the last (the
+	// ask comes sooner, checked here), and the invalidation that cancels
+	// it is the one B's SET sends. So A was alive at B's grant when it
+	// was alive at B's ask and cancelled after it.
+	sinceRenewal := bAsked.Sub(acquired)
+	if exists {
+		sinceRenewal = bAsked.Sub(gone)
+	}
+	if sinceRenewal >= validity/2 {
+		return false, fmt.Errorf("%s: B asked %v after A's last renewal, not within ExtendInterval (500 ms): the machine is too slow for this demo", mode, sinceRenewal)
+	}
+	return berr == nil && aliveBefore && (cancelledAt.IsZero() || cancelledAt.After(bAsked)), nil
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "acquired"
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "timed out"
+	}
+	return err.Error()
+}

@@ -1,0 +1,54 @@
+// rueidislock-pause shows what breaks rueidislock at extend
+// (docs/survey.md, pause-holder): the lock is a context with no deadline,
+// so a holder whose whole process was stopped for longer than KeyValidity
+// wakes with its lock's context alive and writes while another holds.
+//
+//	cd survey && go run ./demos/rueidislock-pause
+//
+// Library: github.com/redis/rueidis v1.0.79, rueidislock. The lines it
+// rests on, in rueidislock/lock.go at v1.0.79:
+//   - 371: tryonce makes the lock's context with context.WithCancel: no
+//     deadline.
+//   - 266, 353: try arms time.AfterFunc(duration, cancel) and stops it
+//     once the lock is acquired: nothing cancels on time afterwards.
+//   - 272-296: only the monitoring goroutine cancels, after an extend
+//     (every ExtendInterval, KeyValidity/2) fails, or after an
+//     invalidation's extend fails (283-288), lock.go:295-296.
+//
+// Two processes: the demo re-executes itself as the holder, which sets
+// the lock up as the README does for one Redis (KeyMajority 1,
+// NoLoopTracking) with KeyValidity 1 s, takes it with WithContext on
+// context.Background(), and every 5 ms checks ctx.Err() and prints a
+// timestamped "wrote" while it is nil. The parent SIGSTOPs the holder for
+// 3 s; meanwhile the key expires and a second rueidislock client (in the
+// parent) acquires it; then SIGCONT. Exit 1 when the holder writes with
+// its context alive after the second client acquired, 0 when it does
+// not, 2 when it could not run; the holder and redis-server are stopped
+// by PID in every case.
+//
+// Departs from the README in KeyValidity (1 s, not the default 5 s, to
+// keep the demo short: the mechanism needs only a stop longer than
+// KeyValidity) and in TryWithContext for the second client (the README
+// waits with WithContext).
+package main
+
+import (
+	"github.com/redis/rueidis"
+	"github.com/redis/rueidis/rueidislock"
+
+	"github.com/lockcheck/lockcheck/survey/demos/ctxlock"
+)
+
+func newLocker(o ctxlock.Options) (ctxlock.Locker, error) {
+	return rueidislock.NewLocker(rueidislock.LockerOption{
+		ClientOption:   rueidis.ClientOption{InitAddress: []string{o.Addr}},
+		KeyMajority:    1,
+		NoLoopTracking: true,
+		KeyValidity:    o.KeyValidity,
+		FallbackSETPX:  o.FallbackSETPX,
+	})
+}
+
+func main() {
+	ctxlock.Pause(ctxlock.Lib{Name: "rueidislock v1.0.79", Prefix: "rueidislock", New: newLocker})
+}
