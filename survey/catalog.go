@@ -125,7 +125,7 @@ var Corrections = []struct{ Was, Why string }{
 	{"malkusch at `pause-redis` and `stall-quiet`: the mechanism without its setting, and \"Documented: no\"",
 		"the desync needs a read timeout shorter than the stall: the adapter sets 0.5 s, where malkusch's README connects with phpredis's default (default_socket_timeout, 60 s), under which a 1 s stall cannot desync; phpredis #1222 reports a read timeout leaving a connection out of step. Both are in the entries now (Depends on, Documented)."},
 	{"tooz, go-zero, redsync and symfony-redlock: \"Documented\" lines that omitted what the library offers or says",
-		"tooz offers `is_still_owner()` (tooz/locking.py:59, tooz/drivers/redis.py:93), which the adapter never calls; go-zero's documentation advertises renewal by re-acquiring, which is how the adapter renews; redsync #186 describes the quorum-loss sequence; Symfony's documentation recommends delaying a restart past the longest TTL."},
+		"tooz offers `is_still_owner()` (tooz/locking.py:59, tooz/drivers/redis.py:93 in Debian's 3.1.0), which the adapter never calls; go-zero's documentation advertises renewal by re-acquiring, which is how the adapter renews; redsync #186 describes the quorum-loss sequence; Symfony's documentation recommends delaying a restart past the longest TTL."},
 	{"The library table: malkusch's php-redis as 2.2.1", "2.2.1+ds-1 is php-malkusch-lock's version; php-redis is 5.3.7+4.3.0-3 (every PHP library's client now has its own version in the table)."},
 	{"rueidislock and valkeylock at `extend`: \"after a renewal fails or an invalidation arrives\", and the overlap figure unexplained",
 		"an invalidation makes the library renew at once rather than cancel; only a failed renewal cancels (rueidislock/lock.go:283-288, 295-296 at v1.0.79). The overlap quoted includes the whole freeze of the lock process, during which lockcheck counts its client as in its section; the entry says so."},
@@ -168,7 +168,8 @@ var Mechanisms = map[string]Mechanism{
 		Depends:    killQuorumDepends},
 	"symfony-redlock kill-extend": {Text: "CombinedStore::putOffExpiration extends the key on every store and needs a majority of them again (Store/CombinedStore.php:135-172 at 5.4.53), and a refresh that does not get one fails. In the run, one master of five (n4) was down and one refresh failed, of one lease, while the others' succeeded: that lease was on fewer than five masters (a bare majority is enough to acquire, CombinedStore.php:60-91) or another master failed to answer; the history cannot say which. When a refresh fails, CombinedStore deletes the key on the masters that still hold it (CombinedStore.php:171) and throws LockConflictedException, which `Lock::refresh` passes on (Lock.php:218-221). " +
 		"A live lease is lost and its holder told it conflicted; the holder stops, so mutual exclusion holds, but the lease contract (a lease lives until its release or its TTL) does not. redsync, whose refresh needs the same majority, passed this scenario in both seeds: a bare majority at the moment of a kill is a matter of timing.",
-		Documented: "as Redlock's: a lock held by a bare majority does not survive the loss of one of its nodes"},
+		Documented: "as Redlock's: a lock held by a bare majority does not survive the loss of one of its nodes",
+		Depends:    "a refresh while a node that holds the lease is down and the lease is on no more than a bare majority; any TTL, at the library's defaults"},
 	"symfony-redlock clock-quorum": {Text: "the lease's deadline is on the client's clock: `Key::reduceLifetime` sets `expiringTime = microtime(true) + ttl` and `isExpired` compares it with `microtime(true)` (Key.php:71-90 at 5.4.53), while each master expires its key on its own clock. " + clockQuorumFault + " while the holder's lock is not expired by its own clock.",
 		Documented: "as Redlock's assumption of bounded clock drift; a jump is outside it",
 		Depends:    clockQuorumDepends},
@@ -183,7 +184,8 @@ var Mechanisms = map[string]Mechanism{
 		"kill-delayed restarts a node without persistence once the TTL it asked for (1 s) and 500 ms have passed, the rule that keeps a lock whose key lives its TTL safe (lockcheck's reference lock passes it): " +
 		"in the run that broke, a key set at 1.444 s (EX 2) was on the node killed at 1.73 s; the node came back empty at 3.24-3.45 s, before the key's 3.444 s, and granted it to another client at 3.30 s. " +
 		"A restart delay sized to the documented timeout is too short for this lock by the added second.",
-		Documented: "no: the constructor documents `$timeout` as \"the time in seconds a lock expires\" (SpinlockMutex.php:50); the added second is a comment in the code, not in the README"},
+		Documented: "no: the constructor documents `$timeout` as \"the time in seconds a lock expires\" (SpinlockMutex.php:50); the added second is a comment in the code, not in the README",
+		Depends:    "a restart without persistence delayed by the documented timeout (lockcheck restarts after the TTL + 500 ms): at any timeout the key lives one second more; at the library's defaults"},
 	"go-zero cut-off": {Text: "the same renewal by re-acquire (lockscript.lua:1-5 at v1.10.3): renewals sent while the client was cut off from Redis time out, and one that reaches Redis late, after the holder's release or after its lease expired, takes the free key again for a holder that has let go: the key stays refused to everyone until its TTL (+500 ms) runs out.",
 		Documented: goZeroRenewDoc,
 		Depends:    "a renewal that times out on the client and still reaches Redis: the op timeout (lockcheck's, 300 ms in cut-off) shorter than the cut; go-zero's own client waits go-redis's default read timeout (3 s)"},
@@ -192,7 +194,8 @@ var Mechanisms = map[string]Mechanism{
 	"go-zero lost-reply": {Text: "go-zero's Redis client resends a command whose reply was lost: it sets `MaxRetries: maxRetries`, 3 (core/stores/redis/redisclientmanager.go:14, 37 at v1.10.3), and go-redis (v9.23.0) runs each command up to MaxRetries+1 times (redis.go:1593), again after a connection that ended without a reply (`shouldRetry`: io.EOF, error.go:90). " +
 		"`ReleaseCtx` runs delscript.lua, `if GET == id then DEL else return 0` (delscript.lua:1-5), and reports `reply == 1` (redislock.go:89-100): a release whose first attempt deleted the key and lost its reply is sent again, finds the key gone, and answers false. The lease was released while its holder is told it was not (in the run, another client acquired the key during that release). " +
 		"Its acquire is resent too, safely: lockscript.lua takes the key again when it holds the same id.",
-		Documented: "no: go-zero documents neither the retries of its Redis client nor what a false release means"},
+		Documented: "no: go-zero documents neither the retries of its Redis client nor what a false release means",
+		Depends:    "go-zero's own client settings (MaxRetries 3, not the adapter's) and a release's reply lost after Redis applied it; any TTL"},
 	"malkusch pause-redis":           phpredisDesync,
 	"malkusch stall-quiet":           phpredisDesync,
 	"symfony-semaphore contention":   semaphoreSecond,
@@ -213,9 +216,11 @@ var Mechanisms = map[string]Mechanism{
 		"and each renewal sets `deadline = time.Now().Add(m.validity)` and sends `PEXPIREAT` (lock.go:279-280, `extend`, lock.go:435). " +
 		"With Redis's clock ahead by s, a key set for the validity V lives V - s on Redis's clock and is gone at once when s >= V; the holder's context is cancelled only when a renewal or an invalidation finds the key lost, so the next client acquires while the holder is still in. " +
 		"`FallbackSETPX` (lock.go:168-169, `acqms`) sends a relative `SET NX PX` and passes the same run while holds are shorter than a renewal; renewals still use `PEXPIREAT` from the client's clock, and holds that outlast one break it too (TestRueidislock_ClockSkew, survey/golocks).",
-		Documented: "no: the README and LockerOption document FallbackSETPX only as compatibility with Redis < 6.2, and say nothing of clocks"},
+		Documented: "no: the README and LockerOption document FallbackSETPX only as compatibility with Redis < 6.2, and say nothing of clocks",
+		Depends:    skewDepends},
 	"valkeylock skew": {Text: "valkeylock is rueidislock's fork with the same code: `now := time.Now()`, `deadline := now.Add(duration)` (valkeylock/lock.go:258, 265 at v1.0.79), `SET NX PXAT` (`acqat`, lock.go:437), renewals by `PEXPIREAT` of `time.Now().Add(m.validity)` (lock.go:279, 435).",
-		Documented: "no: FallbackSETPX is documented as compatibility with Valkey < 6.2"},
+		Documented: "no: FallbackSETPX is documented as compatibility with Valkey < 6.2",
+		Depends:    skewDepends},
 }
 
 // phpredis is the Redis client every PHP lock here runs on: Debian's
@@ -233,6 +238,10 @@ const (
 	clockQuorumDepends = "a lease on a bare majority (two masters down when it was taken) and a forward jump past the TTL of one of its nodes; any TTL, at the library's defaults"
 	killQuorumDepends  = "a lease on a bare majority (two masters down when it was taken) and a restart without persistence of one of its nodes before the TTL has passed; any TTL, at the library's defaults"
 )
+
+// skewDepends is what rueidislock's and valkeylock's skew breaks depend
+// on.
+const skewDepends = "Redis's clock ahead of the client's by more than the validity less the hold (here the run's 1 s TTL less 400 ms holds); SET NX PXAT is the library's default on Redis >= 6.2"
 
 // goZeroRenewDoc is what go-zero documents of renewal.
 const goZeroRenewDoc = "partly: go-zero's documentation (go-zero.dev, tutorials, Redis Lock) advertises the lock as \"can reenter, automatic renewal\", which is `AcquireCtx` again on the same `RedisLock`, as the adapter renews; it does not say that a renewal can take a key released or expired"
@@ -268,11 +277,12 @@ var semaphoreExpireAt = Mechanism{Text: "with a TTL that is not a whole number o
 // not when another's does.
 var rueidisSwitch = Mechanism{Text: "the lease lives in one master, as the reference lock's, and a promotion that lost the key (or a deposed master's grant) lets another client acquire it. rueidislock narrows the window without closing it: when a connection drops (its Sentinel client moving to the promoted master), rueidis calls `OnInvalidations(nil)` (pipe.go:513-518 at v1.0.79), and rueidislock's `onInvalidations` signals every held lock's monitoring goroutine (rueidislock/lock.go:214-229), which extends at once on the new connection (lock.go:283-288); the promoted master lacks the key or another holds it, the extend fails, and the holder's context is cancelled (lock.go:295-296). " +
 	"So a holder stops when its own client switches masters. With one process per client, as in production and in this survey since the master-moving scenarios run so, each client switches on its own Sentinel event: a holder whose client has not yet switched goes on writing while another, already on the promoted master, acquires. With one client for all holders (one process) the same switch cancels every holder as it sends the next acquires over, and the scenario passes.",
-	Documented: "no: the README says the context is cancelled when the lock is lost, not that this waits for the holder's own connection to fail"}
+	Documented: "no: the README says the context is cancelled when the lock is lost, not that this waits for the holder's own connection to fail",
+	Depends:    "one process per client, each with a rueidis client of its own, as in production: with one process for all holders the same switch cancels every holder and the scenario passes; any TTL, at the library's defaults"}
 
 // valkeySwitch: rueidisSwitch in the fork, at the same lines.
 var valkeySwitch = Mechanism{Text: "valkeylock is rueidislock's fork with the same code at the same lines (valkey-go pipe.go:513-518, valkeylock/lock.go:214-229, 283-288, 295-296 at v1.0.79): " + rueidisSwitch.Text,
-	Documented: rueidisSwitch.Documented}
+	Documented: rueidisSwitch.Documented, Depends: rueidisSwitch.Depends}
 
 // InProcess are the flags that select lib in lockcheck's process where
 // it can be (Lock: the skew sweep, the bench), else as it is verified.
@@ -296,5 +306,5 @@ var rueidisPause = Mechanism{Text: "the lock is a context with no deadline: `try
 var toozHeart = Mechanism{Text: "tooz renews every held lock from the coordinator's heartbeat thread: `Heart._beat_forever_until_stopped` calls the driver's `heartbeat` under tenacity's retry, every second while it fails (tooz/coordination.py:182-207 in Debian's 3.1.0), " +
 	"and `RedisDriver.heartbeat` renews each lock with redis-py's `reacquire`, logging and swallowing a lock's failure (`LOG.warning(\"Unable to heartbeat lock ...\")`, tooz/drivers/redis.py:536-548; `RedisLock.heartbeat`, :129-135). " +
 	"No callback, exception or flag reaches the holder: while Redis is down or stalled its key runs out (lock_timeout, whole seconds: redis.py:368-369), the next client acquires once Redis is back, and the holder, told nothing, goes on writing.",
-	Documented: "no: tooz documents heartbeats as needed to keep locks, not what a holder learns when they fail. It offers `Lock.is_still_owner()` (tooz/locking.py:59; the Redis driver's, tooz/drivers/redis.py:93), which asks Redis whether the lock is still the holder's: a holder that asks it after a stall learns the lock was lost (survey/demos/tooz-heartbeat.py). The survey's adapter never calls it, so these entries judge a holder that does not ask",
+	Documented: "no: tooz documents heartbeats as needed to keep locks, not what a holder learns when they fail. It offers `Lock.is_still_owner()` (tooz/locking.py:59 in Debian's 3.1.0; the Redis driver's, tooz/drivers/redis.py:93), which asks Redis whether the lock is still the holder's: a holder that asks it after a stall learns the lock was lost (survey/demos/tooz-heartbeat.py). The survey's adapter never calls it, so these entries judge a holder that does not ask",
 	Depends:    "no setting of the adapter's but lock_timeout (the run's TTL in whole seconds, rounded up; tooz's default 30 s): a Redis outage or stall longer than lock_timeout, at any lock_timeout"}
