@@ -300,8 +300,9 @@ pcntl_alarm(14);
 $code = 2;
 try {
     $code = main($srv);
-} catch (CouldNotRun $e) {
-    fwrite(STDERR, $e->getMessage() . "\n");
+} catch (Throwable $e) {
+    // could not run: redis-server, the library, or anything unforeseen
+    fwrite(STDERR, ($e instanceof CouldNotRun ? '' : get_class($e) . ': ') . $e->getMessage() . "\n");
 } finally {
     $srv->stopAll();
 }
