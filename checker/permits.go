@@ -1,0 +1,374 @@
+package checker
+
+import (
+	"cmp"
+	"fmt"
+	"hash/maphash"
+	"math/bits"
+	"slices"
+	"strings"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// The shapes beyond the mutex (DESIGN "Shapes beyond the mutex") share
+// the mutex's timeline: every op that took effect did so at one instant t
+// in its interval (info ops: up to return + horizon, or never), instants
+// non-decreasing in linearization order, and each lease has a true end X
+// in [E - eps, E + eps], E its setter's instant plus its TTL (plus the
+// TTLs additive extends added). A lease is held at t iff it was granted
+// before t, t <= X, and not released; bounds are closed, as the mutex
+// model reads its table (at t = X the lease may be held or gone, and once
+// gone it stays gone).
+//
+// A shape is its table: which ops are legal at an instant, given exactly
+// which leases are held then (shape.legal, deterministic). Everything
+// else is this file's, shared by every shape: which leases had ended
+// (nondeterministic), whether an info op took effect, and the constraints
+// on the instants.
+//
+// A state is the set S of leases possibly held, and a difference-bound
+// matrix over the origin, l (the instant of the last op) and one set
+// instant s_j per lease of S, kept closed; lease j's E is s_j + d_j. As
+// for the mutex (model.go), only these quantities appear in a later op's
+// constraints, every constraint is a difference bound, and projecting a
+// variable out of a closed DBM (its sub-matrix) is exact: so the states
+// after a sequence of ops are exactly its feasible timelines.
+//
+// Which leases are held at t is decided lazily. The legal held sets H of
+// S for an op are a boolean function of |S| variables; the step takes its
+// prime implicants (Quine-McCluskey): each fixes some leases held
+// (t - s_j <= d_j + eps), some gone (s_j - t <= eps - d_j, and removed
+// from S: gone at t, gone ever after) and leaves the rest undecided, kept
+// in S unconstrained. That is exact: the legal sets are exactly the union
+// of the implicants' ranges, and a lease kept undecided admits exactly
+// the timelines of both its branches (the X a timeline picks for it later
+// decides, and any held set in the range is legal). A grant that needs
+// some leases gone thus forks one state per lease it could have been; a
+// release or a refusal decides only its own lease.
+//
+// A lease certainly gone at l (l - s_j > d_j + eps in every solution) is
+// dropped: no later op can find it held, and an op that needs it gone
+// finds that already true, so dropping it changes no verdict.
+
+// shape is one lock shape's table at an instant.
+type shape interface {
+	// legal says whether op, taking effect as ok (ok) or as a definite
+	// failure at an instant where exactly held are held, is legal; busy
+	// says a write acquire of the key is in flight then.
+	legal(held []permitLease, op *permitOp, ok, busy bool) bool
+	String() string
+}
+
+// permitOp is the shapes' input: one acquire, release or extend.
+type permitOp struct {
+	index   int64
+	process int
+	f       history.Func
+	typ     history.Type
+	token   string
+	ttl     int64 // ns
+	add     bool  // an additive extend
+	write   bool  // a write acquire (read-write lock)
+	call    int64
+	// ret is the latest instant the op may take effect (info ops:
+	// return + horizon); orig its recorded return.
+	ret, orig int64
+	// busy, on a definite read acquire fail under writer preference, are
+	// the spans of [call, ret] where a write acquire was in flight.
+	busy [][2]int64
+}
+
+// permitLease is one lease of S: E = s + d.
+type permitLease struct {
+	token string
+	write bool
+	d     int64
+}
+
+// permitState is one state: leases sorted by token, and b the closed DBM
+// over (0, l, s_1, ..., s_n), row-major.
+type permitState struct {
+	leases []permitLease
+	b      []int64
+}
+
+// Variables of a permit state's matrix: the leases' set instants follow.
+const (
+	pZero = iota
+	pLast
+	pFirst
+)
+
+func (s *permitState) size() int { return len(s.leases) + pFirst }
+
+func (s *permitState) at(i, j int) int64 { return s.b[i*s.size()+j] }
+
+func initialPermits() permitState {
+	return permitState{b: []int64{0, inf, inf, 0}}
+}
+
+// permitModel is the shared wrapper: a shape, with clock tolerance eps.
+type permitModel struct {
+	sh  shape
+	eps int64
+}
+
+// window is a span the op's instant is confined to, and whether a write
+// acquire is in flight all through it.
+type window struct {
+	from, to int64
+	busy     bool
+}
+
+// windows are where op may take effect: its interval, and, for a read
+// refusal under writer preference, each span a writer was in flight.
+func (op *permitOp) windows() []window {
+	w := []window{{op.call, op.ret, false}}
+	for _, b := range op.busy {
+		w = append(w, window{b[0], b[1], true})
+	}
+	return w
+}
+
+// step returns every state op can lead to from s; none if it is illegal.
+// An info op took effect as ok or never (as a failure it would only add
+// constraints, or drop its own lease, which a state keeping it undecided
+// admits too).
+func (m permitModel) step(s permitState, op *permitOp) []permitState {
+	if op.typ != history.Info {
+		return m.apply(s, op, op.typ == history.OK)
+	}
+	return append([]permitState{s}, m.apply(s, op, true)...)
+}
+
+// apply returns the states after op took effect in s as ok (ok) or as a
+// definite failure.
+func (m permitModel) apply(s permitState, op *permitOp, ok bool) []permitState {
+	var out []permitState
+	for _, w := range op.windows() {
+		legal := func(mask uint64) bool {
+			// A token names one lease: its grant needs its earlier one gone.
+			if ok && op.f == history.Acquire && mask&tokenMask(s.leases, op.token) != 0 {
+				return false
+			}
+			return m.sh.legal(heldBy(s.leases, mask), op, ok, w.busy)
+		}
+		for _, c := range primeImplicants(len(s.leases), legal) {
+			if n, feasible := m.decide(s, op, ok, w, c); feasible {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// tokenMask is the bit of token's lease in leases, if any.
+func tokenMask(leases []permitLease, token string) uint64 {
+	var mask uint64
+	for j, l := range leases {
+		if l.token == token {
+			mask |= 1 << j
+		}
+	}
+	return mask
+}
+
+// heldBy is the leases whose bits are set in mask.
+func heldBy(leases []permitLease, mask uint64) []permitLease {
+	held := make([]permitLease, 0, bits.OnesCount64(mask))
+	for j := range leases {
+		if mask&(1<<j) != 0 {
+			held = append(held, leases[j])
+		}
+	}
+	return held
+}
+
+// cube is an implicant: leases in care are decided, held where val is set
+// and gone where it is not; the others are undecided.
+type cube struct{ val, care uint64 }
+
+// primeImplicants returns the prime implicants of legal over n variables
+// (Quine-McCluskey): every legal set lies in one's range, and every set in
+// a range is legal.
+func primeImplicants(n int, legal func(uint64) bool) []cube {
+	if n > 20 {
+		panic(fmt.Sprintf("checker: %d leases possibly held at once: too many to enumerate", n))
+	}
+	all := uint64(1)<<n - 1
+	var level, primes []cube
+	for m := uint64(0); m <= all; m++ {
+		if legal(m) {
+			level = append(level, cube{m, all})
+		}
+	}
+	for len(level) > 0 {
+		merged := make([]bool, len(level))
+		var next []cube
+		for i := range level {
+			for j := i + 1; j < len(level); j++ {
+				a, b := level[i], level[j]
+				if diff := a.val ^ b.val; a.care == b.care && bits.OnesCount64(diff) == 1 {
+					merged[i], merged[j] = true, true
+					if c := (cube{a.val &^ diff, a.care &^ diff}); !slices.Contains(next, c) {
+						next = append(next, c)
+					}
+				}
+			}
+		}
+		for i, c := range level {
+			if !merged[i] {
+				primes = append(primes, c)
+			}
+		}
+		level = next
+	}
+	return primes
+}
+
+// decide applies op at an instant in w with the leases of c held or gone:
+// the state after it, and whether that is feasible.
+func (m permitModel) decide(s permitState, op *permitOp, ok bool, w window, c cube) (permitState, bool) {
+	n := s.size()
+	t := n // the op's instant, a new variable
+	x := make([]int64, (n+1)*(n+1))
+	for i := 0; i < n; i++ {
+		copy(x[i*(n+1):i*(n+1)+n], s.b[i*n:(i+1)*n])
+		x[i*(n+1)+t], x[t*(n+1)+i] = inf, inf
+	}
+	x[t*(n+1)+pZero], x[pZero*(n+1)+t] = w.to, -w.from
+	x[pLast*(n+1)+t] = 0 // t >= l
+	for j, l := range s.leases {
+		v := pFirst + j
+		switch {
+		case c.care&(1<<j) == 0:
+		case c.val&(1<<j) != 0: // held: t <= E + eps
+			x[t*(n+1)+v] = min(x[t*(n+1)+v], addBound(l.d, m.eps))
+		default: // gone: t >= E - eps
+			x[v*(n+1)+t] = min(x[v*(n+1)+t], m.eps-l.d)
+		}
+	}
+	if !closeFlat(x, n+1) {
+		return permitState{}, false
+	}
+	return m.project(s, op, ok, c, x), true
+}
+
+// closeFlat tightens the n x n matrix x to its closure (Floyd-Warshall)
+// and reports whether it is satisfiable, stopping at the first negative
+// cycle (so no sum adds more than a few finite bounds).
+func closeFlat(x []int64, n int) bool {
+	for k := 0; k < n; k++ {
+		for i := 0; i < n; i++ {
+			ik := x[i*n+k]
+			if ik >= inf {
+				continue
+			}
+			row := x[i*n : (i+1)*n]
+			krow := x[k*n : (k+1)*n]
+			for j := 0; j < n; j++ {
+				if v := addBound(ik, krow[j]); v < row[j] {
+					row[j] = v
+				}
+			}
+		}
+		for i := 0; i < n; i++ {
+			if x[i*n+i] < 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// kept is one variable of the next state: where it was in the step's
+// matrix, and its lease.
+type kept struct {
+	from  int
+	lease permitLease
+}
+
+// project keeps, of the closed step matrix x (t last), the origin, t as
+// the new l, the leases still possibly held (op's own as op left it), and
+// drops those certainly gone.
+func (m permitModel) project(s permitState, op *permitOp, ok bool, c cube, x []int64) permitState {
+	n := s.size()
+	t := n
+	var ks []kept
+	for j, l := range s.leases {
+		if c.care&(1<<j) != 0 && c.val&(1<<j) == 0 {
+			continue // gone at t
+		}
+		k := kept{pFirst + j, l}
+		if ok && l.token == op.token {
+			switch {
+			case op.f == history.Release:
+				continue
+			case op.f == history.Extend && op.add:
+				k.lease.d = min(l.d+op.ttl, maxD)
+			case op.f == history.Extend:
+				k.from, k.lease.d = t, op.ttl
+			}
+		}
+		ks = append(ks, k)
+	}
+	if ok && op.f == history.Acquire {
+		ks = append(ks, kept{t, permitLease{op.token, op.write, op.ttl}})
+	}
+	// Certainly gone at t, so at every later instant: no op can see it.
+	ks = slices.DeleteFunc(ks, func(k kept) bool {
+		return addBound(x[k.from*(n+1)+t], addBound(k.lease.d, m.eps)) < 0
+	})
+	slices.SortFunc(ks, func(a, b kept) int {
+		return cmp.Or(strings.Compare(a.lease.token, b.lease.token), cmpBool(a.lease.write, b.lease.write))
+	})
+	idx := append([]int{pZero, t}, make([]int, len(ks))...)
+	next := permitState{leases: make([]permitLease, len(ks))}
+	for j, k := range ks {
+		idx[pFirst+j], next.leases[j] = k.from, k.lease
+	}
+	size := len(idx)
+	next.b = make([]int64, size*size)
+	for i, a := range idx {
+		for j, b := range idx {
+			next.b[i*size+j] = x[a*(n+1)+b]
+		}
+	}
+	return next
+}
+
+func (s *permitState) hash() uint64 {
+	var h maphash.Hash
+	h.SetSeed(hashSeed)
+	for _, l := range s.leases {
+		h.WriteString(l.token)
+		h.WriteByte(0)
+	}
+	v := h.Sum64()
+	for _, l := range s.leases {
+		v = (v ^ uint64(l.d)) * 0x9e3779b97f4a7c15
+	}
+	for _, b := range s.b {
+		v = (v ^ uint64(b)) * 0xbf58476d1ce4e5b9
+	}
+	return v
+}
+
+// within reports whether every timeline a admits, b admits too: the same
+// leases, and no bound of a looser than b's.
+func (a *permitState) within(b *permitState) bool {
+	if !slices.Equal(a.leases, b.leases) {
+		return false
+	}
+	for i, v := range a.b {
+		if v > b.b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (a *permitState) equal(b *permitState) bool {
+	return slices.Equal(a.leases, b.leases) && slices.Equal(a.b, b.b)
+}

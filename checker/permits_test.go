@@ -1,0 +1,124 @@
+package checker
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// shapeCases is how many seeds each shape's oracle test runs (each seed a
+// simulated correct history and a mutation of it): LOCKCHECK_SHAPE_CASES,
+// else 5000 (10,000 histories), 500 under -short.
+func shapeCases(t *testing.T) int {
+	if s := os.Getenv("LOCKCHECK_SHAPE_CASES"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatalf("LOCKCHECK_SHAPE_CASES=%q: %v", s, err)
+		}
+		return n
+	}
+	if testing.Short() {
+		return 500
+	}
+	return 5000
+}
+
+func (h shapeHistory) shape() shape {
+	if h.k > 0 {
+		return semaphore{h.k}
+	}
+	return readWrite{h.writerPref}
+}
+
+func (h shapeHistory) permitOps() []*permitOp {
+	var ptrs []*history.Op
+	for i := range h.ops {
+		if h.ops[i].F != history.Write {
+			ptrs = append(ptrs, &h.ops[i])
+		}
+	}
+	return toPermitOps(ptrs, int64(h.horizon), h.writerPref)
+}
+
+// modelSays decides h with the shape's model through porcupine, cut into
+// segments (permitCuts) or whole.
+func (h shapeHistory) modelSays(t testing.TB, cut bool) Verdict {
+	m := permitModel{sh: h.shape(), eps: int64(h.eps)}
+	ops := h.permitOps()
+	var r porcupine.CheckResult
+	if cut {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		r = checkPermits(ctx, m, ops)
+	} else {
+		r = porcupine.CheckOperationsTimeout(m.porcupine(), toPorcupinePermits(ops), time.Minute)
+	}
+	switch r {
+	case porcupine.Ok:
+		return Valid
+	case porcupine.Illegal:
+		return Invalid
+	}
+	t.Fatalf("the model ran out of time on:\n%s", h)
+	return Unknown
+}
+
+// agreeShape checks h with the model, cut and whole, against the oracle,
+// and returns the oracle's verdict.
+func agreeShape(t testing.TB, seed int, h shapeHistory) Verdict {
+	want := oracleShapeSays(h)
+	for _, cut := range []bool{true, false} {
+		if got := h.modelSays(t, cut); got != want {
+			t.Fatalf("seed %d: model (cuts %v) says %s, oracle says %s:\n%s", seed, cut, got, want, h)
+		}
+	}
+	return want
+}
+
+// testShapeAgainstOracle runs the oracle test of one shape: every
+// simulated correct history valid, the mutations both ways, the model
+// with and without cuts agreeing with the oracle on each.
+func testShapeAgainstOracle(t *testing.T, stream uint64, gen func(r *rand.Rand) shapeHistory) {
+	n := shapeCases(t)
+	verdicts := map[Verdict]int{}
+	split := 0
+	for seed := 0; seed < n; seed++ {
+		r := rand.New(rand.NewPCG(uint64(seed), stream))
+		h := gen(r)
+		if v := agreeShape(t, seed, h); v != Valid {
+			t.Fatalf("seed %d: the simulated correct lock is %s by the oracle:\n%s", seed, v, h)
+		}
+		verdicts[Valid]++
+		m := mutateShape(r, h)
+		verdicts[agreeShape(t, seed, m)]++
+		if len(permitCuts(m.permitOps(), int64(m.eps))) > 1 {
+			split++
+		}
+	}
+	t.Logf("%d histories (%d simulated, %d mutations): %d valid, %d invalid, 0 disagreements; %d mutations split by cuts",
+		2*n, n, n, verdicts[Valid], verdicts[Invalid], split)
+	if verdicts[Valid]-n < n/10 || verdicts[Invalid] < n/10 || split < n/40 {
+		t.Errorf("mutations gave %d valid and %d invalid of %d, %d split: too one-sided to prove anything", verdicts[Valid]-n, verdicts[Invalid], n, split)
+	}
+}
+
+// TestSemaphore_AgreesWithOracle: semaphores of 1 to 3 permits.
+func TestSemaphore_AgreesWithOracle(t *testing.T) {
+	testShapeAgainstOracle(t, 71, func(r *rand.Rand) shapeHistory {
+		return simShape(r, 4+r.IntN(5), 1+r.IntN(3), false)
+	})
+}
+
+// TestReadWrite_AgreesWithOracle: read-write locks, writers preferred or
+// not.
+func TestReadWrite_AgreesWithOracle(t *testing.T) {
+	testShapeAgainstOracle(t, 73, func(r *rand.Rand) shapeHistory {
+		return simShape(r, 4+r.IntN(5), 0, r.IntN(2) == 0)
+	})
+}
