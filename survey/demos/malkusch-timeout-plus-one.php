@@ -31,7 +31,7 @@
 //                             callback ran past $timeout, before it
 //                             sends the release (:90): the callback is
 //                             told afterwards, and the key left to lapse
-//   mutex/LockMutex.php:26-51  synchronized(): lock(), the callback,
+//   mutex/LockMutex.php:41-67  synchronized(): lock(), the callback,
 //                             unlock() in a finally
 //
 // With timeout 1: first, on a node left alone, the holder's key has a

@@ -57,7 +57,8 @@
 //
 // It acquires with a 0.5 s TTL (refused, the script's error, the members
 // left behind), has another client ask for the key with the default TTL
-// (300 s) while nobody holds it (refused, no script error), tries the
+// (300 s) while nobody holds it (refused, no script error), acquires
+// with the survey's TTLs (0.1, 0.2, 0.3, 0.6 s) and 1.5 s, tries the
 // 0.5 s acquire for 2 s more with a new Semaphore each time, as a PHP
 // request (and lockcheck's adapter) makes one (refused every time), has
 // the other client take the key once a whole second has passed, tries
@@ -219,6 +220,17 @@ function main(Servers $srv): int
     printf("another client's createSemaphore('%s', 1)->acquire() (TTL 300 s), nobody holding, in the same second: %s (script error: %s)\n", $res, var_export($gotB, true), $errB ?? 'none');
     $shown = $shown && $gotA === false && $errA !== null && str_contains($errA, 'not an integer or out of range')
         && $phantom && $secB === $secA && $gotB === false && $errB === null;
+
+    // The survey's sub-second TTLs (overrun's 100 ms to cut-off's 600 ms)
+    // and 1.5 s, each on a key of its own.
+    $sweep = [];
+    foreach ([0.1, 0.2, 0.3, 0.6, 1.5] as $ttl) {
+        $a->clearLastError();
+        $got = $factoryA->createSemaphore("ttl$ttl", 1, 1, $ttl)->acquire();
+        $sweep[] = sprintf('%s s %s%s', $ttl, var_export($got, true), $a->getLastError() !== null && str_contains($a->getLastError(), 'not an integer') ? ' (EXPIREAT error)' : '');
+        $shown = $shown && $got === false && $a->getLastError() !== null;
+    }
+    printf("acquire() with the TTLs %s\n", implode(', ', $sweep));
 
     // Every try fails, each with a Semaphore of its own (as a PHP
     // request makes one, and lockcheck's adapter does per acquire): the

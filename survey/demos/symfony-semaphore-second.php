@@ -159,13 +159,13 @@ function main(Servers $srv): int
         $t0 = microtime(true);
         $gotA = $semA->acquire();
         $tA = microtime(true);
-        if ($gotA && (floor($tA) === floor($t0) || $try === 4)) {
+        if ($gotA && (floor($tA) === floor($t0) || $try === 6)) {
             break;
         }
         if ($gotA) {
             $semA->release();
         }
-        if ($try === 4) {
+        if ($try === 6) {
             echo "the first acquire was refused\n";
             return 0;
         }
