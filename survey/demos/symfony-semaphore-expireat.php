@@ -297,7 +297,7 @@ function main(Servers $srv): int
         var_export($gotC, true), time(), $howC, $errC ?? 'none', members($a, '{report}:time'), var_export($semC->getRemainingLifetime(), true), var_export($semC->isAcquired(), true));
     $shown = $shown && $gotC === true && str_contains($howC, 'SemaphoreExpiredException') && $errC !== null && str_contains($errC, 'not an integer or out of range');
 
-    echo $shown ? "a TTL that is not whole seconds fails at EXPIREAT after the ZADDs stay: no lease is granted, and the key is refused with nobody holding it\n" : "not shown\n";
+    echo $shown ? "a TTL that is not whole seconds fails at EXPIREAT after the ZADDs stay: a first try is refused, the key refused to others with nobody holding it, and a retry of the same Semaphore granted its phantom\n" : "not shown\n";
     return $shown ? 1 : 0;
 }
 
