@@ -15,6 +15,16 @@ import (
 	"github.com/lockcheck/lockcheck/scenario"
 )
 
+// applies is what lock e is to scenario s under cfg, as verify resolves
+// its profile (verifyProfile), with its own renewals (ownWatchdog) and
+// the scope its runs told (scope).
+func applies(s scenario.Scenario, e lockimpl.Entry, cfg VerifyConfig, ownWatchdog bool, scope string) (topo, na string, req checker.Coverage) {
+	p := verifyProfile(cfg, e)
+	p.Renews = p.Renews || ownWatchdog
+	p.Scope = scope
+	return s.Fits(p)
+}
+
 // TestApplies_ScopedLock: a lock without extend is n/a at cut-off and
 // kill-extend while its leases have deadlines (its long holds alone
 // would break it), but a lock whose leases are scopes (held by a

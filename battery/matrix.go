@@ -83,7 +83,7 @@ func Matrix(ctx context.Context, cfg MatrixConfig) (*MatrixResult, error) {
 	reg := cfg.Registry
 	var ttls []time.Duration
 	for _, s := range scen {
-		ttls = append(ttls, workloadOf(s, "", false, cfg.adjust).TTL)
+		ttls = append(ttls, workloadOf(s, "", scenario.Profile{}, cfg.adjust).TTL)
 	}
 	if err := checkLocks(reg, cfg.Locks, ttls); err != nil {
 		return nil, err
@@ -114,7 +114,7 @@ func (cfg MatrixConfig) runCells(ctx context.Context, res *MatrixResult) {
 		e, _ := cfg.Registry.Lookup(lock)
 		for _, s := range scen {
 			cell := report.MatrixCell{Lock: lock, Scenario: s.Name, Expected: cfg.Expect[lock+" "+s.Name]}
-			cell.Topology, cell.NA = s.TopologyFor(e, e.PerClient, cfg.Cluster)
+			cell.Topology, cell.NA = s.TopologyFor(scenario.ProfileOf(e, cfg.Cluster))
 			if cell.NA == "" && ctx.Err() == nil {
 				runCell(ctx, cfg, s, &cell, dir)
 			} else if cell.NA == "" {
@@ -170,7 +170,7 @@ func pickColumns(names []string) ([]scenario.Scenario, error) {
 
 func runCell(ctx context.Context, cfg MatrixConfig, s scenario.Scenario, cell *report.MatrixCell, dir string) {
 	e, _ := cfg.Registry.Lookup(cell.Lock)
-	w := workloadOf(s, cell.Topology, e.Watchdog, cfg.adjust)
+	w := workloadOf(s, cell.Topology, scenario.ProfileOf(e, cfg.Cluster), cfg.adjust)
 	lock := harness.Config{Lock: cell.Lock, Registry: cfg.Registry, Check: cfg.Check, Cluster: cfg.Cluster}
 	for attempt := 0; attempt < cfg.Attempts; attempt++ {
 		r, err := harness.Run(ctx, ScenarioRun(s, lock, cell.Topology, w, cfg.Seed+int64(attempt), cell.Lock+"--"+s.Name, filepath.Join(dir, "cells"),

@@ -16,9 +16,9 @@ import (
 
 // workloadOf is scenario s's workload for a lock on topo: the base, s's
 // adjustments, then adjust's (the user's --clients, --ttl, ...), if set.
-// A lock that keeps its leases alive itself (ownWatchdog) gets no
+// A lock that keeps its leases alive itself (p.Renews) gets no
 // client-side extends.
-func workloadOf(s scenario.Scenario, topo string, ownWatchdog bool, adjust func(*workload.Config)) workload.Config {
+func workloadOf(s scenario.Scenario, topo string, p scenario.Profile, adjust func(*workload.Config)) workload.Config {
 	w := scenario.Base
 	if s.Workload != nil {
 		s.Workload(&w)
@@ -26,7 +26,7 @@ func workloadOf(s scenario.Scenario, topo string, ownWatchdog bool, adjust func(
 	if s.RedlockClients > 0 && topo == cluster.Redlock {
 		w.Clients = s.RedlockClients
 	}
-	if s.Extends && !ownWatchdog {
+	if s.Extends && !p.Renews {
 		w.ExtendEvery = w.TTL / 3
 	}
 	if adjust != nil {
@@ -50,12 +50,13 @@ func ScenarioRun(s scenario.Scenario, base harness.Config, topo string, w worklo
 	return base
 }
 
-// verifyRun is the run config of verify's attempt of s with seed.
-func verifyRun(cfg VerifyConfig, s scenario.Scenario, topo string, ownWatchdog bool, seed int64, dir string) harness.Config {
+// verifyRun is the run config of verify's attempt of s with seed, for
+// the lock of profile p.
+func verifyRun(cfg VerifyConfig, s scenario.Scenario, topo string, p scenario.Profile, seed int64, dir string) harness.Config {
 	rc := cfg.Lock
 	if cfg.ClientFaultLock != nil && (s.Nemesis.ActsOnClients() || s.MovesMaster()) {
 		rc = *cfg.ClientFaultLock
 	}
-	w := workloadOf(s, topo, ownWatchdog, cfg.Workload)
+	w := workloadOf(s, topo, p, cfg.Workload)
 	return ScenarioRun(s, rc, topo, w, seed, s.Name, filepath.Join(dir, "runs"), append(append([]string{}, cfg.Args...), "scenario="+s.Name))
 }

@@ -80,7 +80,7 @@ func TestSizeToLock_SlowAcquires(t *testing.T) {
 			t.Fatal(err)
 		}
 		row := report.VerifyRow{}
-		sized, err := sizeToLock(s, 100*time.Millisecond, dir, &row)
+		sized, err := sizeToLock(s, &scenario.Profile{}, 100*time.Millisecond, dir, &row)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,7 +36,7 @@ func TestWaitsOut(t *testing.T) {
 		{"another figure short", checker.Coverage{checker.InfoContended: 20, checker.Hit("pause-redis"): 2}, checker.Coverage{checker.Hit("pause-redis"): 1, checker.WindowAcquires: 412}, "pause-redis", false},
 	} {
 		row := report.VerifyRow{Requires: c.req, Coverage: c.cov, Runs: 3}
-		why := waitsOut(&row, scenario.Scenario{Nemesis: nemesis.Config{Faults: []string{c.fault}}})
+		why := scenario.Scenario{Nemesis: nemesis.Config{Faults: []string{c.fault}}}.WaitsOut(row.Requires, row.Coverage, row.Runs)
 		if (why != "") != c.na || c.na && !strings.Contains(why, "0 of 412 acquires") {
 			t.Errorf("%s: %q, want n/a %v", c.name, why, c.na)
 		}
@@ -61,7 +61,7 @@ func TestVerify_ClientOutlastsStall(t *testing.T) {
 	}
 	r := v.Rows[0]
 	t.Logf("%s: %s lease %s, %s, %s; %d acquires in its windows, %d indeterminate", r.Scenario, r.Status, r.Lease, r.CoverageText(), r.NA, r.Coverage[checker.WindowAcquires], r.Coverage[checker.WindowInfo])
-	if r.Status != report.StatusNA || !strings.Contains(r.NA, "ended indeterminate") || r.Lease != checker.Valid || r.Coverage[checker.WindowAcquires] < minWindowAcquires {
+	if r.Status != report.StatusNA || !strings.Contains(r.NA, "ended indeterminate") || r.Lease != checker.Valid || r.Coverage[checker.WindowAcquires] < scenario.MinWindowAcquires {
 		t.Errorf("pause-redis: %s, lease %s, %q; want n/a with its measure, lease valid", r.Status, r.Lease, r.NA)
 	}
 	if v.Verdict == checker.Unknown {

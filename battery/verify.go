@@ -84,14 +84,12 @@ func Verify(ctx context.Context, cfg VerifyConfig) (*report.Verify, string, erro
 	}
 	v := &report.Verify{Lock: e.Name, Budget: cfg.Budget.String(), Seed: cfg.Seed, Require: cfg.Require, Args: cfg.Args}
 	start := time.Now()
-	broke, ownWatchdog := false, e.Watchdog || cfg.Watchdog
-	// scope is why the lock's leases are scopes, once a run said so.
-	var scope string
+	broke, p := false, verifyProfile(cfg, e)
 	topos := make([]string, len(scen))
 	for i, s := range scen {
 		row := report.VerifyRow{Scenario: s.Name, Description: s.Description, Server: s.Server, Requires: s.Requires}
-		row.LeaseGated, row.MutexGated = gates(s, cfg.Require)
-		topo, na, req := applies(s, e, cfg, ownWatchdog, scope)
+		row.LeaseGated, row.MutexGated = s.Gates(cfg.Require)
+		topo, na, req := s.Fits(p)
 		topos[i], row.NA, row.Requires = topo, na, req
 		switch {
 		case row.NA != "":
@@ -100,7 +98,7 @@ func Verify(ctx context.Context, cfg VerifyConfig) (*report.Verify, string, erro
 			row.Status = report.StatusNotRun
 		default:
 			share := start.Add(cfg.Budget * time.Duration(i+1) / time.Duration(len(scen)))
-			if err := verifyScenario(ctx, cfg, s, topo, ownWatchdog, share, dir, &row); err != nil {
+			if err := verifyScenario(ctx, cfg, s, topo, &p, share, dir, &row); err != nil {
 				// What ran is kept and written; the battery stops.
 				row.Status, row.Meaning = report.StatusUnknown, err.Error()
 				v.Rows = append(v.Rows, row)
@@ -108,13 +106,15 @@ func Verify(ctx context.Context, cfg VerifyConfig) (*report.Verify, string, erro
 			}
 			expectRow(&row, cfg.Expect)
 			broke = broke || row.Status == report.StatusBroken
-			scope = cmp.Or(scope, row.NotJudged[checker.LeaseContract])
+			// A run that says the lock's leases are scopes tells the
+			// profile, for the scenarios after.
+			p.Scope = cmp.Or(p.Scope, row.NotJudged[checker.LeaseContract])
 		}
 		// One line as each scenario ends; the summary has the rest.
 		report.TextVerifyProgress(cfg.Progress, row)
 		v.Rows = append(v.Rows, row)
 	}
-	if err := spendLeft(ctx, cfg, scen, topos, ownWatchdog, start, dir, v, broke); err != nil {
+	if err := spendLeft(ctx, cfg, scen, topos, &p, start, dir, v, broke); err != nil {
 		return v, dir, errors.Join(err, finishVerify(v, start, dir))
 	}
 	return v, dir, finishVerify(v, start, dir)
@@ -125,7 +125,7 @@ func Verify(ctx context.Context, cfg VerifyConfig) (*report.Verify, string, erro
 // still missing: each scenario not exercised runs again, from its next
 // seed, in turn, the time left shared among them. A row it reruns is
 // judged over all its runs.
-func spendLeft(ctx context.Context, cfg VerifyConfig, scen []scenario.Scenario, topos []string, ownWatchdog bool, start time.Time, dir string, v *report.Verify, broke bool) error {
+func spendLeft(ctx context.Context, cfg VerifyConfig, scen []scenario.Scenario, topos []string, p *scenario.Profile, start time.Time, dir string, v *report.Verify, broke bool) error {
 	var short []int
 	for i := range v.Rows {
 		if v.Rows[i].Status == report.StatusNotExercised {
@@ -139,7 +139,7 @@ func spendLeft(ctx context.Context, cfg VerifyConfig, scen []scenario.Scenario, 
 			continue
 		}
 		row := &v.Rows[i]
-		if err := verifyScenario(ctx, cfg, scen[i], topos[i], ownWatchdog, share, dir, row); err != nil {
+		if err := verifyScenario(ctx, cfg, scen[i], topos[i], p, share, dir, row); err != nil {
 			row.Status, row.Meaning = report.StatusUnknown, err.Error()
 			return err
 		}
@@ -150,77 +150,15 @@ func spendLeft(ctx context.Context, cfg VerifyConfig, scen []scenario.Scenario, 
 	return nil
 }
 
-// applies says where s runs for lock e (its topology) and what it
-// requires of it, or why it is n/a. scope is why the lock's leases are
-// scopes, once a run said so; ownWatchdog, that it extends them itself.
-func applies(s scenario.Scenario, e lockimpl.Entry, cfg VerifyConfig, ownWatchdog bool, scope string) (topo, na string, req checker.Coverage) {
-	perClient := e.PerClient || cfg.ClientFaultLock != nil
-	topo, na = s.TopologyFor(e, perClient, cfg.Lock.Cluster)
-	switch {
-	case na != "":
-	case s.Overrun && ownWatchdog:
-		na = "the lock extends its leases itself: its releases are never late"
-	case s.Extends && cfg.NoExtend && !ownWatchdog && (scope == "" || extendFigures(s.Requires)):
-		// A lease with a deadline and no extend would break by the
-		// workload's long holds alone; a scope (a lease held by a
-		// connection, a subscription) has no deadline, and a fault that
-		// cuts its holder off or kills its node is where it is in danger:
-		// it meets the scenario unless the figures count extends.
-		na = "the lock has no extend and renews nothing itself"
-	case topo == cluster.Redlock && s.Requires[checker.InfoContended] > 0:
-		na = redlockNoRefusals
-	case scope != "" && (deadlineOnly(s.Requires) || s.Nemesis.ActsOnClients()):
-		na, req = scopedRequires(s, perClient)
-		return topo, na, req
-	}
-	return topo, na, s.Requires
-}
-
-// redlockNoRefusals is why a Redlock cannot meet info_contended: its
-// attempts that found the key taken are undone (no majority either way,
-// lockimpl.ErrUndone), never recorded, and the figure counts
-// indeterminate acquires against recorded refusals; a phantom holder's
-// refusals (what the scenario exists to catch) are undone as well, so
-// no run could show them.
-const redlockNoRefusals = "a Redlock's refused attempts are undone (no majority either way) and never recorded: this scenario counts indeterminate acquires against recorded refusals, and a phantom holder's would be undone too"
-
-// scopedRequires is what s requires of a lock whose leases are scopes:
-// where its client fault stops the lock's own renewals too (a process per
-// client, stopped whole), its own figures, or, where those count what
-// happens past a deadline, holders stopped past their lease's nominal end
-// while another client tried their key (the chance, not the bug); where
-// the fault stops only lockcheck's client, why s is n/a.
-func scopedRequires(s scenario.Scenario, perClient bool) (string, checker.Coverage) {
-	const why = "the lock's leases are scopes, with no deadline to pass, and this scenario's figures count what happens past one"
-	switch {
-	case s.Nemesis.ActsOnClients() && !perClient:
-		return "the lock's leases are scopes it renews itself, and this scenario's pause stops lockcheck's client, not the library's renewals (run it as a process per client: lockcheck serve)", s.Requires
-	case !deadlineOnly(s.Requires):
-		return "", s.Requires
-	case len(s.Nemesis.Faults) != 1 || !s.Nemesis.ActsOnClients():
-		return why, s.Requires
-	}
-	// The chance the fault gave a scoped lock's bug, not the bug: a
-	// holder stopped past its lease's nominal end while another client
-	// tried its key (whether that client got it is the finding).
-	return "", checker.Coverage{checker.HeldPastTried: 3}
-}
-
-// extendFigures says whether req counts extends (late ones): a lock
-// without extend can never give them.
-func extendFigures(req checker.Coverage) bool {
-	return req[checker.LateExtendFree] > 0 || req[checker.LateExtendTaken] > 0
-}
-
-// deadlineOnly says whether every figure a scenario requires counts what
-// happens after a lease's deadline (checker.DeadlineFigures).
-func deadlineOnly(req checker.Coverage) bool {
-	for name := range req {
-		if !slices.Contains(checker.DeadlineFigures, name) {
-			return false
-		}
-	}
-	return len(req) > 0
+// verifyProfile is the profile of lock e as cfg declares it: its own
+// renewals (a Factory's --lock-watchdog), no extend, a process per
+// client where cfg has one for the client faults.
+func verifyProfile(cfg VerifyConfig, e lockimpl.Entry) scenario.Profile {
+	p := scenario.ProfileOf(e, cfg.Lock.Cluster)
+	p.PerClient = p.PerClient || cfg.ClientFaultLock != nil
+	p.Renews = p.Renews || cfg.Watchdog
+	p.NoExtend = cfg.NoExtend
+	return p
 }
 
 // finishVerify sets the battery's verdict and writes its files.
@@ -252,12 +190,14 @@ func verifyPlan(cfg VerifyConfig) ([]scenario.Scenario, lockimpl.Entry, error) {
 		return nil, e, workload.ConfigErr(err)
 	}
 	// Every TTL a scenario will use must suit the lock.
+	p := verifyProfile(cfg, e)
+	p.PerClient = true
 	for _, s := range scen {
-		topo, na := s.TopologyFor(e, true, cfg.Lock.Cluster)
+		topo, na := s.TopologyFor(p)
 		if na != "" {
 			continue
 		}
-		if err := e.FitsTTL(verifyRun(cfg, s, topo, e.Watchdog || cfg.Watchdog, 0, "").Workload.TTL); err != nil {
+		if err := e.FitsTTL(verifyRun(cfg, s, topo, p, 0, "").Workload.TTL); err != nil {
 			return nil, e, workload.ConfigErr(fmt.Errorf("scenario %s: %w", s.Name, err))
 		}
 	}
@@ -290,20 +230,10 @@ func checkRequire(req []string) error {
 	return nil
 }
 
-// gates says whether a break of the lease contract, and of mutual
-// exclusion, fails verify in s: the lease contract in any client-side
-// scenario, mutual exclusion in one without pauses; findings otherwise,
-// unless required.
-func gates(s scenario.Scenario, require []string) (lease, mutex bool) {
-	named := slices.Contains(require, s.Name) || (s.Server && slices.Contains(require, "server"))
-	lease = !s.Server || named
-	mutex = (!s.Server && !s.Pauses) || named || (s.Pauses && slices.Contains(require, "fencing"))
-	return lease, mutex
-}
-
 // verifyScenario runs s until its coverage is met, a guarantee breaks, or
 // its share of the budget is spent, summing the coverage of its runs.
-func verifyScenario(ctx context.Context, cfg VerifyConfig, s scenario.Scenario, topo string, ownWatchdog bool, share time.Time, dir string, row *report.VerifyRow) error {
+// p is the lock's profile, told the own timeout each run declares.
+func verifyScenario(ctx context.Context, cfg VerifyConfig, s scenario.Scenario, topo string, p *scenario.Profile, share time.Time, dir string, row *report.VerifyRow) error {
 	// A row run again (spendLeft) goes on from its next seed, its
 	// coverage and time added to its first runs'.
 	before, _ := time.ParseDuration(row.Elapsed)
@@ -314,7 +244,7 @@ func verifyScenario(ctx context.Context, cfg VerifyConfig, s scenario.Scenario, 
 	}
 	s = s.Scaled(row.Scale)
 	for attempt := int64(row.Runs); ; attempt++ {
-		rc := verifyRun(cfg, s, topo, ownWatchdog, cfg.Seed+attempt, dir)
+		rc := verifyRun(cfg, s, topo, *p, cfg.Seed+attempt, dir)
 		res, err := harness.Run(ctx, rc)
 		row.Runs++
 		row.Seeds = append(row.Seeds, rc.Workload.Seed)
@@ -345,7 +275,8 @@ func verifyScenario(ctx context.Context, cfg VerifyConfig, s scenario.Scenario, 
 		if time.Now().After(share) || ctx.Err() != nil {
 			return nil
 		}
-		if st, ok := stretchStall(s, res.OwnTimeout, row); ok {
+		p.OwnTimeout = res.OwnTimeout
+		if st, ok := stretchStall(s, *p, row); ok {
 			s = st
 			continue
 		}
@@ -353,36 +284,35 @@ func verifyScenario(ctx context.Context, cfg VerifyConfig, s scenario.Scenario, 
 			return nil
 		}
 		if row.Scale == 0 {
-			if s, err = sizeToLock(s, rc.Workload.TTL, res.Dir, row); err != nil {
+			if s, err = sizeToLock(s, p, rc.Workload.TTL, res.Dir, row); err != nil {
 				return err
 			}
 		}
 	}
 }
 
-// stretchStall is s with its stalls longer than own, the lock's own
-// command timeout (scenario.Stalled: own and a half second more), with
-// row saying so, where s stalls Redis (pause-redis) for no longer than
-// own and row has not yet its coverage: a lock that declares it waits
-// stalls out meets stalls that outlast it. ok is false where s is kept.
-func stretchStall(s scenario.Scenario, own time.Duration, row *report.VerifyRow) (scenario.Scenario, bool) {
-	if own <= 0 || !s.StallsRedis() || s.Nemesis.Duration > own ||
-		(row.Status != report.StatusNotExercised && row.Status != report.StatusNA) {
+// stretchStall is s with its stalls outlasting the lock's own command
+// timeout (Scenario.StallFor), with row saying so, where s asks for it
+// and row has not yet its coverage. ok is false where s is kept.
+func stretchStall(s scenario.Scenario, p scenario.Profile, row *report.VerifyRow) (scenario.Scenario, bool) {
+	if row.Status != report.StatusNotExercised && row.Status != report.StatusNA {
 		return s, false
 	}
-	d := own + 500*time.Millisecond
-	row.Description += fmt.Sprintf(" (its stalls sized to the lock: its client waits %v for a reply, so each stall lasts %v)", own, d)
+	st, d, ok := s.StallFor(p)
+	if !ok {
+		return s, false
+	}
+	row.Description += fmt.Sprintf(" (its stalls sized to the lock: its client waits %v for a reply, so each stall lasts %v)", p.OwnTimeout, d)
 	row.Status, row.NA = report.StatusNotExercised, ""
-	return s.Stalled(d), true
+	return st, true
 }
 
-// sizeToLock is s sized to the lock (scenario.Scaled) if its run in dir
-// shows keys that live twice the TTL asked for or more (a TTL of whole
-// seconds, one the lock adds to), or, for the scenarios of late releases
-// (Overrun), acquires that take more than a quarter of the TTL
-// (scenario.ScaleForLatency), with row saying so; s as
-// it is if not. It is asked once a row, after a run short of coverage.
-func sizeToLock(s scenario.Scenario, ttl time.Duration, dir string, row *report.VerifyRow) (scenario.Scenario, error) {
+// sizeToLock is s sized to the lock (Scenario.ScaleTo, Scaled) from its
+// run in dir, with row saying so, and p told how long the lock's keys
+// lived there: s as it is where the run shows keys of the TTL asked and,
+// for the scenarios of late releases, acquires fast enough. It is asked
+// once a row, after a run short of coverage.
+func sizeToLock(s scenario.Scenario, p *scenario.Profile, ttl time.Duration, dir string, row *report.VerifyRow) (scenario.Scenario, error) {
 	row.Scale = 1
 	ops, err := history.ReadFile(filepath.Join(dir, "history.jsonl"))
 	if err != nil {
@@ -399,20 +329,14 @@ func sizeToLock(s scenario.Scenario, ttl time.Duration, dir string, row *report.
 	if len(took) == 0 {
 		return s, nil
 	}
+	p.KeyTTL, p.AskedTTL = key, ttl
 	slices.Sort(took)
 	p50 := took[len(took)/2]
-	// Only the late-release figures need leases surely live (overrun,
-	// overrun-free): a scenario that counts refusals (contention) gets
-	// fewer of them from longer leases, not more.
-	byKey, byLatency := scenario.ScaleFor(ttl, key), 1
-	if s.Overrun {
-		byLatency = scenario.ScaleForLatency(ttl, p50)
-	}
-	f := min(max(byKey, byLatency), scenario.MaxScale)
+	f, byKey := s.ScaleTo(ttl, key, p50)
 	switch {
 	case f <= 1:
 		return s, nil
-	case byKey >= byLatency:
+	case byKey:
 		row.Description += fmt.Sprintf(" (sized to the lock: its keys live %v where %v was asked, so its times ×%d)", key, ttl, f)
 	default:
 		row.Description += fmt.Sprintf(" (sized to the lock: its acquires took %v (median) where %v was asked, so its times ×%d)", p50.Round(time.Millisecond), ttl, f)
@@ -525,41 +449,10 @@ func statusOf(row *report.VerifyRow, s scenario.Scenario) (status, na string) {
 	case len(row.Short) == 0:
 		return report.StatusPassed, ""
 	}
-	if why := waitsOut(row, s); why != "" {
+	if why := s.WaitsOut(row.Requires, row.Coverage, row.Runs); why != "" {
 		return report.StatusNA, why
 	}
 	return report.StatusNotExercised, ""
-}
-
-// minWindowAcquires is how many acquires a stall scenario's windows
-// must have seen, none of them indeterminate, before waitsOut says the
-// lock waits its stalls out.
-const minWindowAcquires = 20
-
-// waitsOut is why row's scenario is n/a for its lock ("" if it is not):
-// every figure it fell short of counts indeterminate acquires, and of
-// the acquires its stalls met (checker.WindowAcquires, at least
-// minWindowAcquires) none ended indeterminate. The lock's client waited
-// every stall out (its own timeout outlasts it): no budget gives it the
-// chance. Only for a stall (pause-redis).
-func waitsOut(row *report.VerifyRow, s scenario.Scenario) string {
-	if !s.StallsRedis() {
-		// A lost reply reaches a client that resends, and is answered:
-		// no indeterminate acquire, yet the chance of its bug was given,
-		// and lost-reply counts it on the wire (history.LostReply).
-		return ""
-	}
-	for name, want := range row.Requires {
-		if row.Coverage.Count(name) < want && name != checker.InfoContended && name != checker.InfoSettled {
-			return ""
-		}
-	}
-	n, info := row.Coverage[checker.WindowAcquires], row.Coverage[checker.WindowInfo]
-	if n < minWindowAcquires || info > 0 {
-		return ""
-	}
-	return fmt.Sprintf("0 of %d acquires called during its %s windows (%d run(s)) ended indeterminate: the lock's client waits each stall out (its own command timeout outlasts it), and this scenario's bug needs an indeterminate acquire",
-		n, strings.Join(s.Nemesis.Faults, "+"), row.Runs)
 }
 
 // expectRow fails a scenario whose guarantees, where they count (not

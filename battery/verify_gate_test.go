@@ -49,7 +49,7 @@ func TestVerify_Gates(t *testing.T) {
 		{server, []string{"kill-none"}, true, true},
 		{server, []string{"failover", "fencing"}, false, false},
 	} {
-		lease, mutex := gates(tc.s, tc.require)
+		lease, mutex := tc.s.Gates(tc.require)
 		if lease != tc.wantLease || mutex != tc.wantMutx {
 			t.Errorf("%s --require %v: gates lease %v mutex %v, want %v %v", tc.s.Name, tc.require, lease, mutex, tc.wantLease, tc.wantMutx)
 		}
@@ -83,7 +83,7 @@ func TestVerify_Gates(t *testing.T) {
 		if tc.name == "fail open" {
 			row.GrantedWhileDown = 3
 		}
-		row.LeaseGated, row.MutexGated = gates(tc.s, nil)
+		row.LeaseGated, row.MutexGated = tc.s.Gates(nil)
 		judgeRun(&row, tc.s, findings(tc.lin, tc.mutex))
 		if row.Status != tc.want {
 			t.Errorf("%s: status %s, want %s", tc.name, row.Status, tc.want)
@@ -148,8 +148,8 @@ func TestVerify_RedlockInfoContendedNA(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range v.Rows {
-			if r.Status != report.StatusNA || r.NA != redlockNoRefusals {
-				t.Errorf("%s %s: %s (%q), want n/a: %s", lock, r.Scenario, r.Status, r.NA, redlockNoRefusals)
+			if r.Status != report.StatusNA || r.NA != scenario.RedlockNoRefusals {
+				t.Errorf("%s %s: %s (%q), want n/a: %s", lock, r.Scenario, r.Status, r.NA, scenario.RedlockNoRefusals)
 			}
 		}
 		e, _ := lockimpl.All().Lookup(lock)
@@ -173,7 +173,7 @@ func TestVerifyRun_ProcessPerClient(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := verifyRun(cfg, s, "", false, 1, t.TempDir()).Lock; got != want {
+		if got := verifyRun(cfg, s, "", scenario.Profile{}, 1, t.TempDir()).Lock; got != want {
 			t.Errorf("%s: lock %s, want %s", name, got, want)
 		}
 	}

@@ -15,4 +15,4 @@ var cutOff = Scenario{Name: "cut-off", Description: "client-partition: holders o
 		w.Duration = 8 * time.Second
 	},
 	Nemesis: nemesis.Config{Faults: []string{"client-partition"}, Interval: time.Second, Duration: time.Second},
-	Extends: true, RedlockClients: 20, Requires: checker.Coverage{checker.Hit("client-partition"): 3}}
+	Extends: true, Needs: []Need{extendsLeases}, RedlockClients: 20, Requires: checker.Coverage{checker.Hit("client-partition"): 3}}

@@ -9,17 +9,18 @@ import (
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/cluster"
-	"github.com/lockcheck/lockcheck/lockimpl"
 )
 
-// TopologyFor picks the topology s runs lock e on (perClient: one process
-// per client), where where says, or says why s does not apply.
-func (s Scenario) TopologyFor(e lockimpl.Entry, perClient bool, where cluster.Config) (string, string) {
-	if e.OwnClient && s.Nemesis.FitsOwnClient(e.Name, perClient) != nil {
+// TopologyFor picks the topology s runs the lock of p on, where p.Where
+// says, or says why s does not apply: its faults must reach the lock's
+// own client (Profile.OwnClient), its servers be ones lockcheck runs
+// where they act on servers, and its topology be the lock's.
+func (s Scenario) TopologyFor(p Profile) (string, string) {
+	if p.OwnClient && s.Nemesis.FitsOwnClient(p.Name, p.PerClient) != nil {
 		return "", "its faults act inside lockcheck's own Redis client, which the lock does not use (it has a client of its own)"
 	}
-	lockTopo := e.Topology
-	if lockTopo == "" && e.Waits && s.Topology == "" {
+	lockTopo, where := p.Topology, p.Where
+	if lockTopo == "" && p.Waits && s.Topology == "" {
 		lockTopo = cluster.Sentinel // WAIT needs replicas
 	}
 	if where.Backend == cluster.External {

@@ -15,5 +15,5 @@ import (
 var killExtend = onServer(Scenario{Name: "kill-extend", Description: "kill-redis, restarted without persistence after TTL + 500 ms, under holders of 3 s kept alive by extends every TTL/3: extends while a node is down",
 	Nemesis: killEvery, Persistence: "none", RestartDelay: time.Second + 500*time.Millisecond,
 	Workload: func(w *workload.Config) { w.Keys, w.Hold, w.HoldDist = 20, 3*time.Second, workload.HoldFixed },
-	Server:   true, Extends: true, RedlockClients: 20, Requires: checker.Coverage{checker.Hit("kill-redis"): 2},
+	Server:   true, Extends: true, Needs: []Need{extendsLeases}, RedlockClients: 20, Requires: checker.Coverage{checker.Hit("kill-redis"): 2},
 	Breaks: "a node down while held leases were extended broke the lock"})

@@ -12,4 +12,4 @@ var overrunFree = Scenario{Name: "overrun-free", Description: "20 clients on 50 
 	Workload: func(w *workload.Config) {
 		w.Clients, w.Keys, w.KeyDist, w.TTL, w.Hold, w.HoldDist, w.Retry = 20, 50, workload.KeyZipf, 100*time.Millisecond, 100*time.Millisecond, workload.HoldUniform, workload.RetryNone
 	},
-	Overrun: true, Requires: checker.Coverage{checker.LateReleaseFree: 20, checker.LateReleaseTaken: 20}}
+	Overrun: true, Needs: []Need{releasesLate}, Requires: checker.Coverage{checker.LateReleaseFree: 20, checker.LateReleaseTaken: 20}}

@@ -84,7 +84,7 @@ func TestTopologyFor_WaitsNeedsReplicas(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		topo, na := s.TopologyFor(tc.e, false, cluster.Config{})
+		topo, na := s.TopologyFor(ProfileOf(tc.e, cluster.Config{}))
 		if topo != tc.want {
 			t.Errorf("%s on %s: topology %q (%s), want %s", tc.e.Name, tc.scenario, topo, na, tc.want)
 		}

@@ -96,6 +96,21 @@ func ScaleForLatency(ttl, p50 time.Duration) int {
 	return int((4*p50 + ttl - 1) / ttl)
 }
 
+// ScaleTo is the factor s is sized by (Scaled, at most MaxScale) for a
+// lock whose keys lived key where s asked for ttl (ScaleFor) and, for the
+// scenarios of late releases (Overrun), whose granted acquires took p50
+// (median; ScaleForLatency), and whether its keys decided it rather than
+// its latency. Only the late-release figures need leases surely live: a
+// scenario that counts refusals (contention) gets fewer of them from
+// longer leases, not more.
+func (s Scenario) ScaleTo(ttl, key, p50 time.Duration) (f int, byKey bool) {
+	k, l := ScaleFor(ttl, key), 1
+	if s.Overrun {
+		l = ScaleForLatency(ttl, p50)
+	}
+	return min(max(k, l), MaxScale), k >= l
+}
+
 // StallsRedis says whether s's one fault stalls Redis (pause-redis): a
 // lock whose client waits a stall out meets no indeterminate acquire in
 // it, so verify stretches the stall (Stalled) or finds the scenario n/a.

@@ -46,12 +46,18 @@ type Scenario struct {
 	// --require fencing.
 	Pauses bool
 	// Extends: clients keep their leases alive by extends every TTL/3,
-	// unless the lock has a watchdog of its own.
+	// unless the lock has a watchdog of its own (such a scenario carries
+	// extendsLeases in Needs: n/a for a lock with neither).
 	Extends bool
 	// Overrun: holds outlive the TTL on purpose, so releases come after
-	// expiry; n/a for a lock that keeps its leases alive by itself, whose
-	// releases are never late.
+	// expiry, and a run short of them is sized to the lock's latency too
+	// (such a scenario carries releasesLate in Needs: n/a for a lock that
+	// keeps its leases alive by itself, whose releases are never late).
 	Overrun bool
+	// Needs are what the scenario needs of the lock under test beyond
+	// its topology, each with its n/a reason (Need, Fits), in the file of
+	// what it decides.
+	Needs []Need
 	// RedlockClients, if set, is the client count for a Redlock lock: an
 	// op is a round trip to each of five nodes, and two cores serve fewer
 	// clients within redsync's per-node timeout (5% of the TTL).
@@ -104,3 +110,15 @@ func onServer(s Scenario) Scenario {
 
 // killEvery is the kill scenarios' schedule.
 var killEvery = nemesis.Config{Faults: []string{"kill-redis"}, Interval: 1500 * time.Millisecond}
+
+// Gates says whether a break of the lease contract, and of mutual
+// exclusion, fails verify in s under require (verify's --require: a
+// scenario's name, "server", "fencing"): the lease contract in any
+// client-side scenario, mutual exclusion in one without pauses; findings
+// otherwise, unless required.
+func (s Scenario) Gates(require []string) (lease, mutex bool) {
+	named := slices.Contains(require, s.Name) || (s.Server && slices.Contains(require, "server"))
+	lease = !s.Server || named
+	mutex = (!s.Server && !s.Pauses) || named || (s.Pauses && slices.Contains(require, "fencing"))
+	return lease, mutex
+}
