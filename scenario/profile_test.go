@@ -37,7 +37,9 @@ func TestNeeds_WithWhatTheyDecide(t *testing.T) {
 // that changes the figures changes them only where the scenario applies.
 func TestFits_FirstNeedDecides(t *testing.T) {
 	say := func(why string) Need {
-		return func(_ Scenario, _ Profile, _ string, req checker.Coverage) (string, checker.Coverage) { return why, req }
+		return func(_ Scenario, _ Profile, _ string, req checker.Coverage) (string, checker.Coverage) {
+			return why, req
+		}
 	}
 	more := func(_ Scenario, _ Profile, _ string, _ checker.Coverage) (string, checker.Coverage) {
 		return "", checker.Coverage{checker.Contended: 9}
