@@ -74,12 +74,12 @@ func TestGoDemo_GozeroResend(t *testing.T) {
 // TestGoDemo_RueidislockPause: a holder stopped past KeyValidity writes
 // with its context alive while another holds.
 func TestGoDemo_RueidislockPause(t *testing.T) {
-	runGoDemo(t, "rueidislock-pause", "two holders: a context with no deadline", "rueidislock extend")
+	runGoDemo(t, "rueidislock-pause", "a context with no deadline cannot tell a holder woken past KeyValidity", "rueidislock extend")
 }
 
 // TestGoDemo_ValkeylockPause: the same in the fork.
 func TestGoDemo_ValkeylockPause(t *testing.T) {
-	runGoDemo(t, "valkeylock-pause", "two holders: a context with no deadline", "valkeylock extend")
+	runGoDemo(t, "valkeylock-pause", "a context with no deadline cannot tell a holder woken past KeyValidity", "valkeylock extend")
 }
 
 // TestGoDemo_RueidislockSkew: with Redis's clock ahead by KeyValidity, a
