@@ -116,18 +116,14 @@ func (s permitState) String() string {
 	return "maybe held: " + strings.Join(parts, ", ")
 }
 
-// checkPermits decides one key's ops under m with porcupine, segment by
-// segment (permitCuts): illegal if a segment is, unknown if one ran out
-// of time (or ctx ended) and none is illegal.
+// checkPermits decides one key's ops under m, segment by segment
+// (permitCuts), each by frontierCheck: illegal if a segment is, unknown
+// if one ran out of time (or ctx ended) and none is illegal.
 func checkPermits(ctx context.Context, m permitModel, ops []*permitOp) porcupine.CheckResult {
 	pm := stopOnDone(ctx, m.porcupine())
 	verdict := porcupine.Ok
 	for _, seg := range permitCuts(ops, m.eps) {
-		timeout, ok := remaining(ctx)
-		if !ok {
-			return porcupine.Unknown
-		}
-		switch porcupine.CheckOperationsTimeout(pm, toPorcupinePermits(seg), timeout) {
+		switch frontierCheck(ctx, m, pm, seg) {
 		case porcupine.Illegal:
 			if ctx.Err() != nil {
 				return porcupine.Unknown

@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/lockcheck/lockcheck/history"
 )
@@ -55,7 +56,9 @@ import (
 type shape interface {
 	// legal says whether op, taking effect as ok (ok) or as a definite
 	// failure at an instant where exactly held are held, is legal; busy
-	// says a write acquire of the key is in flight then.
+	// says a write acquire of the key is in flight then. Of a lease it
+	// may read only whether it is op's (its token) and a write lease: the
+	// model caches its answers by those (primeCache).
 	legal(held []permitLease, op *permitOp, ok, busy bool) bool
 	String() string
 }
@@ -110,8 +113,26 @@ func initialPermits() permitState {
 
 // permitModel is the shared wrapper: a shape, with clock tolerance eps.
 type permitModel struct {
-	sh  shape
-	eps int64
+	sh     shape
+	eps    int64
+	primes *primeCache
+}
+
+func newPermitModel(sh shape, eps int64) permitModel {
+	return permitModel{sh: sh, eps: eps, primes: &primeCache{}}
+}
+
+// primeCache keeps the implicants of each table the model has met: a
+// table is the shape's answers for one op kind over n leases, and it
+// depends on the leases only through which are the op's and which are
+// write leases (shape.legal).
+type primeCache struct{ m sync.Map }
+
+type tableKey struct {
+	n               int
+	f               history.Func
+	ok, busy, write bool
+	mine, writes    uint64
 }
 
 // window is a span the op's instant is confined to, and whether a write
@@ -147,20 +168,37 @@ func (m permitModel) step(s permitState, op *permitOp) []permitState {
 func (m permitModel) apply(s permitState, op *permitOp, ok bool) []permitState {
 	var out []permitState
 	for _, w := range op.windows() {
-		legal := func(mask uint64) bool {
-			// A token names one lease: its grant needs its earlier one gone.
-			if ok && op.f == history.Acquire && mask&tokenMask(s.leases, op.token) != 0 {
-				return false
-			}
-			return m.sh.legal(heldBy(s.leases, mask), op, ok, w.busy)
-		}
-		for _, c := range primeImplicants(len(s.leases), legal) {
+		for _, c := range m.implicants(s.leases, op, ok, w.busy) {
 			if n, feasible := m.decide(s, op, ok, w, c); feasible {
 				out = append(out, n)
 			}
 		}
 	}
 	return out
+}
+
+// implicants are the prime implicants of op's table over leases.
+func (m permitModel) implicants(leases []permitLease, op *permitOp, ok, busy bool) []cube {
+	mine := tokenMask(leases, op.token)
+	k := tableKey{n: len(leases), f: op.f, ok: ok, busy: busy, write: op.write, mine: mine}
+	for j, l := range leases {
+		if l.write {
+			k.writes |= 1 << j
+		}
+	}
+	if c, hit := m.primes.m.Load(k); hit {
+		return c.([]cube)
+	}
+	legal := func(mask uint64) bool {
+		// A token names one lease: its grant needs its earlier one gone.
+		if ok && op.f == history.Acquire && mask&mine != 0 {
+			return false
+		}
+		return m.sh.legal(heldBy(leases, mask), op, ok, busy)
+	}
+	c := primeImplicants(len(leases), legal)
+	m.primes.m.Store(k, c)
+	return c
 }
 
 // tokenMask is the bit of token's lease in leases, if any.
@@ -231,55 +269,57 @@ func primeImplicants(n int, legal func(uint64) bool) []cube {
 // the state after it, and whether that is feasible.
 func (m permitModel) decide(s permitState, op *permitOp, ok bool, w window, c cube) (permitState, bool) {
 	n := s.size()
-	t := n // the op's instant, a new variable
-	x := make([]int64, (n+1)*(n+1))
-	for i := 0; i < n; i++ {
-		copy(x[i*(n+1):i*(n+1)+n], s.b[i*n:(i+1)*n])
-		x[i*(n+1)+t], x[t*(n+1)+i] = inf, inf
+	// The new variable t's direct bounds: to[k] bounds t - x_k, from[k]
+	// bounds x_k - t.
+	to, from := make([]int64, n), make([]int64, n)
+	for k := range n {
+		to[k], from[k] = inf, inf
 	}
-	x[t*(n+1)+pZero], x[pZero*(n+1)+t] = w.to, -w.from
-	x[pLast*(n+1)+t] = 0 // t >= l
+	to[pZero], from[pZero], from[pLast] = w.to, -w.from, 0 // t in w, t >= l
 	for j, l := range s.leases {
-		v := pFirst + j
-		switch {
+		switch v := pFirst + j; {
 		case c.care&(1<<j) == 0:
 		case c.val&(1<<j) != 0: // held: t <= E + eps
-			x[t*(n+1)+v] = min(x[t*(n+1)+v], addBound(l.d, m.eps))
+			to[v] = addBound(l.d, m.eps)
 		default: // gone: t >= E - eps
-			x[v*(n+1)+t] = min(x[v*(n+1)+t], m.eps-l.d)
+			from[v] = m.eps - l.d
 		}
 	}
-	if !closeFlat(x, n+1) {
+	x, feasible := closeWith(s.b, n, to, from)
+	if !feasible {
 		return permitState{}, false
 	}
 	return m.project(s, op, ok, c, x), true
 }
 
-// closeFlat tightens the n x n matrix x to its closure (Floyd-Warshall)
-// and reports whether it is satisfiable, stopping at the first negative
-// cycle (so no sum adds more than a few finite bounds).
-func closeFlat(x []int64, n int) bool {
-	for k := 0; k < n; k++ {
-		for i := 0; i < n; i++ {
-			ik := x[i*n+k]
-			if ik >= inf {
-				continue
-			}
-			row := x[i*n : (i+1)*n]
-			krow := x[k*n : (k+1)*n]
-			for j := 0; j < n; j++ {
-				if v := addBound(ik, krow[j]); v < row[j] {
-					row[j] = v
-				}
-			}
-		}
-		for i := 0; i < n; i++ {
-			if x[i*n+i] < 0 {
-				return false
-			}
+// closeWith adds to the closed n x n matrix b a variable t with direct
+// bounds to (t - x_k) and from (x_k - t), and returns the closed
+// (n+1) x (n+1) matrix, t last, and whether it is satisfiable. b being
+// closed, a shortest path through t enters and leaves it once, so the
+// closure is O(n^2): t's row and column through b, then every pair via t.
+func closeWith(b []int64, n int, to, from []int64) ([]int64, bool) {
+	rowT, colT := make([]int64, n), make([]int64, n) // t - x_j, x_i - t
+	for j := range n {
+		rowT[j], colT[j] = inf, inf
+		for k := range n {
+			rowT[j] = min(rowT[j], addBound(to[k], b[k*n+j]))
+			colT[j] = min(colT[j], addBound(b[j*n+k], from[k]))
 		}
 	}
-	return true
+	for k := range n {
+		if addBound(rowT[k], from[k]) < 0 {
+			return nil, false // a negative cycle through t
+		}
+	}
+	m := n + 1
+	x := make([]int64, m*m)
+	for i := range n {
+		for j := range n {
+			x[i*m+j] = min(b[i*n+j], addBound(colT[i], rowT[j]))
+		}
+		x[i*m+n], x[n*m+i] = colT[i], rowT[i]
+	}
+	return x, true
 }
 
 // kept is one variable of the next state: where it was in the step's

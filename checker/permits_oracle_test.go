@@ -41,12 +41,10 @@ type shapeOracleOp struct {
 // the DESIGN table (k > 0: a semaphore of k permits; 0: read-write).
 type shapeOracle struct {
 	ops        []shapeOracleOp
-	took       []bool
 	k          int
 	writerPref bool
 	eps        int64
-	n          int // ops that took effect
-	failed     map[string]bool
+	failed     map[string]bool // states from which no timeline goes on
 }
 
 type oracleLease struct {
@@ -78,38 +76,37 @@ func oracleShapeSays(h shapeHistory) Verdict {
 		}
 		ops = append(ops, o)
 	}
+	// The info ops that did not take effect start out done: what is left
+	// to place is then the same whichever did not, so the searches of
+	// every choice share what they learnt (failed).
+	o := shapeOracle{ops: ops, k: h.k, writerPref: h.writerPref, eps: int64(h.eps) / ms, failed: map[string]bool{}}
 	for sub := 0; sub < 1<<len(infos); sub++ {
-		o := shapeOracle{ops: ops, took: make([]bool, len(ops)), k: h.k, writerPref: h.writerPref, eps: int64(h.eps) / ms, failed: map[string]bool{}}
-		for i, op := range ops {
-			o.took[i] = op.typ != history.Info
-		}
+		var done uint32
 		for j, i := range infos {
-			o.took[i] = sub&(1<<j) != 0
-		}
-		for _, t := range o.took {
-			if t {
-				o.n++
+			if sub&(1<<j) == 0 {
+				done |= 1 << i
 			}
 		}
-		if o.dfs(0, 0, nil) {
+		if o.dfs(done, 0, nil) {
 			return Valid
 		}
 	}
 	return Invalid
 }
 
-// dfs places the next op after those in done, the last at instant last,
-// with leases the leases not yet released nor gone.
+// dfs places the next op after those in done (placed, or info ops that
+// did not take effect), the last at instant last, with leases the leases
+// not yet released nor gone.
 func (o *shapeOracle) dfs(done uint32, last int64, leases []oracleLease) bool {
-	if bitsSet(done) == o.n {
+	if done == 1<<len(o.ops)-1 {
 		return true
 	}
 	key := o.key(done, last, leases)
-	if o.failed[key] {
+	if o.failed[key] || o.orphaned(done, leases) {
 		return false
 	}
 	for i, op := range o.ops {
-		if done&(1<<i) != 0 || !o.took[i] {
+		if done&(1<<i) != 0 {
 			continue
 		}
 		for t := max(last, op.call); t <= op.ret && !o.stranded(done, i, t); t++ {
@@ -122,11 +119,33 @@ func (o *shapeOracle) dfs(done uint32, last int64, leases []oracleLease) bool {
 	return false
 }
 
-// stranded reports whether an op other than i that took effect and is
-// not placed returned before t: it could no longer go after.
+// orphaned reports whether an ok release or extend left to place names a
+// lease neither held now nor granted by an acquire left to place: it can
+// never find its lease held (a prune, no more).
+func (o *shapeOracle) orphaned(done uint32, leases []oracleLease) bool {
+	for i, op := range o.ops {
+		if done&(1<<i) != 0 || op.f == history.Acquire || op.typ != history.OK {
+			continue
+		}
+		if slices.ContainsFunc(leases, func(l oracleLease) bool { return l.token == op.token }) {
+			continue
+		}
+		granted := false
+		for j, a := range o.ops {
+			granted = granted || done&(1<<j) == 0 && a.f == history.Acquire && a.typ != history.Fail && a.token == op.token
+		}
+		if !granted {
+			return true
+		}
+	}
+	return false
+}
+
+// stranded reports whether an op other than i left to place returned
+// before t: it could no longer go after.
 func (o *shapeOracle) stranded(done uint32, i int, t int64) bool {
 	for j, p := range o.ops {
-		if j != i && o.took[j] && done&(1<<j) == 0 && p.ret < t {
+		if j != i && done&(1<<j) == 0 && p.ret < t {
 			return true
 		}
 	}
@@ -248,12 +267,4 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-func bitsSet(x uint32) int {
-	n := 0
-	for ; x != 0; x &= x - 1 {
-		n++
-	}
-	return n
 }

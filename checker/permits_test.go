@@ -46,18 +46,28 @@ func (h shapeHistory) permitOps() []*permitOp {
 	return toPermitOps(ptrs, int64(h.horizon), h.writerPref)
 }
 
-// modelSays decides h with the shape's model through porcupine, cut into
-// segments (permitCuts) or whole.
-func (h shapeHistory) modelSays(t testing.TB, cut bool) Verdict {
-	m := permitModel{sh: h.shape(), eps: int64(h.eps)}
+// shapeModes are the ways a shape's model decides a key, each of which
+// must agree with the oracle: cut (permitCuts) and carried piece to piece
+// (frontierCheck); the same with porcupine from the first piece wider
+// than two sets of linearized ops; porcupine alone on the whole key.
+var shapeModes = []string{"cuts and frontier", "cuts, frontier, porcupine", "porcupine alone"}
+
+// modelSays decides h with the shape's model in the named mode.
+func (h shapeHistory) modelSays(t testing.TB, mode string) Verdict {
+	m := newPermitModel(h.shape(), int64(h.eps))
 	ops := h.permitOps()
 	var r porcupine.CheckResult
-	if cut {
+	switch mode {
+	case "porcupine alone":
+		r = porcupine.CheckOperationsTimeout(m.porcupine(), toPorcupinePermits(ops), time.Minute)
+	default:
+		if mode == "cuts, frontier, porcupine" {
+			defer func(n int) { frontierConfigs = n }(frontierConfigs)
+			frontierConfigs = 2
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		r = checkPermits(ctx, m, ops)
-	} else {
-		r = porcupine.CheckOperationsTimeout(m.porcupine(), toPorcupinePermits(ops), time.Minute)
 	}
 	switch r {
 	case porcupine.Ok:
@@ -73,9 +83,9 @@ func (h shapeHistory) modelSays(t testing.TB, cut bool) Verdict {
 // and returns the oracle's verdict.
 func agreeShape(t testing.TB, seed int, h shapeHistory) Verdict {
 	want := oracleShapeSays(h)
-	for _, cut := range []bool{true, false} {
-		if got := h.modelSays(t, cut); got != want {
-			t.Fatalf("seed %d: model (cuts %v) says %s, oracle says %s:\n%s", seed, cut, got, want, h)
+	for _, mode := range shapeModes {
+		if got := h.modelSays(t, mode); got != want {
+			t.Fatalf("seed %d: model (%s) says %s, oracle says %s:\n%s", seed, mode, got, want, h)
 		}
 	}
 	return want
