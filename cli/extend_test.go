@@ -77,6 +77,7 @@ func TestCLI_RegisteredChecker(t *testing.T) {
 type verifyRow struct {
 	Scenario string                     `json:"scenario"`
 	Status   string                     `json:"status"`
+	NA       string                     `json:"na"`
 	Checkers map[string]checker.Verdict `json:"checkers"`
 }
 
@@ -241,6 +242,19 @@ func TestCLI_Extensions(t *testing.T) {
 		Workload: func(w *workload.Config) { w.Clients, w.Keys, w.Duration = 10, 2, 2*time.Second },
 		Nemesis:  nemesis.Config{Faults: []string{"throwaway-fault"}, Interval: 300 * time.Millisecond, Duration: 100 * time.Millisecond},
 		Requires: checker.Coverage{checker.Contended: 1, "windows:throwaway-fault": 1}})()
+	// A scenario with a need of its own (scenario.Need, in its file): n/a
+	// with its reason for a lock the profile says lacks it, before
+	// anything runs.
+	const needsRenewal = "the throwaway scenario needs a lock that renews its leases itself"
+	defer scenario.Register(scenario.Scenario{Name: "throwaway-renewed", Description: "the throwaway fault, for locks that renew their leases",
+		Nemesis:  nemesis.Config{Faults: []string{"throwaway-fault"}, Interval: 300 * time.Millisecond, Duration: 100 * time.Millisecond},
+		Requires: checker.Coverage{checker.Contended: 1},
+		Needs: []scenario.Need{func(_ scenario.Scenario, p scenario.Profile, _ string, req checker.Coverage) (string, checker.Coverage) {
+			if !p.Renews {
+				return needsRenewal, req
+			}
+			return "", req
+		}}})()
 
 	out := t.TempDir()
 	if code := run([]string{"run", "--lock", "throwaway-lock", "--nemesis", "throwaway-fault", "--nemesis-interval", "300ms",
@@ -312,6 +326,10 @@ func TestCLI_Extensions(t *testing.T) {
 	rows := verifyRows(t, "--lock", "throwaway-lock", "--scenario", "throwaway-scenario")
 	if len(rows) != 1 || rows[0].Scenario != "throwaway-scenario" || rows[0].Status != report.StatusPassed {
 		t.Errorf("verify.json rows %+v: want the registered scenario, passed", rows)
+	}
+	rows = verifyRows(t, "--lock", "throwaway-lock", "--scenario", "throwaway-renewed")
+	if len(rows) != 1 || rows[0].Status != report.StatusNA || rows[0].NA != needsRenewal {
+		t.Errorf("verify.json rows %+v: want the registered scenario n/a: %s", rows, needsRenewal)
 	}
 }
 
