@@ -151,14 +151,14 @@ type Mechanism struct {
 var Mechanisms = map[string]Mechanism{
 	"go-zero extend": {Text: "go-zero has no extend: a holder renews by calling `AcquireCtx` again on its `RedisLock` (redislock.go:60-81 at v1.10.3), which runs lockscript.lua with the same id: " +
 		"`if GET == id then SET PX` (lockscript.lua:1-3) `else SET NX PX` (lockscript.lua:5). A renewal that reaches Redis after the holder's release, or after its key expired, finds the key free and takes it again: " +
-		"a lock nobody holds, refused to every other client until its TTL (+500 ms) runs out, and, after an expiry, a lapse in mutual exclusion reported as a successful renewal.",
+		"a lock nobody holds, refused to every other client until its TTL (+500 ms) runs out. After an expiry, a renewal sent while another client holds the key answers false (its `SET NX` refused), and one sent once the key is free again answers true: a renewal reported successful that hides another client's hold between the two (survey/demos/gozero-renew).",
 		Documented: goZeroRenewDoc,
 		Depends:    "no setting of the adapter's: go-zero's TTL is whole seconds (SetExpire) + 500 ms, and a renewal that arrives after the lease's release or expiry takes the key whatever the TTL"},
 	"rueidislock extend": rueidisPause, "valkeylock extend": rueidisPause,
 	"rueidislock failover": rueidisSwitch, "rueidislock partition": rueidisSwitch, "rueidislock partition-detect": rueidisSwitch,
 	"valkeylock failover": valkeySwitch, "valkeylock partition": valkeySwitch, "valkeylock partition-detect": valkeySwitch,
 	"redsync kill-quorum": {Text: "redsync takes the lock on `quorum = len(pools)/2 + 1` masters (redsync.go:40 at v4.18.1) and holds it on any `n >= m.quorum` (mutex.go:116): a lease on a bare majority is lost when one of those masters restarts without its key, and another client then wins a majority (redsync #186).",
-		Documented: "as Redlock's assumption: the Redlock page asks for restarts delayed past the TTL (or fsync=always); redsync's README does not, and redsync #186 (\"Potential quorum-loss edge-case\", open since 2025-07) describes this sequence step by step",
+		Documented: "as Redlock's assumption: the Redlock page asks for restarts delayed past the TTL (or fsync=always); redsync's README does not, and redsync #186 (\"Potential quorum-loss edge-case\", open since 2025-07) describes this sequence step by step. Of its checks, the deprecated `Valid`/`ValidContext` (mutex.go:175-194 at v4.18.1) asks the masters and answers false after the restart; `Until()`, the one it recommends, is still ahead",
 		Depends:    killQuorumDepends},
 	"redsync clock-quorum": {Text: "redsync's validity is computed on the client's clock, `until = now + expiry - elapsed - expiry*driftFactor` (mutex.go:115 at v4.18.1, driftFactor 0.01), while each master expires its key on its own clock. " + clockQuorumFault + " while the holder's `until` is still ahead.",
 		Documented: "as Redlock's assumption of bounded clock drift (the 1% driftFactor); a jump is outside it",
@@ -186,13 +186,15 @@ var Mechanisms = map[string]Mechanism{
 		"A restart delay sized to the documented timeout is too short for this lock by the added second. Two callbacks overlap through it only when the first has run past its own timeout: a callback within it has returned before such a restart, and one past it gets ExecutionOutsideLockException from `unlock()`, which then sends no release (SpinlockMutex.php:81-84 at 2.2.1).",
 		Documented: "no: the constructor documents `$timeout` as \"the time in seconds a lock expires\" (SpinlockMutex.php:50); the added second is a comment in the code, not in the README",
 		Depends:    "a restart without persistence delayed by the documented timeout (lockcheck restarts after the TTL + 500 ms): at any timeout the key lives one second more; at the library's defaults"},
-	"go-zero cut-off": {Text: "the same renewal by re-acquire (lockscript.lua:1-5 at v1.10.3): renewals sent while the client was cut off from Redis time out, and one that reaches Redis late, after the holder's release or after its lease expired, takes the free key again for a holder that has let go: the key stays refused to everyone until its TTL (+500 ms) runs out.",
+	"go-zero cut-off": {Text: "the same renewal by re-acquire (lockscript.lua:1-5 at v1.10.3): renewals sent while the client was cut off from Redis time out, and one that reaches Redis late, after the holder's release or after its lease expired, takes the free key again for a holder that has let go: the key stays refused to everyone until its TTL (+500 ms) runs out. " +
+		"`AcquireCtx`'s deadline does not bound the command: go-zero leaves go-redis's ContextTimeoutEnabled false, so a renewal held on the wire fails only at the client's own read timeout (5 s in the demonstration), by which time a lease shorter than that has expired.",
 		Documented: goZeroRenewDoc,
-		Depends:    "a renewal that times out on the client and still reaches Redis: the op timeout (lockcheck's, 300 ms in cut-off) shorter than the cut; go-zero's own client waits go-redis's default read timeout (3 s)"},
+		Depends:    "a renewal that reaches Redis after the holder gave up on it: in cut-off the adapter gives up at lockcheck's op timeout (300 ms); go-zero alone gives up only at its client's read timeout, so there the renewal must outlast that (the demonstration's lease is SetExpire(7))"},
 	"tooz kill-everysec": toozHeart, "tooz kill-always": toozHeart, "tooz kill-delayed": toozHeart, "tooz pause-redis": toozHeart, "tooz cut-off": toozHeart,
 	"tooz stall-quiet": toozHeart, "tooz kill-extend": toozHeart,
 	"go-zero lost-reply": {Text: "go-zero's Redis client resends a command whose reply was lost: it sets `MaxRetries: maxRetries`, 3 (core/stores/redis/redisclientmanager.go:14, 37 at v1.10.3), and go-redis (v9.23.0) runs each command up to MaxRetries+1 times (redis.go:1593), again after a connection that ended without a reply (`shouldRetry`: io.EOF, error.go:90). " +
 		"`ReleaseCtx` runs delscript.lua, `if GET == id then DEL else return 0` (delscript.lua:1-5), and reports `reply == 1` (redislock.go:89-100): a release whose first attempt deleted the key and lost its reply is sent again, finds the key gone, and answers false. The lease was released while its holder is told it was not (in the run, another client acquired the key during that release). " +
+		"On a fresh node the first EVALSHA answers NOSCRIPT and go-redis sends EVAL instead (script.go:193-199 at go-redis v9.23.0): that EVAL is the attempt whose reply was lost and which was resent in the demonstration. " +
 		"Its acquire is resent too, safely: lockscript.lua takes the key again when it holds the same id.",
 		Documented: "no: go-zero documents neither the retries of its Redis client nor what a false release means",
 		Depends:    "go-zero's own client settings (MaxRetries 3, not the adapter's) and a release's reply lost after Redis applied it; any TTL"},
@@ -215,6 +217,7 @@ var Mechanisms = map[string]Mechanism{
 		"`try` takes `now := time.Now()` and `deadline := now.Add(duration)` (rueidislock/lock.go:258, 265 at v1.0.79), the acquire sends `SET NX PXAT deadline` (`acqat`, lock.go:437, chosen at lock.go:171), " +
 		"and each renewal sets `deadline = time.Now().Add(m.validity)` and sends `PEXPIREAT` (lock.go:279-280, `extend`, lock.go:435). " +
 		"With Redis's clock ahead by s, a key set for the validity V lives V - s on Redis's clock and is gone at once when s >= V; the holder's context is cancelled only when a renewal or an invalidation finds the key lost, so the next client acquires while the holder is still in. " +
+		"The holder's context is cancelled within a round trip of the next client's acquire, by the invalidation its SET sends (lock.go:283-296): the window is the holder's own until then. " +
 		"`FallbackSETPX` (lock.go:168-169, `acqms`) sends a relative `SET NX PX` and passes the same run while holds are shorter than a renewal; renewals still use `PEXPIREAT` from the client's clock, and holds that outlast one break it too (TestRueidislock_ClockSkew, survey/golocks).",
 		Documented: "no: the README and LockerOption document FallbackSETPX only as compatibility with Redis < 6.2, and say nothing of clocks",
 		Depends:    skewDepends},
@@ -298,6 +301,7 @@ func (lib Library) InProcess() []string {
 var rueidisPause = Mechanism{Text: "the lock is a context with no deadline: `tryonce` makes it with `context.WithCancel` (rueidislock/lock.go:371 at v1.0.79) and only the monitoring goroutines cancel it, when a renewal fails (lock.go:272-296): an invalidation makes them renew at once rather than cancel (lock.go:283-288), and only a failed renewal cancels (lock.go:295-296). " +
 	"A holder whose whole process stopped (pause-holder, one process per client) for longer than KeyValidity wakes with its keys expired and maybe taken, and runs on before the library's goroutines, waking too, send the renewal that fails: it writes while another holds the lock. " +
 	"A lease lock lets the holder check its deadline on waking (lockcheck's setnx passes the same scenario); a context without one cannot be checked. " +
+	"On waking the holder races the library's goroutines, which cancel its context within a round trip (0.2-5 ms in the demonstration): a holder that writes at once wins about half the rounds on a 2-core machine. " +
 	"The overlap lockcheck drew runs from the other client's write to the end of the holder's section, and that section includes the whole freeze of the lock process: lockcheck's client, in lockcheck's own process, counts as in its section while the library is stopped. A real holder frozen with its library writes nothing during the freeze; it writes on from its waking until the failed renewal cancels its context, a part of the figure the history does not separate.",
 	Documented: "no",
 	Depends:    "a stop of the whole process (the library's goroutines with the holder) longer than KeyValidity (the run's TTL here; rueidislock's default 5 s), at any validity"}
