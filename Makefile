@@ -44,7 +44,7 @@ survey-deps: deps ## the survey's Python and PHP libraries, when missing
 
 test: survey-deps ## the race detector everywhere, the harness's tests in two halves and the survey's adapters (each through one short run; go-zero's without the race detector, whose own breaker races) beside the rest; then the memory-budget test without it (its RSS bound means nothing under the race detector)
 	@log=$$(mktemp); ha=$$(mktemp); hb=$$(mktemp); \
-	(cd survey && LOCKCHECK_REQUIRE_REDIS=1 $(GO) test -race -count=1 -timeout 20m ./... >"$$log" 2>&1 && \
+	(cd survey && $(REQUIRE) $(GO) test -race -count=1 -timeout 20m ./... >"$$log" 2>&1 && \
 	  LOCKCHECK_REQUIRE_REDIS=1 $(GO) test -count=1 -timeout 10m -run '^(TestGoAdapters_Contention|TestGoZero_BreakerColdStart)$$/^(go-zero|cold|warm)(#[0-9]+)?$$' ./golocks/ >>"$$log" 2>&1) & survey=$$!; \
 	$(REQUIRE) $(GO) test -race -count=1 -timeout 40m -run '$(FAULTS)' ./nemesis/ >"$$ha" 2>&1 & harnessa=$$!; \
 	$(REQUIRE) $(GO) test -race -count=1 -timeout 40m ./harness/ >"$$hb" 2>&1 & harnessb=$$!; \
