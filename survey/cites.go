@@ -74,6 +74,7 @@ var Cites = []Cite{
 	// redsync.
 	{srcRedsync, "redsync.go", [2]int{40, 40}, "quorum: len(r.pools)/2 + 1,", ""},
 	{srcRedsync, "mutex.go", [2]int{116, 116}, "if n >= m.quorum && now.Before(until) {", ""},
+	{srcRedsync, "mutex.go", [2]int{175, 194}, "func (m *Mutex) ValidContext(ctx context.Context) (bool, error) { n, err := m.actOnPoolsAsync(func(pool redis.Pool) (bool, error) { return m.valid(ctx, pool) }) return n >= m.quorum, err", ""},
 	{srcRedsync, "mutex.go", [2]int{115, 115}, "until := now.Add(m.expiry - now.Sub(start) - time.Duration(int64(float64(m.expiry)*m.driftFactor)))", ""},
 
 	// rueidislock.
@@ -87,6 +88,7 @@ var Cites = []Cite{
 	{srcRueidis, "rueidislock/lock.go", [2]int{214, 229}, "func (m *locker) onInvalidations(messages []rueidis.RedisMessage) { if messages == nil {", ""},
 	{srcRueidis, "rueidislock/lock.go", [2]int{283, 288}, "case _, ok := <-csc: if !ok { err = ErrLockerClosed } else { err = m.script(ctx, extend, key, val, deadline) }", ""},
 	{srcRueidis, "rueidislock/lock.go", [2]int{295, 296}, "if released := atomic.AddInt32(&released, 1); released >= m.majority { cancel()", ""},
+	{srcRueidis, "rueidislock/lock.go", [2]int{283, 296}, "if released := atomic.AddInt32(&released, 1); released >= m.majority { cancel()", ""},
 	{srcRueidis, "rueidislock/lock.go", [2]int{371, 371}, "ctx, cancel := context.WithCancel(ctx)", ""},
 	{srcRueidis, "rueidislock/lock.go", [2]int{272, 296}, "monitoring := func(err error, key string, deadline time.Time, csc chan struct{}) {", ""},
 	{srcRueidis, "pipe.go", [2]int{513, 518}, "if p.onInvalidations != nil { p.onInvalidations(nil) }", ""},
@@ -108,6 +110,7 @@ var Cites = []Cite{
 	{srcMalkusch, "Malkusch/Lock/classes/mutex/RedisMutex.php", [2]int{92, 92}, "$this->release($key);", ""},
 	{srcMalkusch, "Malkusch/Lock/classes/mutex/RedisMutex.php", [2]int{127, 135}, "} catch (LockReleaseException $e) {", ""},
 	{srcMalkusch, "Malkusch/Lock/classes/mutex/SpinlockMutex.php", [2]int{80, 84}, "if ($elapsed_time > $this->timeout) { throw ExecutionOutsideLockException::create($elapsed_time, $this->timeout);", ""},
+	{srcMalkusch, "Malkusch/Lock/classes/mutex/SpinlockMutex.php", [2]int{81, 84}, "if ($elapsed_time > $this->timeout) { throw ExecutionOutsideLockException::create($elapsed_time, $this->timeout); }", ""},
 	{srcMalkusch, "Malkusch/Lock/classes/mutex/SpinlockMutex.php", [2]int{73, 73}, "if ($this->acquire($this->key, $this->timeout + 1)) {", ""},
 	{srcMalkusch, "Malkusch/Lock/classes/mutex/SpinlockMutex.php", [2]int{66, 73}, "The expiration time for the lock is increased by one second", ""},
 	{srcMalkusch, "Malkusch/Lock/classes/mutex/SpinlockMutex.php", [2]int{50, 50}, "@param int $timeout The time in seconds a lock expires, default is 3.", ""},
@@ -130,6 +133,15 @@ var Cites = []Cite{
 	// and refresh's (putOffExpiration's script).
 	{srcSfSem, "Symfony/Component/Semaphore/Store/RedisStore.php", [2]int{91, 91}, `redis.call("EXPIREAT", weightKey, maxExpiration + 10)`, ""},
 	{srcSfSem, "Symfony/Component/Semaphore/Store/RedisStore.php", [2]int{136, 136}, `redis.call("EXPIREAT", weightKey, maxExpiration + 10)`, ""},
+	{srcSfSem, "Symfony/Component/Semaphore/Store/RedisStore.php", [2]int{86, 87}, `redis.call("ZADD", timeKey, now + ttlInSecond, identifier) redis.call("ZADD", weightKey, weight, identifier)`, ""},
+	{srcSfSem, "Symfony/Component/Semaphore/Store/RedisStore.php", [2]int{106, 106}, "throw new SemaphoreAcquiringException($key, 'the script return false');", ""},
+	{srcSfSem, "Symfony/Component/Semaphore/Store/RedisStore.php", [2]int{68, 69}, `if redis.call("ZSCORE", timeKey, identifier) then return true`, ""},
+	{srcSfSem, "Symfony/Component/Semaphore/Store/RedisStore.php", [2]int{124, 124}, `local added = redis.call("ZADD", timeKey, ARGV[1], ARGV[2])`, ""},
+	{srcSfSem, "Symfony/Component/Semaphore/Store/RedisStore.php", [2]int{145, 146}, "if (false === $ret) { throw new SemaphoreExpiredException($key, 'the script returns false');", ""},
+	// evaluate: phpredis's eval, whose false is the answer (no getLastError).
+	{srcSfSem, "Symfony/Component/Semaphore/Store/RedisStore.php", [2]int{186, 206}, "return $this->redis->eval($script, array_merge([$resource], $args), 1);", ""},
+	{srcSfSem, "Symfony/Component/Semaphore/Semaphore.php", [2]int{85, 88}, "} catch (SemaphoreAcquiringException $e) {", ""},
+	{srcSfSem, "Symfony/Component/Semaphore/Semaphore.php", [2]int{133, 133}, "return $this->dirty = $this->store->exists($this->key);", ""},
 	{srcSfSem, "Symfony/Component/Semaphore/Key.php", [2]int{88, 88}, "$newTime = microtime(true) + $ttlInSeconds;", ""},
 	{srcSfSem, "Symfony/Component/Semaphore/Key.php", [2]int{105, 105}, "return null !== $this->expiringTime && $this->expiringTime <= microtime(true);", ""},
 
