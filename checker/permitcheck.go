@@ -125,7 +125,7 @@ func checkPermits(ctx context.Context, m permitModel, ops []*permitOp) porcupine
 	for _, seg := range permitCuts(ops, m.eps) {
 		switch frontierCheck(ctx, m, pm, seg) {
 		case porcupine.Illegal:
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || m.primes.tooMany.Load() {
 				return porcupine.Unknown
 			}
 			return porcupine.Illegal
@@ -133,7 +133,7 @@ func checkPermits(ctx context.Context, m permitModel, ops []*permitOp) porcupine
 			verdict = porcupine.Unknown
 		}
 	}
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || m.primes.tooMany.Load() {
 		return porcupine.Unknown
 	}
 	return verdict

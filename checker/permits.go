@@ -2,12 +2,12 @@ package checker
 
 import (
 	"cmp"
-	"fmt"
 	"hash/maphash"
 	"math/bits"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/lockcheck/lockcheck/history"
 )
@@ -37,8 +37,9 @@ import (
 // after a sequence of ops are exactly its feasible timelines.
 //
 // Which leases are held at t is decided lazily. The legal held sets H of
-// S for an op are a boolean function of |S| variables; the step takes its
-// prime implicants (Quine-McCluskey): each fixes some leases held
+// S for an op are a boolean function of |S| variables; the step takes
+// implicants covering exactly its true sets (the primes, by Quine-McCluskey,
+// for a few leases; the shape's own beyond): each fixes some leases held
 // (t - s_j <= d_j + eps), some gone (s_j - t <= eps - d_j, and removed
 // from S: gone at t, gone ever after) and leaves the rest undecided, kept
 // in S unconstrained. That is exact: the legal sets are exactly the union
@@ -46,7 +47,8 @@ import (
 // the timelines of both its branches (the X a timeline picks for it later
 // decides, and any held set in the range is legal). A grant that needs
 // some leases gone thus forks one state per lease it could have been; a
-// release or a refusal decides only its own lease.
+// release or a refusal decides only its own lease. A token names one
+// lease: a grant needs its token's earlier lease, if any, gone.
 //
 // A lease certainly gone at l (l - s_j > d_j + eps in every solution) is
 // dropped: no later op can find it held, and an op that needs it gone
@@ -125,8 +127,14 @@ func newPermitModel(sh shape, eps int64) permitModel {
 // primeCache keeps the implicants of each table the model has met: a
 // table is the shape's answers for one op kind over n leases, and it
 // depends on the leases only through which are the op's and which are
-// write leases (shape.legal).
-type primeCache struct{ m sync.Map }
+// write leases (shape.legal). tooMany is set once a state had more leases possibly held than a cube
+// has bits (or than enumerating allows, for a shape without its own
+// implicants): the step then finds no state, and checkPermits says
+// unknown, never invalid.
+type primeCache struct {
+	m       sync.Map
+	tooMany atomic.Bool
+}
 
 type tableKey struct {
 	n               int
@@ -177,7 +185,11 @@ func (m permitModel) apply(s permitState, op *permitOp, ok bool) []permitState {
 	return out
 }
 
-// implicants are the prime implicants of op's table over leases.
+// implicants are implicants of op's table over leases: the legal held
+// sets are exactly the union of their ranges. Up to enumerateUpTo leases
+// they are the table's primes, found by enumerating every held set;
+// beyond, the shape's own (implicantShape), which the tests prove against
+// the enumeration.
 func (m permitModel) implicants(leases []permitLease, op *permitOp, ok, busy bool) []cube {
 	mine := tokenMask(leases, op.token)
 	k := tableKey{n: len(leases), f: op.f, ok: ok, busy: busy, write: op.write, mine: mine}
@@ -189,16 +201,79 @@ func (m permitModel) implicants(leases []permitLease, op *permitOp, ok, busy boo
 	if c, hit := m.primes.m.Load(k); hit {
 		return c.([]cube)
 	}
-	legal := func(mask uint64) bool {
-		// A token names one lease: its grant needs its earlier one gone.
-		if ok && op.f == history.Acquire && mask&mine != 0 {
-			return false
-		}
-		return m.sh.legal(heldBy(leases, mask), op, ok, busy)
+	// A token names one lease: its grant needs its earlier one gone.
+	grant := ok && op.f == history.Acquire
+	d, direct := m.sh.(implicantShape)
+	if len(leases) > 64 || !direct && len(leases) > 20 {
+		m.primes.tooMany.Store(true)
+		return nil
 	}
-	c := primeImplicants(len(leases), legal)
+	var c []cube
+	if direct && len(leases) > enumerateUpTo {
+		for _, x := range d.implicants(leases, op, ok, busy) {
+			if !grant || x.val&mine == 0 {
+				c = append(c, cube{x.val, x.care | btoiMask(grant, mine)})
+			}
+		}
+	} else {
+		c = primeImplicants(len(leases), func(mask uint64) bool {
+			return !(grant && mask&mine != 0) && m.sh.legal(heldBy(leases, mask), op, ok, busy)
+		})
+	}
 	m.primes.m.Store(k, c)
 	return c
+}
+
+// enumerateUpTo is the most leases whose held sets implicants enumerates
+// (a variable: tests set it to 0, to run the shapes' own implicants).
+var enumerateUpTo = 6
+
+// implicantShape is a shape that states implicants of its table itself
+// (shape.legal's), for sets of leases too many to enumerate.
+type implicantShape interface {
+	implicants(leases []permitLease, op *permitOp, ok, busy bool) []cube
+}
+
+func btoiMask(b bool, mask uint64) uint64 {
+	if b {
+		return mask
+	}
+	return 0
+}
+
+// choose is every cube that fixes r of n leases, held (held) or gone, and
+// leaves the others undecided; one leaving all undecided if r <= 0.
+func choose(n, r int, held bool) []cube {
+	if r <= 0 {
+		return []cube{{}}
+	}
+	var out []cube
+	var rec func(from int, c cube, left int)
+	rec = func(from int, c cube, left int) {
+		if left == 0 {
+			out = append(out, c)
+			return
+		}
+		for j := from; j <= n-left; j++ {
+			bit := uint64(1) << j
+			rec(j+1, cube{c.val | btoiMask(held, bit), c.care | bit}, left-1)
+		}
+	}
+	rec(0, cube{}, r)
+	return out
+}
+
+// perLeaseImplicants are the release and extend rows' implicants: the
+// op's lease held (ok) or gone (a failure; anything if it has none).
+func perLeaseImplicants(leases []permitLease, op *permitOp, ok bool) []cube {
+	mine := tokenMask(leases, op.token)
+	switch {
+	case ok && mine == 0:
+		return nil
+	case ok:
+		return []cube{{mine, mine}}
+	}
+	return []cube{{0, mine}}
 }
 
 // tokenMask is the bit of token's lease in leases, if any.
@@ -231,9 +306,6 @@ type cube struct{ val, care uint64 }
 // (Quine-McCluskey): every legal set lies in one's range, and every set in
 // a range is legal.
 func primeImplicants(n int, legal func(uint64) bool) []cube {
-	if n > 20 {
-		panic(fmt.Sprintf("checker: %d leases possibly held at once: too many to enumerate", n))
-	}
 	all := uint64(1)<<n - 1
 	var level, primes []cube
 	for m := uint64(0); m <= all; m++ {

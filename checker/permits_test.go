@@ -62,8 +62,8 @@ func (h shapeHistory) modelSays(t testing.TB, mode string) Verdict {
 		r = porcupine.CheckOperationsTimeout(m.porcupine(), toPorcupinePermits(ops), time.Minute)
 	default:
 		if mode == "cuts, frontier, porcupine" {
-			defer func(n int) { frontierConfigs = n }(frontierConfigs)
-			frontierConfigs = 2
+			defer func(n, e int) { frontierConfigs, enumerateUpTo = n, e }(frontierConfigs, enumerateUpTo)
+			frontierConfigs, enumerateUpTo = 2, 0
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -97,7 +97,7 @@ func agreeShape(t testing.TB, seed int, h shapeHistory) Verdict {
 func testShapeAgainstOracle(t *testing.T, stream uint64, gen func(r *rand.Rand) shapeHistory) {
 	n := shapeCases(t)
 	verdicts := map[Verdict]int{}
-	split := 0
+	split, carried := 0, 0
 	for seed := 0; seed < n; seed++ {
 		r := rand.New(rand.NewPCG(uint64(seed), stream))
 		h := gen(r)
@@ -110,11 +110,14 @@ func testShapeAgainstOracle(t *testing.T, stream uint64, gen func(r *rand.Rand) 
 		if len(permitCuts(m.permitOps(), int64(m.eps))) > 1 {
 			split++
 		}
+		if carriesInfo(m.permitOps()) {
+			carried++
+		}
 	}
-	t.Logf("%d histories (%d simulated, %d mutations): %d valid, %d invalid, 0 disagreements; %d mutations split by cuts",
-		2*n, n, n, verdicts[Valid], verdicts[Invalid], split)
-	if verdicts[Valid]-n < n/10 || verdicts[Invalid] < n/10 || split < n/40 {
-		t.Errorf("mutations gave %d valid and %d invalid of %d, %d split: too one-sided to prove anything", verdicts[Valid]-n, verdicts[Invalid], n, split)
+	t.Logf("%d histories (%d simulated, %d mutations): %d valid, %d invalid, 0 disagreements; of the mutations, %d split by cuts, %d with info ops carried from piece to piece",
+		2*n, n, n, verdicts[Valid], verdicts[Invalid], split, carried)
+	if verdicts[Valid]-n < n/10 || verdicts[Invalid] < n/10 || split < n/40 || carried < n/40 {
+		t.Errorf("mutations gave %d valid and %d invalid of %d, %d split, %d carried: too one-sided to prove anything", verdicts[Valid]-n, verdicts[Invalid], n, split, carried)
 	}
 }
 
@@ -131,4 +134,18 @@ func TestReadWrite_AgreesWithOracle(t *testing.T) {
 	testShapeAgainstOracle(t, 73, func(r *rand.Rand) shapeHistory {
 		return simShape(r, 4+r.IntN(5), 0, r.IntN(2) == 0)
 	})
+}
+
+// carriesInfo reports whether a piece of ops ends with an info op in
+// flight, which frontierCheck carries on.
+func carriesInfo(ops []*permitOp) bool {
+	pieces, ends := infoPieces(ops)
+	for i := range pieces[:len(pieces)-1] {
+		for _, o := range ops {
+			if o.call < ends[i] && o.ret >= ends[i] {
+				return true
+			}
+		}
+	}
+	return false
 }

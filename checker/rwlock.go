@@ -40,6 +40,36 @@ func (s readWrite) legal(held []permitLease, op *permitOp, ok, busy bool) bool {
 	return writer || s.writerPref && busy
 }
 
+// implicants: a write grant needs every lease gone, a read grant every
+// write lease; a write refusal one lease held, a read refusal one write
+// lease held, or a writer in flight.
+func (s readWrite) implicants(leases []permitLease, op *permitOp, ok, busy bool) []cube {
+	if op.f != history.Acquire {
+		return perLeaseImplicants(leases, op, ok)
+	}
+	var all, writes uint64
+	var out []cube
+	for j, l := range leases {
+		bit := uint64(1) << j
+		all |= bit
+		if l.write {
+			writes |= bit
+		}
+		if !ok && (op.write || l.write) {
+			out = append(out, cube{bit, bit})
+		}
+	}
+	switch {
+	case ok && op.write:
+		return []cube{{0, all}}
+	case ok:
+		return []cube{{0, writes}}
+	case !op.write && s.writerPref && busy:
+		return []cube{{}}
+	}
+	return out
+}
+
 // ReadWrite finds, as the protected resource saw them, a write lease's
 // section (accepted write) overlapping another lease's: readers' sections
 // may overlap each other. A section's lease is read or write as its

@@ -24,6 +24,19 @@ func (s semaphore) legal(held []permitLease, op *permitOp, ok, _ bool) bool {
 	return perLease(held, op, ok)
 }
 
+// implicants: a grant needs n - k + 1 of the n leases possibly held gone,
+// a refusal k of them held.
+func (s semaphore) implicants(leases []permitLease, op *permitOp, ok, _ bool) []cube {
+	n := len(leases)
+	switch {
+	case op.f == history.Acquire && ok:
+		return choose(n, n-s.k+1, false)
+	case op.f == history.Acquire:
+		return choose(n, s.k, true)
+	}
+	return perLeaseImplicants(leases, op, ok)
+}
+
 // perLease is the table's release and extend rows, every shape's: ok iff
 // the op's lease is held, a failure iff it is not.
 func perLease(held []permitLease, op *permitOp, ok bool) bool {

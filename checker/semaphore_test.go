@@ -3,9 +3,11 @@ package checker
 import (
 	"context"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/anishathalye/porcupine"
 	"github.com/lockcheck/lockcheck/history"
 )
 
@@ -43,31 +45,76 @@ func TestSemaphore_OnePermitIsTheMutex(t *testing.T) {
 	}
 }
 
-// TestPrimeImplicants_CoverTheTable: for every shape and op kind and every
-// set of possibly held leases (up to 5), the implicants' ranges hold
-// exactly the held sets the table admits.
-func TestPrimeImplicants_CoverTheTable(t *testing.T) {
+// TestImplicants_CoverTheTable: for every shape and op kind and every
+// set of possibly held leases (up to 6), the implicants' ranges, found by
+// enumeration or stated by the shape, hold exactly the held sets the
+// table admits (a grant's own token's lease gone).
+func TestImplicants_CoverTheTable(t *testing.T) {
+	defer func(e int) { enumerateUpTo = e }(enumerateUpTo)
 	shapes := []shape{semaphore{1}, semaphore{2}, semaphore{3}, readWrite{false}, readWrite{true}}
 	r := rand.New(rand.NewPCG(1, 83))
-	for trial := 0; trial < 2000; trial++ {
+	for trial := 0; trial < 4000; trial++ {
 		sh := shapes[r.IntN(len(shapes))]
-		n := r.IntN(6)
+		m := newPermitModel(sh, 0)
+		n := r.IntN(7)
 		leases := make([]permitLease, n)
 		for j := range leases {
 			leases[j] = permitLease{token: string(rune('a' + j)), write: r.IntN(3) == 0}
 		}
-		op := &permitOp{f: []history.Func{history.Acquire, history.Release, history.Extend}[r.IntN(3)], token: string(rune('a' + r.IntN(7))), write: r.IntN(2) == 0}
+		op := &permitOp{f: []history.Func{history.Acquire, history.Release, history.Extend}[r.IntN(3)], token: string(rune('a' + r.IntN(8))), write: r.IntN(2) == 0}
 		ok, busy := r.IntN(2) == 0, r.IntN(2) == 0
-		legal := func(m uint64) bool { return sh.legal(heldBy(leases, m), op, ok, busy) }
-		cubes := primeImplicants(n, legal)
-		for m := uint64(0); m < 1<<n; m++ {
+		legal := func(m uint64) bool {
+			own := op.f == history.Acquire && ok && m&tokenMask(leases, op.token) != 0
+			return !own && sh.legal(heldBy(leases, m), op, ok, busy)
+		}
+		enumerateUpTo = []int{6, 0}[trial%2]
+		cubes := m.implicants(leases, op, ok, busy)
+		for mask := uint64(0); mask < 1<<n; mask++ {
 			covered := false
 			for _, c := range cubes {
-				covered = covered || m&c.care == c.val
+				covered = covered || mask&c.care == c.val
 			}
-			if covered != legal(m) {
-				t.Fatalf("%s, %s ok=%v busy=%v, leases %v: held set %b legal %v, covered %v by %v", sh, op, ok, busy, leases, m, legal(m), covered, cubes)
+			if covered != legal(mask) {
+				t.Fatalf("%s (enumerated up to %d), %s ok=%v busy=%v, leases %v: held set %b legal %v, covered %v by %v",
+					sh, enumerateUpTo, op, ok, busy, leases, mask, legal(mask), covered, cubes)
 			}
+		}
+	}
+}
+
+// TestShapes_ManyHolders: 30 leases held at once, past what enumerating
+// held sets allows, are decided by the shapes' own implicants: a writer
+// or a 31st permit granted while they hold is invalid, after they are
+// released valid.
+func TestShapes_ManyHolders(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	for _, tc := range []struct {
+		name  string
+		sh    shape
+		after bool // the last grant comes after the releases
+		want  porcupine.CheckResult
+	}{
+		{"writer among readers", readWrite{false}, false, porcupine.Illegal},
+		{"writer after readers", readWrite{false}, true, porcupine.Ok},
+		{"31st of 30 permits", semaphore{30}, false, porcupine.Illegal},
+		{"31st after releases", semaphore{30}, true, porcupine.Ok},
+	} {
+		var ops []*permitOp
+		for i := range int64(30) {
+			tok := "r" + strconv.FormatInt(i, 10)
+			ops = append(ops, &permitOp{index: i, process: int(i), f: history.Acquire, typ: history.OK, token: tok, ttl: 1000 * ms, call: i * ms, ret: i*ms + ms/2, orig: i*ms + ms/2})
+			ops = append(ops, &permitOp{index: 100 + i, process: int(i), f: history.Release, typ: history.OK, token: tok, call: 200*ms + i*ms, ret: 200*ms + i*ms + ms/2, orig: 200*ms + i*ms + ms/2})
+		}
+		at := 100 * ms
+		if tc.after {
+			at = 300 * ms
+		}
+		ops = append(ops, &permitOp{index: 999, process: 99, f: history.Acquire, typ: history.OK, token: "w", write: true, ttl: 10 * ms, call: at, ret: at + ms, orig: at + ms})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		got := checkPermits(ctx, newPermitModel(tc.sh, 0), ops)
+		cancel()
+		if got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
 		}
 	}
 }
