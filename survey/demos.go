@@ -42,11 +42,13 @@ func DemoFor(key string) (Demo, bool) {
 }
 
 // DemoRun is a demonstration's last run: its exit status (1: the
-// mechanism showed), how long it took, what it printed, and the
-// revision of the tree it ran from.
+// mechanism showed), how long it took, what it printed (Output, stdout
+// and stderr as they came; Said, the last line of its stdout: its
+// conclusion), and the revision of the tree it ran from.
 type DemoRun struct {
 	Exit     int    `json:"exit"`
 	Elapsed  string `json:"elapsed"`
+	Said     string `json:"said"`
 	Output   string `json:"output"`
 	Revision string `json:"revision"`
 }
@@ -76,9 +78,8 @@ func (run DemoRun) result() string {
 		meant = "it could not run"
 	}
 	out += " (" + meant + ")"
-	lines := strings.Split(strings.TrimSpace(run.Output), "\n")
-	if last := strings.TrimSpace(lines[len(lines)-1]); last != "" {
-		out += ": \"" + last + "\""
+	if run.Said != "" {
+		out += ": \"" + run.Said + "\""
 	}
 	return out
 }

@@ -41,7 +41,7 @@ func TestWrite_Classifies(t *testing.T) {
 		{Lib: Library{Name: "lib", Flags: []string{"--lock-cmd", "x --y"}}, Seed1: lib, Seed2: lib2,
 			Repro: map[string]Rerun{"overrun": {Exit: 1, Elapsed: "12s"}, "contention": {Exit: 0, Elapsed: "5m1s"}}}}
 	var b strings.Builder
-	if err := Write(&b, Meta{Bin: "lc", Demos: map[string]DemoRun{"lib-demo": {Exit: 1, Elapsed: "2s", Output: "a\nshown\n"}}}, results); err != nil {
+	if err := Write(&b, Meta{Bin: "lc", Demos: map[string]DemoRun{"lib-demo": {Exit: 1, Elapsed: "2s", Said: "shown", Output: "a\nshown\nexit status 1\n"}}}, results); err != nil {
 		t.Fatal(err)
 	}
 	page := b.String()

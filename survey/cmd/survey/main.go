@@ -20,6 +20,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -156,9 +157,15 @@ func runDemo(d survey.Demo) (survey.DemoRun, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, d.Cmd[0], d.Cmd[1:]...)
 	cmd.Dir = filepath.Join(rootDir, d.Dir)
+	// Output keeps both streams in the order they came; Said is the
+	// last line of stdout alone (go run says "exit status 1" on stderr).
+	var both, stdout strings.Builder
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(&both, &stdout), &both
 	start := time.Now()
-	out, err := cmd.CombinedOutput()
-	run := survey.DemoRun{Elapsed: time.Since(start).Round(100 * time.Millisecond).String(), Output: string(out), Revision: gitRevision()}
+	err := cmd.Run()
+	out := both.String()
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	run := survey.DemoRun{Elapsed: time.Since(start).Round(100 * time.Millisecond).String(), Said: strings.TrimSpace(lines[len(lines)-1]), Output: out, Revision: gitRevision()}
 	var exit *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
