@@ -339,7 +339,7 @@ func breakSection(m Meta, r Result, br Break, ref Cell) string {
 		}
 		b.WriteString(shownAlone(m, r.Lib.Name+" "+s, mech))
 	case shared:
-		b.WriteString("Mechanism: the reference lock's at this scenario (a lease kept only in one Redis node's memory, no fencing token for the resource to check).\n\n")
+		b.WriteString("Mechanism: the reference lock's at this scenario (a lease kept only in one Redis node's memory, no fencing token for the resource to check).\n\nDepends on: nothing of the library's or its adapter's settings: the scenario's fault breaks every lock without fencing, at any TTL.\n\n")
 	default:
 		b.WriteString("Mechanism: not traced in the library's source yet.\n\n")
 	}
