@@ -118,7 +118,9 @@ func (s permitState) String() string {
 
 // checkPermits decides one key's ops under m, segment by segment
 // (permitCuts), each by frontierCheck: illegal if a segment is, unknown
-// if one ran out of time (or ctx ended) and none is illegal.
+// if one ran out of time (or ctx ended) and none is illegal, or if a
+// state had more leases possibly held than the model judges (so m is
+// made afresh for each key: newPermitModel).
 func checkPermits(ctx context.Context, m permitModel, ops []*permitOp) porcupine.CheckResult {
 	pm := stopOnDone(ctx, m.porcupine())
 	verdict := porcupine.Ok

@@ -85,22 +85,24 @@ func TestImplicants_CoverTheTable(t *testing.T) {
 // TestShapes_ManyHolders: 30 leases held at once, past what enumerating
 // held sets allows, are decided by the shapes' own implicants: a writer
 // or a 31st permit granted while they hold is invalid, after they are
-// released valid.
+// released valid; 70, past a cube's bits, are unknown.
 func TestShapes_ManyHolders(t *testing.T) {
 	const ms = int64(time.Millisecond)
 	for _, tc := range []struct {
-		name  string
-		sh    shape
-		after bool // the last grant comes after the releases
-		want  porcupine.CheckResult
+		name    string
+		sh      shape
+		holders int64
+		after   bool // the last grant comes after the releases
+		want    porcupine.CheckResult
 	}{
-		{"writer among readers", readWrite{false}, false, porcupine.Illegal},
-		{"writer after readers", readWrite{false}, true, porcupine.Ok},
-		{"31st of 30 permits", semaphore{30}, false, porcupine.Illegal},
-		{"31st after releases", semaphore{30}, true, porcupine.Ok},
+		{"writer among readers", readWrite{false}, 30, false, porcupine.Illegal},
+		{"writer after readers", readWrite{false}, 30, true, porcupine.Ok},
+		{"31st of 30 permits", semaphore{30}, 30, false, porcupine.Illegal},
+		{"31st after releases", semaphore{30}, 30, true, porcupine.Ok},
+		{"70 readers: too many to judge", readWrite{false}, 70, false, porcupine.Unknown},
 	} {
 		var ops []*permitOp
-		for i := range int64(30) {
+		for i := range tc.holders {
 			tok := "r" + strconv.FormatInt(i, 10)
 			ops = append(ops, &permitOp{index: i, process: int(i), f: history.Acquire, typ: history.OK, token: tok, ttl: 1000 * ms, call: i * ms, ret: i*ms + ms/2, orig: i*ms + ms/2})
 			ops = append(ops, &permitOp{index: 100 + i, process: int(i), f: history.Release, typ: history.OK, token: tok, call: 200*ms + i*ms, ret: 200*ms + i*ms + ms/2, orig: 200*ms + i*ms + ms/2})
