@@ -3,6 +3,7 @@ package process_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,13 +61,16 @@ func TestProcess_NotAReply(t *testing.T) {
 // TestProcess_Replies checks the mapping of replies, out of order, and a
 // request that gets none (indeterminate after the op timeout).
 func TestProcess_Replies(t *testing.T) {
-	// Reads three requests, then answers the third, the first, and never
-	// the second; the ids are 2, 3, 4 in order of sending.
+	// Reads three requests, then answers k2's, k0's, and never k1's: each
+	// reply names the id of the request for its key, whatever order they
+	// came in (the three are sent at once). The op timeout is a loaded
+	// machine's for the two answered.
 	script := `read a; read b; read c
-echo '{"id":4,"ok":false}'
-echo '{"id":2,"ok":true,"token":"t1","fence":7}'
+idof() { for l in "$a" "$b" "$c"; do case $l in *'"key":"'"$1"'"'*) x=${l#*'"id":'}; echo "${x%%,*}";; esac; done; }
+echo "{\"id\":$(idof k2),\"ok\":false}"
+echo "{\"id\":$(idof k0),\"ok\":true,\"token\":\"t1\",\"fence\":7}"
 while read x; do :; done`
-	p := startProc(t, script, lockimpl.Env{OpTimeout: 500 * time.Millisecond})
+	p := startProc(t, script, lockimpl.Env{OpTimeout: 3 * time.Second})
 	ctx := context.Background()
 	type res struct {
 		l   lockimpl.Lease
@@ -78,20 +82,19 @@ while read x; do :; done`
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			l, err := p.Acquire(ctx, "k", time.Second)
+			l, err := p.Acquire(ctx, fmt.Sprintf("k%d", i), time.Second)
 			out[i] = res{l, err}
 		}()
-		time.Sleep(50 * time.Millisecond) // ids follow the order of sending
 	}
 	wg.Wait()
 	if out[0].err != nil || out[0].l.Token != "t1" || out[0].l.Fence != 7 {
-		t.Errorf("id 2: got %+v, want token t1 fence 7", out[0])
+		t.Errorf("k0: got %+v, want token t1 fence 7", out[0])
 	}
 	if lockimpl.Outcome(out[1].err) != history.Info || !strings.Contains(out[1].err.Error(), "no reply within") {
-		t.Errorf("id 3: got %v, want indeterminate (no reply within the op timeout)", out[1].err)
+		t.Errorf("k1: got %v, want indeterminate (no reply within the op timeout)", out[1].err)
 	}
 	if !errors.Is(out[2].err, lockimpl.ErrNotAcquired) {
-		t.Errorf("id 4: got %v, want ErrNotAcquired", out[2].err)
+		t.Errorf("k2: got %v, want ErrNotAcquired", out[2].err)
 	}
 }
 
@@ -166,7 +169,7 @@ sleep 30`
 	if _, err := p.Acquire(ctx, "k", 300*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // the extend's outcome recorded, or 30 s
 	for {
 		mu.Lock()
 		n := len(ops)
@@ -281,8 +284,11 @@ func TestProcess_DoesNotRead(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if breaches == 0 || time.Since(start) > 30*time.Second {
-		t.Fatalf("%d requests saw the breach, after %v; want some, and every request back", breaches, time.Since(start))
+	// Every request back (wg.Wait) at the one op timeout the full pipe
+	// took, not an op timeout each (2000 x 300 ms = 10 min): 2 min holds
+	// a loaded machine's 2000 goroutines.
+	if breaches == 0 || time.Since(start) > 2*time.Minute {
+		t.Fatalf("%d requests saw the breach, after %v; want some, and every request back within 2 min", breaches, time.Since(start))
 	}
 }
 
@@ -292,7 +298,7 @@ func TestProcess_DoesNotRead(t *testing.T) {
 func TestProcess_SlowStart(t *testing.T) {
 	start := time.Now()
 	p, err := process.Start("sleep 2\n"+pinged(`read a; echo '{"id":2,"ok":true,"token":"t1"}'; while read x; do :; done`),
-		"single", lockimpl.Env{OpTimeout: 2 * time.Second})
+		"single", lockimpl.Env{OpTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,15 +324,16 @@ func TestProcess_SlowStart(t *testing.T) {
 	}
 }
 
-// TestProcess_LateReply: an acquire given up on at the op timeout (300
-// ms; its reply comes after 1.5 s) is
+// TestProcess_LateReply: an acquire given up on at the op timeout (2 s;
+// its reply comes once it was) is
 // recorded, when its reply comes, with what the reply says: ok, the
 // token the process chose, the reply's arrival as its return. The
 // process's own extends of that lease are its client's, and lockcheck
 // gives the lease back (a release recorded under that client). A request
 // whose reply never comes is recorded as it was when the lock closes.
 func TestProcess_LateReply(t *testing.T) {
-	script := `read a; sleep 1.5
+	late := filepath.Join(t.TempDir(), "late")
+	script := `read a; ` + untilExists(late) + `
 echo '{"id":2,"ok":true,"token":"real","fence":3}'
 echo '{"event":"extend","seq":1,"key":"k","token":"real","ttl_ms":1000}'
 read x; read y
@@ -346,6 +353,7 @@ while read x; do :; done`
 		lockimpl.Record(record, history.Op{Process: 5, F: history.Acquire, Key: "k", Token: "unknown-" + want, TTLms: 1000,
 			Call: call, Return: time.Now().UnixNano()}, err)
 		if i == 0 {
+			touch(t, late) // the reply comes now, after the op timeout
 			waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(rec.ops) == 3 })
 		}
 	}
@@ -380,7 +388,8 @@ while read x; do :; done`
 // every acquire at once: the first refusal that comes in time comes
 // after the undone reply, which has then been taken.
 func TestProcess_LateUndone(t *testing.T) {
-	script := `read a; sleep 1
+	late := filepath.Join(t.TempDir(), "late")
+	script := `read a; ` + untilExists(late) + `
 echo '{"id":2,"undone":true}'
 while read x; do echo "{\"id\":$(printf '%s' "$x" | sed 's/.*"id":\([0-9]*\).*/\1/'),\"ok\":false}"; done`
 	p, rec := lateProc(t, script)
@@ -392,6 +401,7 @@ while read x; do echo "{\"id\":$(printf '%s' "$x" | sed 's/.*"id":\([0-9]*\).*/\
 	}
 	lockimpl.Record(rec.record, history.Op{Process: 5, F: history.Acquire, Key: "k", Token: "unknown-1", TTLms: 1000,
 		Call: call, Return: time.Now().UnixNano()}, err)
+	touch(t, late) // the undone reply comes now, after the op timeout
 	waitFor(t, func() bool {
 		_, err := p.Acquire(ctx, "k", time.Second)
 		return errors.Is(err, lockimpl.ErrNotAcquired)
@@ -471,17 +481,31 @@ type recorded struct {
 
 func (r *recorded) record(op history.Op) { r.mu.Lock(); r.ops = append(r.ops, op); r.mu.Unlock() }
 
-// lateProc starts script as a lock process whose op timeout is 300 ms,
-// its ops recorded.
+// lateProc starts script as a lock process whose op timeout is 2 s (a
+// reply in time is one a loaded machine gives in time; a late one comes
+// after an event of the test's, untilExists), its ops recorded.
 func lateProc(t *testing.T, script string) (*process.Lock, *recorded) {
 	t.Helper()
 	rec := &recorded{}
-	env := lockimpl.Env{OpTimeout: 300 * time.Millisecond, Now: func() int64 { return time.Now().UnixNano() }, Record: rec.record}
+	env := lockimpl.Env{OpTimeout: 2 * time.Second, Now: func() int64 { return time.Now().UnixNano() }, Record: rec.record}
 	p, err := process.Start(pinged(script), "single", env)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p, rec
+}
+
+// untilExists is a shell line waiting until path exists: a reply held
+// back until the test says, not for a time.
+func untilExists(path string) string {
+	return "while [ ! -e '" + path + "' ]; do sleep 0.02; done"
+}
+
+func touch(t *testing.T, path string) {
+	t.Helper()
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func waitFor(t *testing.T, cond func() bool) {
