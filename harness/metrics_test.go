@@ -28,19 +28,33 @@ func TestRun_Metrics(t *testing.T) {
 		Workload: workload.Config{Clients: 20, Keys: 3, Duration: 4 * time.Second, TTL: 200 * time.Millisecond, Hold: 100 * time.Millisecond, Seed: 1},
 		Nemesis:  nemesis.Config{Faults: []string{"pause-client"}, Interval: time.Second, Duration: 2 * time.Second},
 		Check:    checker.Options{Timeout: time.Minute}}
-	scraped := make(chan string, 1)
+	// Scraped until the fault's window is open and acquires have come
+	// (the events: a busy machine can take seconds to start the run),
+	// or the run ends; the last scrape is the one checked.
+	scraped, ended := make(chan string, 1), make(chan struct{})
 	go func() {
-		time.Sleep(2500 * time.Millisecond)
-		resp, err := http.Get("http://" + addr + "/metrics")
-		if err != nil {
-			scraped <- "error: " + err.Error()
-			return
+		body := "no scrape answered"
+		defer func() { scraped <- body }()
+		for {
+			if resp, err := http.Get("http://" + addr + "/metrics"); err == nil {
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				body = string(b)
+				if strings.Contains(body, `lockcheck_faults_active{fault="pause-client"} 1`+"\n") &&
+					regexp.MustCompile(`(?m)^lockcheck_ops_total\{f="acquire",type="ok"\} [1-9]`).MatchString(body) {
+					return
+				}
+			}
+			select {
+			case <-ended:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
 		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		scraped <- string(b)
 	}()
-	if _, err := harness.Run(context.Background(), cfg); err != nil {
+	_, err := harness.Run(context.Background(), cfg)
+	close(ended)
+	if err != nil {
 		t.Fatal(err)
 	}
 	body := <-scraped
