@@ -225,6 +225,10 @@ type Env struct {
 	// DialAddr maps elsewhere: a lock process is given the map in its
 	// environment (LOCKCHECK_DIAL_MAP), as it cannot call DialAddr.
 	Announced []string
+	// Permits is the permits a key of a semaphore (Permitter) has, as
+	// the run asks (--permits; 0 or 1: one, a mutex). Other locks ignore
+	// it.
+	Permits int
 	// Steady says no connection can go stale under the run: Redis is one
 	// the harness started (no idle timeout) and no fault kills, restarts,
 	// pauses or cuts it off. The clients then skip go-redis's health check
