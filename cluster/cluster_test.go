@@ -184,14 +184,14 @@ func failOver(t *testing.T, c *cluster.Cluster) *cluster.Node {
 	if err := c.Failover(ctx); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		m2, err := c.Master(ctx)
 		if err == nil && m2 != m {
 			return m
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no replica promoted within 20s (%v)", err)
+			t.Fatalf("no replica promoted within a minute of the failover (%v)", err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -237,12 +237,15 @@ func TestUp_ClockSkew(t *testing.T) {
 	defer c.Down()
 	rc := redis.NewClient(&redis.Options{Addr: c.Nodes[0].Addr, Password: c.Password, MaxRetries: -1})
 	defer rc.Close()
+	before := time.Now()
 	now, err := rc.Time(ctx).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := now.Sub(time.Now()); d < 59*time.Minute || d > 61*time.Minute {
-		t.Fatalf("the node's clock is %v from ours, want about 1h", d)
+	// Bracketed by our clock's reads around the call, however long a
+	// busy machine takes to answer.
+	if lo, hi := now.Sub(time.Now()), now.Sub(before); hi < 59*time.Minute || lo > 61*time.Minute {
+		t.Fatalf("the node's clock is %v to %v from ours, want about 1h", lo, hi)
 	}
 	if err := rc.Do(ctx, "SET", "k", "v", "PXAT", time.Now().Add(2*time.Second).UnixMilli()).Err(); err != nil {
 		t.Fatal(err)

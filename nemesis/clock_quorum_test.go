@@ -49,7 +49,20 @@ func TestClockQuorum_ReadsTheMajorityNode(t *testing.T) {
 			if _, err := q.Start(ctx, rand.New(rand.NewPCG(1, 1))); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(q.env.Window) // half-time and its restarts
+			// Half-time and its restarts: waited for as the count they
+			// leave (a busy machine's timer can fire late; Stop before
+			// it would cancel half-time), not for the window's length.
+			for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+				q.mu.Lock()
+				counted := q.events != nil
+				q.mu.Unlock()
+				if counted {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("half-time (at %v) counted nothing within a minute", q.env.Window/2)
+				}
+			}
 			if err := q.Stop(ctx); err != nil {
 				t.Fatal(err)
 			}
