@@ -110,6 +110,10 @@ type batcher struct {
 	seen   int      // lines handed to decode so far
 	ops    []Op
 	errs   []error
+	// permits is the permits the history's first acquire declared (0:
+	// none seen yet; 1: a mutex's), which every acquire after must
+	// declare too.
+	permits int
 }
 
 // add takes the next line, and decodes a full batch.
@@ -144,9 +148,32 @@ func (b *batcher) flush() error {
 	if err := decodeBatch(b.lines, batch, b.errs, int64(b.seen)); err != nil {
 		return err
 	}
+	if err := b.onePermits(batch); err != nil {
+		return err
+	}
 	b.seen += len(b.lines)
 	b.lines, b.arena = b.lines[:0], b.arena[:0]
 	return b.fn(batch)
+}
+
+// onePermits checks that batch's acquires declare the permits the
+// history's first did: a history has one shape (a run one k), and a
+// checker given two would judge every key by one of them.
+func (b *batcher) onePermits(batch []Op) error {
+	for i := range batch {
+		op := &batch[i]
+		if op.F != Acquire {
+			continue
+		}
+		k := max(op.Permits, 1)
+		if b.permits == 0 {
+			b.permits = k
+		}
+		if k != b.permits {
+			return &LineError{Line: b.seen + i + 1, Err: fmt.Errorf("acquire of %d permits in a history whose acquires have %d: a history is of one lock, one shape", k, b.permits)}
+		}
+	}
+	return nil
 }
 
 // cutShort reports whether line is the start of a line that stopped
