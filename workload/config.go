@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/lockcheck/lockcheck/history"
 )
 
 // Defaults for a zero Config field.
@@ -87,6 +89,10 @@ type Config struct {
 	// left to a pause that happens to find a holder no one contends. One
 	// client at least always shares the keys.
 	SoloKeys int
+	// Permits is the permits each key has (--permits; 0 or 1: one, a
+	// mutex): more than one runs only a semaphore (lockimpl.Permitter),
+	// and every acquire records it (history.Op.Permits).
+	Permits int
 }
 
 // solo is how many clients have keys of their own (SoloKeys, leaving one
@@ -156,6 +162,9 @@ func (c Config) validate() error {
 	}
 	if c.ExtendEvery < 0 || (c.ExtendEvery > 0 && c.ExtendEvery >= c.TTL) {
 		errs = append(errs, fmt.Errorf("--extend-every %v: want more than 0 and less than the TTL %v (a third of it is usual)", c.ExtendEvery, c.TTL))
+	}
+	if c.Permits < 0 || c.Permits > history.MaxPermits {
+		errs = append(errs, fmt.Errorf("--permits %d: want 1 to %d", c.Permits, history.MaxPermits))
 	}
 	if c.SoloKeys < 0 {
 		errs = append(errs, fmt.Errorf("solo keys %d: want 0 or more", c.SoloKeys))

@@ -81,6 +81,7 @@ func (p *Local) Account() ([]report.RunAgent, []string) { return nil, nil }
 // (--extend-every) around that.
 func BuildLock(factory lockimpl.Factory, name string, env lockimpl.Env, runner *Runner, w Config, crashes bool, wrap func(lockimpl.Locker) lockimpl.Locker) (lockimpl.Locker, error) {
 	runner.Instrument(&env, crashes)
+	env.Permits = w.Permits
 	locker, err := factory(env)
 	if err != nil {
 		err = fmt.Errorf("lock %s: %w", name, err)
@@ -88,6 +89,10 @@ func BuildLock(factory lockimpl.Factory, name string, env lockimpl.Env, runner *
 			err = ConfigErr(err)
 		}
 		return nil, err
+	}
+	if k := max(w.Permits, 1); lockimpl.PermitsOf(locker) != k {
+		lockimpl.Close(locker)
+		return nil, ConfigErr(fmt.Errorf("lock %s has %d permits a key, not --permits %d: more than one needs a semaphore (lockcheck list)", name, lockimpl.PermitsOf(locker), k))
 	}
 	if err := StartProcesses(locker, w.Clients); err != nil {
 		lockimpl.Close(locker)

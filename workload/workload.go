@@ -263,6 +263,9 @@ func (r *Runner) attempt(ctx context.Context, c *client, key string, due int64) 
 	}
 	op := history.Op{Process: c.id, F: history.Acquire, Key: key, Token: lease.Token, Fence: lease.Fence,
 		TTLms: r.keyTTLms, Call: call, Return: ret, Scheduled: min(due, call)}
+	if r.cfg.Permits > 1 {
+		op.Permits = r.cfg.Permits
+	}
 	if lockimpl.Outcome(err) == history.Info && op.Token == "" {
 		// It may have taken effect under a token the lock did not
 		// return: a lease of its own that no one releases.
