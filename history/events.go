@@ -54,7 +54,18 @@ const (
 	// a new connection is answered there and ends no op indeterminate,
 	// and one that resends an applied SET NX is told the key is taken.
 	LostReply = "lost_reply"
+	// CancelledApplied counts the ops a cancel fault cancelled while
+	// their command had reached Redis: its reply had come back and was
+	// held on the connection when the caller's context was cancelled
+	// (read from the connection the lock's client dialed). Whatever the
+	// client then did: waited and read it, or gave up.
+	CancelledApplied = "cancelled_applied"
+	// SentBehindCancel counts the commands sent, each the first after a
+	// cancel, on a connection whose cancelled reply was pending at the
+	// cancel: the client kept the connection, and a client that did not
+	// read that reply first reads it as its next command's.
+	SentBehindCancel = "sent_behind_cancel"
 )
 
 // ServerEvents are the events above, each once.
-var ServerEvents = []string{GrantedByDeposed, GrantedBothSides, LostAtHeal, LostAtPromotion, LostRetaken, ExpiredByClock, LostAtRestart, UnsyncedAtKill, LostReply}
+var ServerEvents = []string{GrantedByDeposed, GrantedBothSides, LostAtHeal, LostAtPromotion, LostRetaken, ExpiredByClock, LostAtRestart, UnsyncedAtKill, LostReply, CancelledApplied, SentBehindCancel}
