@@ -29,14 +29,16 @@ func (r *Runner) Play(rng *rand.Rand, f nemesis.ClientFault) ([]int, error) {
 		return r.cutClients(rng, f.N), nil
 	case nemesis.ClientSkew:
 		return r.skewClients(rng, f.N, f.Rate, f.Jump), nil
+	case nemesis.ClientCancel:
+		return r.cancelClients(rng, f.N, f.D), nil
 	}
 	for _, c := range clientFaults.With(nil) {
 		if c.kind == f.Kind {
 			return c.play(r, rng, f), nil
 		}
 	}
-	return nil, fmt.Errorf("client fault %q: not one these clients play (%s, %s, %s, %s, or one registered)", f.Kind,
-		nemesis.ClientPause, nemesis.ClientCrash, nemesis.ClientCut, nemesis.ClientSkew)
+	return nil, fmt.Errorf("client fault %q: not one these clients play (%s, %s, %s, %s, %s, or one registered)", f.Kind,
+		nemesis.ClientPause, nemesis.ClientCrash, nemesis.ClientCut, nemesis.ClientSkew, nemesis.ClientCancel)
 }
 
 // ClientFaultPlayer plays a registered client fault on a run's clients
@@ -82,13 +84,14 @@ type faults struct {
 	faulty    atomic.Bool
 	opTimeout time.Duration
 	cutOps    *atomic.Int64 // commands that timed out cut off (Counters)
+	cancels   *cancelState  // the cancel fault (cancel.go)
 }
 
 func newFaults(clients int) *faults {
 	f := &faults{slots: clients, ids: make([]atomic.Int64, clients), pause: make([]atomic.Int64, clients), holdPause: make([]atomic.Int64, clients),
 		crash: make([]atomic.Int32, clients), gates: make([]gate, clients),
 		holding: make([]atomic.Bool, clients), poke: make([]chan struct{}, clients), cut: map[int]chan struct{}{},
-		clocks: map[int]clientClock{}}
+		clocks: map[int]clientClock{}, cancels: newCancelState(clients)}
 	for i := range f.poke {
 		f.poke[i] = make(chan struct{}, 1)
 	}
@@ -310,6 +313,7 @@ func (r *Runner) HealClients() {
 	clear(r.faults.clocks)
 	r.faults.faulty.Store(false)
 	r.faults.cutMu.Unlock()
+	r.faults.cancels.heal()
 	for s := 0; s < r.faults.slots; s++ {
 		r.faults.pause[s].Store(0)
 		r.faults.holdPause[s].Store(0)
@@ -320,13 +324,14 @@ func (r *Runner) HealClients() {
 
 // Instrument gives a lock's Env the clients' side of the faults: Wait,
 // which holds a paused client's background work, and, when crashes is
-// set (a fault crashes or cuts off clients), the go-redis hook that kills
-// a crashed client's commands and holds a cut-off one's. The lock is built with env before Run.
+// set (a fault crashes, cuts off or cancels clients), the go-redis hooks
+// that kill a crashed client's commands, hold a cut-off one's, and hold
+// a cancelled one's reply (cancel.go). The lock is built with env before Run.
 func (r *Runner) Instrument(env *lockimpl.Env, crashes bool) {
 	env.Wait = waitGate
 	r.faults.opTimeout = cmp.Or(env.OpTimeout, 3*time.Second) // go-redis's default read timeout
 	if crashes {
-		env.Hooks = append(env.Hooks, crashHook{r.faults})
+		env.Hooks = append(env.Hooks, crashHook{r.faults}, cancelHook{r.faults.cancels})
 	}
 }
 

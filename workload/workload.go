@@ -179,7 +179,8 @@ func (c *client) pickKey(keys int) int {
 // cancelling them into "info". It has no deadline either: the op timeout
 // is enforced by the Locker's socket deadlines (lockimpl.Env.OpTimeout),
 // which spares every operation a context and a timer, the largest cost
-// the harness added per op.
+// the harness added per op. (The cancel fault gives a client it targets
+// a cancellable context per op: cancellable.)
 func (r *Runner) opCtx(c *client) context.Context {
 	if c.ctx == nil || c.ctxID != c.id {
 		c.ctx = context.WithValue(lockimpl.WithClient(context.Background(), c.id), gateKey{}, &r.faults.gates[r.faults.slot(c.id)])
@@ -252,7 +253,8 @@ func (r *Runner) attempt(ctx context.Context, c *client, key string, due int64) 
 	if due == 0 && r.cfg.Ops > 0 && r.attempts.Add(1) > r.cfg.Ops {
 		return lockimpl.Lease{}, stopped
 	}
-	octx := r.opCtx(c)
+	octx, end := r.cancellable(r.opCtx(c), c)
+	defer end()
 	// call is read before the request is sent and ret after its reply
 	// is read, so [call, ret] contains the moment Redis applied it.
 	call := r.now()
@@ -435,7 +437,8 @@ func (r *Runner) release(ctx context.Context, c *client, l lockimpl.Lease) {
 	if r.crashProcess(c) {
 		return
 	}
-	octx := r.opCtx(c)
+	octx, end := r.cancellable(r.opCtx(c), c)
+	defer end()
 	call := r.now()
 	err := r.locker.Release(octx, l)
 	ret := r.now()
