@@ -17,8 +17,11 @@ var (
 	// releaseScript deletes the key only if it still holds our token.
 	releaseScript = redis.NewScript(ReleaseScriptSource)
 	// extendScript resets the TTL only if the key still holds our token.
-	extendScript = redis.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end`)
+	extendScript = redis.NewScript(extendScriptSource)
 )
+
+// extendScriptSource is the compare-and-PEXPIRE script.
+const extendScriptSource = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end`
 
 // ReleaseScriptSource is the compare-and-delete script (also the
 // baselines').
