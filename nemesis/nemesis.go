@@ -170,6 +170,7 @@ func All() []Kind {
 		killQuorumKind,
 		clientPartitionKind,
 		clientClockKind,
+		cancelKind,
 		killRedisKind,
 		reshardKind,
 	})
