@@ -88,6 +88,11 @@ const (
 	// stalled or lossy Redis on a contended key, where a lock that
 	// resends or guesses an outcome breaks.
 	InfoContended = "info_contended"
+	// AllPermitsTried counts, on a semaphore's history (permits > 1),
+	// acquires called while all k permits of their key were surely held
+	// by other leases: the chance over-admission and a refusal with a
+	// free permit both need. A mutex's history has no such figure.
+	AllPermitsTried = "all_permits_tried"
 	// InfoSettled counts acquires that ended indeterminate, called on a
 	// key no lease surely held (so that they, or an indeterminate acquire
 	// before them, may have won it), after which the key went quiet (no
@@ -106,6 +111,7 @@ var windowFigures = history.ServerEvents
 var CoverageFigures = []struct{ Name, Meaning string }{
 	{Contended, "acquires refused because another client held the key"},
 	{InfoContended, "acquires that ended indeterminate on a key while acquires of it were refused"},
+	{AllPermitsTried, "acquires of a semaphore's key called while all its permits were surely held (a semaphore's history only)"},
 	{InfoSettled, "acquires that ended indeterminate on a key no lease surely held, which then went quiet past their lease and was tried"},
 	{LateReleaseFree, "releases called after their lease expired, on a free key"},
 	{LateReleaseTaken, "releases called after their lease expired, while another client held the key"},
@@ -284,8 +290,11 @@ func CoverageOf(ops []history.Op, o Options) Coverage {
 func coverageOf(ops []history.Op, o Options) (Coverage, []windowHit) {
 	byToken, keys := leaseSpans(ops, o)
 	cov := Coverage{}
+	permits := HistoryPermits(ops)
 	for _, f := range CoverageFigures {
-		cov[f.Name] = 0
+		if f.Name != AllPermitsTried || permits > 1 {
+			cov[f.Name] = 0
+		}
 	}
 	stale := map[*leaseSpan]bool{}
 	_, scoped := o.NotJudged[LeaseContract]
@@ -321,6 +330,9 @@ func coverageOf(ops []history.Op, o Options) (Coverage, []windowHit) {
 	acquires := acquiresByKey(ops)
 	cov[AbandonedTaken], cov[AbandonedTried] = abandoned(acquires, keys, o)
 	cov[HeldPastTried] = heldPastTried(ops, acquires, o)
+	if permits > 1 {
+		cov[AllPermitsTried] = allPermitsTried(acquires, keys, permits, o)
+	}
 	cov[InfoContended] = infoContended(ops, o)
 	cov[InfoSettled] = infoSettled(ops, o, func(op *history.Op) (mayWin bool) {
 		l := byToken[op.Token]
@@ -533,6 +545,31 @@ func acquiredAfter(k *keyLeases, l *leaseSpan, t int64) bool {
 		}
 	}
 	return false
+}
+
+// allPermitsTried counts the acquires of acquires called while k other
+// leases of their key were surely live.
+func allPermitsTried(acquires map[string][]*history.Op, keys map[string]*keyLeases, k int, o Options) int {
+	n := 0
+	for key, as := range acquires {
+		kl := keys[key]
+		if kl == nil {
+			continue
+		}
+		for _, a := range as {
+			live := 0
+			kl.near(a.Call, func(l *leaseSpan) bool {
+				if l.liveAt(a.Call, o) {
+					live++
+				}
+				return live < k
+			})
+			if live >= k {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // abandoned counts the leases never released (crashed holders) whose

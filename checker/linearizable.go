@@ -31,8 +31,12 @@ var linearizableSpec = Spec{Check: Func("linearizable", Linearizable), Guarantee
 // acquire, release and extend ops of a history could have come from a
 // correct lease (the lease-aware model). A key whose check does not finish
 // within opt.Timeout (or before ctx ends) is unknown, never valid. opt
-// is resolved (Options.Resolved): the checkers read it as it is.
+// is resolved (Options.Resolved): the checkers read it as it is. A
+// semaphore's history is judged by its own model (linearizablePermits).
 func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
+	if k := HistoryPermits(ops); k > 1 {
+		return linearizablePermits(ctx, ops, opt, k)
+	}
 	res := Result{Name: "linearizable", Verdict: Valid, Figures: map[string]int64{}}
 	keys, groups := byKey(ops, func(op *history.Op) bool {
 		return op.F == history.Acquire || op.F == history.Release || op.F == history.Extend

@@ -10,8 +10,15 @@ import (
 )
 
 // mutexSpec registers Mutex, of the mutual-exclusion guarantee.
-var mutexSpec = Spec{Check: Func("mutex", func(_ context.Context, ops []history.Op, _ Options) Result { return Mutex(ops) }),
-	Figures: map[string]FigureMerge{"writes": Sum, "keys": Sum, "double_holders": Sum}, Guarantee: MutualExclusion}
+// A semaphore's history is judged by its own rule (semaphoreAtResource).
+var mutexSpec = Spec{Check: Func("mutex", func(_ context.Context, ops []history.Op, _ Options) Result {
+	if k := HistoryPermits(ops); k > 1 {
+		return semaphoreAtResource(ops, k)
+	}
+	return Mutex(ops)
+}),
+	Figures:   map[string]FigureMerge{"writes": Sum, "keys": Sum, "double_holders": Sum, "over_admitted": Sum, "peak_holders": Max, "permits": Max},
+	Guarantee: MutualExclusion}
 
 // surely is ws with each write shrunk to when it was in its section for
 // certain: by its clock_bound at each end (none left: it is dropped).

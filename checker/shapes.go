@@ -1,0 +1,135 @@
+package checker
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// A history's shape is what its acquires declare (DESIGN "Shapes beyond
+// the mutex"): permits > 1 on every acquire, a semaphore of that many
+// (the strict reader takes one value a history); none, a mutex. The
+// checkers of the two guarantees keep their names for every shape, so
+// that verify's gates, the thresholds and the report read one line each,
+// and each judges by the history's shape: linearizable by the shape's
+// model, mutex by the shape's rule at the resource. A mutex's history
+// takes exactly the paths it took before shapes.
+
+// HistoryPermits is the permits the acquires of ops declare (1: a
+// mutex's).
+func HistoryPermits(ops []history.Op) int {
+	k := 1
+	for i := range ops {
+		if ops[i].F == history.Acquire {
+			k = max(k, ops[i].Permits)
+		}
+	}
+	return k
+}
+
+// linearizablePermits is Linearizable for a semaphore of k permits:
+// each key's acquire, release and extend ops against the shape's model
+// (checkPermits with semaphore{k}), keys in parallel, a key not decided
+// within opt.Timeout unknown.
+func linearizablePermits(ctx context.Context, ops []history.Op, opt Options, k int) Result {
+	res := Result{Name: "linearizable", Verdict: Valid, Figures: map[string]int64{}}
+	keys, groups := byKey(ops, func(op *history.Op) bool {
+		return op.F == history.Acquire || op.F == history.Release || op.F == history.Extend
+	})
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
+	defer cancel()
+	out := make([]keyResult, len(keys))
+	parallel(len(keys), func(i int) {
+		key, kr, start := keys[i], &out[i], time.Now()
+		m := newPermitModel(semaphore{k}, int64(opt.ClockTolerance))
+		pops := toPermitOps(groups[key], int64(opt.InfoHorizon), false)
+		switch checkPermits(ctx, m, pops) {
+		case porcupine.Ok:
+			kr.verdict = Valid
+		case porcupine.Illegal:
+			kr.verdict, kr.v = Invalid, stuckPermits(ctx, m, key, pops)
+		default:
+			reason := OutOfTime
+			if parent.Err() != nil {
+				reason = Interrupted
+			}
+			kr.verdict = Unknown
+			kr.why = undecided(key, toLockOps(groups[key], int64(opt.InfoHorizon)), reason, time.Since(start))
+		}
+	})
+	collectKeys(&res, keys, groups, out)
+	if res.Note == "" {
+		res.Note = fmt.Sprintf("judged as a %s", semaphore{k})
+	}
+	return res
+}
+
+// stuckPermits is the violation of an illegal key under m: the first
+// segment (permitCuts) no timeline explains, and in it, by bisection on
+// its ops in call order, an op whose ops called up to it but not it
+// admit a timeline and with it admit none, where no timeline could go
+// on. Bisection keeps a legal prefix below and an illegal one above, so
+// it ends on such an op even though legality need not grow with the
+// prefix.
+func stuckPermits(ctx context.Context, m permitModel, key string, ops []*permitOp) *Violation {
+	v := &Violation{Key: key, Message: fmt.Sprintf("%s: no timeline of a %s explains the key's ops", key, m.sh)}
+	for _, seg := range permitCuts(ops, m.eps) {
+		if checkPermits(ctx, m, seg) != porcupine.Illegal {
+			continue
+		}
+		byCall := slices.Clone(seg)
+		slices.SortStableFunc(byCall, func(a, b *permitOp) int { return cmpInt(a.call, b.call) })
+		lo, hi := 0, len(byCall) // byCall[:lo] legal, byCall[:hi] illegal
+		for hi-lo > 1 {
+			mid := (lo + hi) / 2
+			switch checkPermits(ctx, m, byCall[:mid]) {
+			case porcupine.Illegal:
+				hi = mid
+			case porcupine.Ok:
+				lo = mid
+			default:
+				lo = hi - 1 // undecided: the segment is what can be told
+			}
+		}
+		stuck := byCall[hi-1]
+		v.Message = fmt.Sprintf("%s: no timeline of a %s goes on past #%d (%s, called %s, returned %s): the ops called before it admit one, with it none",
+			key, m.sh, stuck.index, stuck, history.Seconds(stuck.call), history.Seconds(stuck.orig))
+		v.Window = [2]int64{byCall[0].call, stuck.orig}
+		for _, o := range byCall[:hi] {
+			v.Window[1] = max(v.Window[1], o.orig)
+		}
+		for _, o := range byCall[max(0, hi-12):hi] { // the stuck op and those called just before it
+			v.Ops = append(v.Ops, o.index)
+		}
+		return v
+	}
+	return v
+}
+
+// semaphoreAtResource is the mutex checker for a semaphore of k permits:
+// no k + 1 leases in their sections at once (Semaphore), and the most
+// that were (peak_holders) against k (permits).
+func semaphoreAtResource(ops []history.Op, k int) Result {
+	res := Semaphore(ops)
+	res.Name = "mutex"
+	res.Figures["peak_holders"] = peakHolders(ops)
+	res.Figures["permits"] = int64(k)
+	res.Note = fmt.Sprintf("judged as a %s: no %d leases in their sections at once", semaphore{k}, k+1)
+	return res
+}
+
+// peakHolders is the most leases of one key in their sections at once,
+// over ops (each key's, as sectionCheck sweeps them).
+func peakHolders(ops []history.Op) int64 {
+	var peak int64
+	sectionCheck("", ops, func(_ string, in *sections, _ *history.Op, _ int) string {
+		peak = max(peak, int64(in.leases))
+		return ""
+	})
+	return peak
+}

@@ -1,0 +1,80 @@
+package checker
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/lockcheck/lockcheck/history"
+)
+
+// semaphoreHistory is n clients each granted a permit of a key of k at
+// once (200 ms leases, written in their sections together), and then a
+// client refused while they hold.
+func semaphoreHistory(k, n int) []history.Op {
+	var ops []history.Op
+	add := func(op history.Op) {
+		op.Index, op.Key = int64(len(ops)), "sem"
+		if op.F == history.Acquire {
+			op.TTLms, op.Permits = 200, k
+		}
+		ops = append(ops, op)
+	}
+	ms := int64(1e6)
+	for p := range n {
+		tok := string(rune('a' + p))
+		add(history.Op{Process: p, F: history.Acquire, Type: history.OK, Token: tok, Call: int64(p) * ms, Return: int64(p)*ms + ms/2})
+	}
+	for p := range n {
+		tok := string(rune('a' + p))
+		add(history.Op{Process: p, F: history.Write, Type: history.OK, Token: tok, Call: 10 * ms, Return: 20 * ms})
+	}
+	add(history.Op{Process: n, F: history.Acquire, Type: history.Fail, Call: 30 * ms, Return: 31 * ms})
+	for p := range n {
+		tok := string(rune('a' + p))
+		add(history.Op{Process: p, F: history.Release, Type: history.OK, Token: tok, Call: 40 * ms, Return: 41 * ms})
+	}
+	return ops
+}
+
+// TestShapes_SemaphoreByItsModel: a history of acquires with permits 3
+// is judged as a semaphore of 3 by both guarantees' checkers, under their
+// names: 3 holders and a refusal are valid (peak 3 of 3, the refusal's
+// chance counted); 4 holders are invalid at the resource and in the
+// model, whose message names the key and the op.
+func TestShapes_SemaphoreByItsModel(t *testing.T) {
+	opt := Options{}.Resolved()
+	f := Check(context.Background(), semaphoreHistory(3, 3), opt)
+	if f.Verdict != Valid {
+		t.Fatalf("3 holders of 3 permits: got %s, want valid: %+v", f.Verdict, f)
+	}
+	m, _ := f.Checker("mutex")
+	if m.Figures["peak_holders"] != 3 || m.Figures["permits"] != 3 || !strings.Contains(m.Note, "semaphore of 3 permits") {
+		t.Errorf("mutex checker: figures %v note %q, want peak_holders 3 of permits 3 and the shape named", m.Figures, m.Note)
+	}
+	if got := f.Coverage[AllPermitsTried]; got != 1 {
+		t.Errorf("all_permits_tried: got %d, want 1 (the refusal)", got)
+	}
+	f = Check(context.Background(), semaphoreHistory(3, 4), opt)
+	if f.Verdict != Invalid {
+		t.Fatalf("4 holders of 3 permits: got %s, want invalid", f.Verdict)
+	}
+	m, _ = f.Checker("mutex")
+	if m.Figures["over_admitted"] == 0 || m.Figures["peak_holders"] != 4 {
+		t.Errorf("mutex checker: figures %v, want over_admitted > 0 and peak_holders 4", m.Figures)
+	}
+	l, _ := f.Checker("linearizable")
+	if l.Verdict != Invalid || len(l.Violations) == 0 {
+		t.Fatalf("linearizable: got %s, want invalid with a violation", l.Verdict)
+	}
+	if msg := l.Violations[0].Message; !strings.HasPrefix(msg, "sem: no timeline of a semaphore of 3 permits goes on past #3 ") {
+		t.Errorf("violation: got %q, want the key and the 4th grant (#3) named", msg)
+	}
+	// A mutex's history has no all_permits_tried and the mutex's figures.
+	mutex := semaphoreHistory(0, 1)
+	f = Check(context.Background(), mutex, opt)
+	m, _ = f.Checker("mutex")
+	if _, ok := f.Coverage[AllPermitsTried]; ok || m.Figures["peak_holders"] != 0 || f.Verdict != Valid {
+		t.Errorf("mutex history: coverage %v, mutex figures %v, verdict %s", f.Coverage, m.Figures, f.Verdict)
+	}
+}
