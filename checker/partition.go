@@ -367,6 +367,9 @@ const (
 var (
 	spillFuncs = [...]history.Func{history.Acquire, history.Release, history.Extend, history.Write}
 	spillTypes = [...]history.Type{history.OK, history.Fail, history.Info}
+	// spillAccess are an acquire's access modes (the shapes' fields are
+	// carried as the rest are: a part judged without them is a mutex's).
+	spillAccess = [...]string{"", history.AccessRead, history.AccessWrite}
 )
 
 func appendSpill(b []byte, op *history.Op) []byte {
@@ -389,6 +392,8 @@ func appendSpill(b []byte, op *history.Op) []byte {
 	b = binary.AppendUvarint(b, uint64(op.Return-op.Call))
 	b = binary.AppendUvarint(b, uint64(op.Scheduled))
 	b = binary.AppendUvarint(b, uint64(op.ClockBound))
+	b = binary.AppendUvarint(b, uint64(op.Permits))
+	b = binary.AppendUvarint(b, uint64(slices.Index(spillAccess[:], op.Access)))
 	for _, s := range [...]string{op.Key, op.Token, op.Error} {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
@@ -414,7 +419,7 @@ func (d *spillDecoder) decode(b []byte, op *history.Op) ([]byte, error) {
 	if ti >= len(spillTypes) {
 		return nil, errSpill
 	}
-	var u [8]uint64
+	var u [10]uint64
 	for i := range u {
 		var n int
 		if i == 1 || i == 2 {
@@ -453,6 +458,10 @@ func (d *spillDecoder) decode(b []byte, op *history.Op) ([]byte, error) {
 	*op = history.Op{F: spillFuncs[fi], Type: spillTypes[ti], Index: int64(u[0]), Process: int(int64(u[1])), Fence: int64(u[2]),
 		TTLms: int64(u[3]), Call: int64(u[4]), Return: int64(u[4] + u[5]), Scheduled: int64(u[6]), ClockBound: int64(u[7]),
 		Key: s[0], Token: s[1], Error: s[2], CutShort: flags&spillCutShort != 0, Late: flags&spillLate != 0}
+	if u[8] > history.MaxPermits || u[9] >= uint64(len(spillAccess)) {
+		return nil, errSpill
+	}
+	op.Permits, op.Access = int(u[8]), spillAccess[u[9]]
 	if flags&spillAdd != 0 {
 		op.Mode = history.ExtendAdd
 	}

@@ -235,6 +235,10 @@ func TestSpill_RoundTrip(t *testing.T) {
 		if r.IntN(2) == 0 {
 			op.Mode = history.ExtendAdd
 		}
+		if r.IntN(2) == 0 {
+			op.Permits = r.IntN(history.MaxPermits) + 1
+		}
+		op.Access = spillAccess[r.IntN(len(spillAccess))]
 		ops = append(ops, op)
 	}
 	p, err := NewPartition(t.TempDir(), 3)

@@ -130,6 +130,7 @@ func runFlags(o *runOpts) *flag.FlagSet {
 	fs.StringVar(&o.w.KeyDist, "key-dist", workload.KeyUniform, "key choice: uniform or zipf")
 	fs.DurationVar(&o.w.Duration, "duration", workload.DefaultDuration, "run length (0: until --ops)")
 	fs.Int64Var(&o.w.Ops, "ops", 0, "stop after this many acquire attempts (0: no bound)")
+	fs.IntVar(&o.w.Permits, "permits", 1, "permits a key has: more than 1 runs a semaphore (--lock semaphore), judged as one")
 	fs.DurationVar(&o.w.TTL, "ttl", workload.DefaultTTL, "lock TTL")
 	fs.DurationVar(&o.w.Hold, "hold", workload.DefaultHold, "mean time a client wants the lock")
 	fs.StringVar(&o.w.HoldDist, "hold-dist", workload.HoldExp, "hold time distribution: fixed, exp or uniform")

@@ -228,5 +228,8 @@ func toJSON(c workload.Config) report.RunWorkload {
 	if c.ExtendEvery > 0 {
 		w.ExtendEvery = c.ExtendEvery.String()
 	}
+	if c.Permits > 1 {
+		w.Shape, w.Permits = "semaphore", c.Permits
+	}
 	return w
 }

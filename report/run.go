@@ -102,6 +102,10 @@ type RunWorkload struct {
 	SkipRelease float64 `json:"skip_release,omitempty"`
 	// TTLFactor is the factor of ttl_advice's p99 rule (0: the default).
 	TTLFactor float64 `json:"ttl_factor,omitempty"`
+	// Shape is the lock's shape where it is not a mutex ("semaphore"),
+	// and Permits a semaphore's permits a key.
+	Shape   string `json:"shape,omitempty"`
+	Permits int    `json:"permits,omitempty"`
 }
 
 // RunNemesis is run.json's fault schedule.
