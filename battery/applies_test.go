@@ -100,6 +100,9 @@ func TestApplies_WhereTheFaultCannotReach(t *testing.T) {
 		{"overrun-free", single, true, "extends its leases itself"},
 		{"overrun-free", single, false, ""},
 		{"failover", lockimpl.Entry{Name: "any"}, false, ""},
+		{"cancel", single, false, ""},
+		{"cancel", lockimpl.Entry{Name: "a-process-per-client", OwnClient: true, PerClient: true}, false, "the lock-process protocol"},
+		{"cancel", lockimpl.Entry{Name: "one-process", OwnClient: true}, false, "inside lockcheck's own Redis client"},
 	} {
 		s, err := scenario.Lookup(c.scenario)
 		if err != nil {
