@@ -47,7 +47,8 @@ func linearizablePermits(ctx context.Context, ops []history.Op, opt Options, k i
 	parallel(len(keys), func(i int) {
 		key, kr, start := keys[i], &out[i], time.Now()
 		m := newPermitModel(semaphore{k}, int64(opt.ClockTolerance))
-		pops := toPermitOps(groups[key], int64(opt.InfoHorizon), false)
+		pops, dropped := surelyRefused(toPermitOps(groups[key], int64(opt.InfoHorizon), false), k, m.eps)
+		kr.reduced = dropped
 		switch checkPermits(ctx, m, pops) {
 		case porcupine.Ok:
 			kr.verdict = Valid
@@ -67,6 +68,83 @@ func linearizablePermits(ctx context.Context, ops []history.Op, opt Options, k i
 		res.Note = fmt.Sprintf("judged as a %s", semaphore{k})
 	}
 	return res
+}
+
+// surelyRefused drops from one key's ops (of a semaphore of k) each
+// definite refusal during all of whose interval k leases were surely
+// held, and says how many it dropped. It is exact: such a refusal is
+// legal at any instant of its interval in every timeline, and a refusal
+// changes no state, so a linearization of the rest takes it anywhere in
+// its interval, and one of the whole is one of the rest. A lease is
+// surely held over [call, ret] when its ok acquire returned before call,
+// no release that may have happened (ok or info) was called by ret, and
+// its earliest end is past ret: from its acquire's call and from each
+// extend that may have happened and sets a new TTL (an additive one
+// only lengthens), plus the TTL, less eps. The contention a semaphore
+// meets is mostly such refusals (a hot key's clients try while its k
+// permits are held), which the model would otherwise carry in flight.
+func surelyRefused(ops []*permitOp, k int, eps int64) ([]*permitOp, int) {
+	type span struct{ from, to int64 } // surely held over (from, to)
+	type leaseOps struct {
+		grant        *permitOp
+		end, release int64
+	}
+	by := map[string]*leaseOps{}
+	get := func(tok string) *leaseOps {
+		l := by[tok]
+		if l == nil {
+			l = &leaseOps{end: history.MaxTime, release: history.MaxTime}
+			by[tok] = l
+		}
+		return l
+	}
+	for _, o := range ops {
+		if o.typ == history.Fail || o.f == history.Acquire && o.typ != history.OK {
+			if o.f == history.Acquire && o.typ == history.Info {
+				get(o.token).end = -1 // an info grant of the token: not surely anything
+			}
+			continue
+		}
+		l := get(o.token)
+		switch {
+		case o.f == history.Acquire:
+			if l.grant != nil {
+				l.end = -1 // a token granted twice: leave it to the model
+			}
+			l.grant = o
+			l.end = min(l.end, o.call+o.ttl-eps)
+		case o.f == history.Release:
+			l.release = min(l.release, o.call)
+		case o.f == history.Extend && !o.add:
+			l.end = min(l.end, o.call+o.ttl-eps)
+		}
+	}
+	var spans []span
+	for _, l := range by {
+		if l.grant != nil && l.end > l.grant.ret {
+			spans = append(spans, span{l.grant.ret, min(l.end, l.release)})
+		}
+	}
+	slices.SortFunc(spans, func(a, b span) int { return cmpInt(a.from, b.from) })
+	out := ops[:0:0]
+	for _, o := range ops {
+		if o.f == history.Acquire && o.typ == history.Fail {
+			held := 0
+			for _, sp := range spans {
+				if sp.from >= o.call {
+					break
+				}
+				if o.ret < sp.to {
+					held++
+				}
+			}
+			if held >= k {
+				continue
+			}
+		}
+		out = append(out, o)
+	}
+	return out, len(ops) - len(out)
 }
 
 // stuckPermits is the violation of an illegal key under m: the first

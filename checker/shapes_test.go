@@ -2,8 +2,11 @@ package checker
 
 import (
 	"context"
+	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/anishathalye/porcupine"
 
 	"github.com/lockcheck/lockcheck/history"
 )
@@ -76,5 +79,41 @@ func TestShapes_SemaphoreByItsModel(t *testing.T) {
 	m, _ = f.Checker("mutex")
 	if _, ok := f.Coverage[AllPermitsTried]; ok || m.Figures["peak_holders"] != 0 || f.Verdict != Valid {
 		t.Errorf("mutex history: coverage %v, mutex figures %v, verdict %s", f.Coverage, m.Figures, f.Verdict)
+	}
+}
+
+// TestSurelyRefused_AgreesWithOracle: the semaphore's model on what
+// surelyRefused leaves says what the oracle says of the whole, on
+// simulated correct semaphores and their mutations, with some refusals
+// dropped.
+func TestSurelyRefused_AgreesWithOracle(t *testing.T) {
+	n := shapeCases(t)
+	verdicts, dropped := map[Verdict]int{}, 0
+	for seed := 0; seed < n; seed++ {
+		r := rand.New(rand.NewPCG(uint64(seed), 79))
+		h := simShape(r, 6+r.IntN(5), 1+r.IntN(3), false)
+		for _, h := range []shapeHistory{h, mutateShape(r, h)} {
+			want := oracleShapeSays(h)
+			m := newPermitModel(h.shape(), int64(h.eps))
+			ops, d := surelyRefused(h.permitOps(), h.k, int64(h.eps))
+			got := Unknown
+			switch checkPermits(context.Background(), m, ops) {
+			case porcupine.Ok:
+				got = Valid
+			case porcupine.Illegal:
+				got = Invalid
+			}
+			if got != want {
+				t.Fatalf("seed %d: the model on the %d ops left (%d dropped) says %s, the oracle of the whole %s:\n%s", seed, len(ops), d, got, want, h)
+			}
+			verdicts[want]++
+			if d > 0 {
+				dropped++
+			}
+		}
+	}
+	t.Logf("%d histories: %d valid, %d invalid, %d with refusals dropped, 0 disagreements", 2*n, verdicts[Valid], verdicts[Invalid], dropped)
+	if dropped < n/20 || verdicts[Invalid] < n/10 {
+		t.Errorf("%d histories with refusals dropped, %d invalid, of %d: too few to prove anything", dropped, verdicts[Invalid], 2*n)
 	}
 }
