@@ -152,12 +152,21 @@ func spendLeft(ctx context.Context, cfg VerifyConfig, scen []scenario.Scenario, 
 
 // verifyProfile is the profile of lock e as cfg declares it: its own
 // renewals (a Factory's --lock-watchdog), no extend, a process per
-// client where cfg has one for the client faults.
+// client where cfg has one for the client faults, its shape and
+// permits as cfg's workload asks.
 func verifyProfile(cfg VerifyConfig, e lockimpl.Entry) scenario.Profile {
 	p := scenario.ProfileOf(e, cfg.Lock.Cluster)
 	p.PerClient = p.PerClient || cfg.ClientFaultLock != nil
 	p.Renews = p.Renews || cfg.Watchdog
 	p.NoExtend = cfg.NoExtend
+	if cfg.Workload != nil {
+		var w workload.Config
+		cfg.Workload(&w)
+		p.Permits = max(w.Permits, 1)
+		if p.Permits > 1 {
+			p.Shape = scenario.Semaphore
+		}
+	}
 	return p
 }
 

@@ -24,6 +24,7 @@ type verifyOpts struct {
 	cfg battery.VerifyConfig
 	// overrides of every scenario's workload
 	clients, keys   int
+	permits         int
 	ttl, hold, dur  time.Duration
 	extendEvery     time.Duration
 	backend, server string
@@ -49,6 +50,7 @@ func verifyFlags(o *verifyOpts) *flag.FlagSet {
 	fs.StringVar(&o.out, "out", "results", "results root: verify goes to OUT/verify/<timestamp>")
 	fs.IntVar(&o.clients, "clients", 0, "override every scenario's client count")
 	fs.IntVar(&o.keys, "keys", 0, "override every scenario's key count")
+	fs.IntVar(&o.permits, "permits", 0, "permits a key has: more than 1 verifies a semaphore (--lock semaphore) by its own model")
 	fs.DurationVar(&o.ttl, "ttl", 0, "override every scenario's TTL")
 	fs.DurationVar(&o.hold, "hold", 0, "override every scenario's mean hold")
 	fs.DurationVar(&o.dur, "duration", 0, "override every scenario's run length")
@@ -153,4 +155,5 @@ func (o *verifyOpts) override(w *workload.Config) {
 	w.Clients, w.Keys = cmp.Or(o.clients, w.Clients), cmp.Or(o.keys, w.Keys)
 	w.TTL, w.Hold, w.Duration = cmp.Or(o.ttl, w.TTL), cmp.Or(o.hold, w.Hold), cmp.Or(o.dur, w.Duration)
 	w.ExtendEvery = cmp.Or(o.extendEvery, w.ExtendEvery)
+	w.Permits = cmp.Or(o.permits, w.Permits)
 }

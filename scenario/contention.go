@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"maps"
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
@@ -12,4 +13,16 @@ var contention = Scenario{Name: "contention", Description: "200 clients on 5 key
 	Workload: func(w *workload.Config) {
 		w.Clients, w.TTL, w.Hold, w.HoldDist, w.Retry, w.Margin = 200, time.Second, 10*time.Millisecond, workload.HoldUniform, workload.RetryNone, 0
 	},
-	Requires: checker.Coverage{checker.Contended: 2000}}
+	Requires: checker.Coverage{checker.Contended: 2000}, Needs: []Need{fillsPermits}}
+
+// fillsPermits: on a semaphore, contention's chance is every permit of a
+// key held while another client tries it (all_permits_tried), required
+// beside the refusals; a mutex's requirement is as it was.
+func fillsPermits(_ Scenario, p Profile, _ string, req checker.Coverage) (string, checker.Coverage) {
+	if p.Permits <= 1 {
+		return "", req
+	}
+	req = maps.Clone(req)
+	req[checker.AllPermitsTried] = 500
+	return "", req
+}

@@ -8,8 +8,12 @@ import (
 	"github.com/lockcheck/lockcheck/lockimpl"
 )
 
-// Mutex is the shape of a lock that one holder at a time holds.
-const Mutex = "mutex"
+// The shapes: Mutex, a lock that one holder at a time holds; Semaphore,
+// one of Permits holders at a time.
+const (
+	Mutex     = "mutex"
+	Semaphore = "semaphore"
+)
 
 // Profile is what a battery knows of the lock under test, resolved once
 // (ProfileOf, then what the battery's config declares) and told what its
@@ -18,8 +22,10 @@ const Mutex = "mutex"
 type Profile struct {
 	// Name is the lock's name.
 	Name string
-	// Shape is the lock's shape (Mutex, the only one today).
-	Shape string
+	// Shape is the lock's shape (Mutex, Semaphore), and Permits a
+	// semaphore's permits a key (1 for a mutex; 0 reads as 1).
+	Shape   string
+	Permits int
 	// Topology is the one the lock needs ("": any single-master one);
 	// Where the Redis the battery runs on (lockcheck's own servers, or
 	// an external Redis, which is what it is).
@@ -51,7 +57,7 @@ type Profile struct {
 
 // ProfileOf is the profile lock e declares, run on where.
 func ProfileOf(e lockimpl.Entry, where cluster.Config) Profile {
-	return Profile{Name: e.Name, Shape: Mutex, Topology: e.Topology, Where: where, OwnClient: e.OwnClient, Waits: e.Waits,
+	return Profile{Name: e.Name, Shape: Mutex, Permits: 1, Topology: e.Topology, Where: where, OwnClient: e.OwnClient, Waits: e.Waits,
 		PerClient: e.PerClient, Renews: e.Watchdog}
 }
 
