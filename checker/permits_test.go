@@ -14,7 +14,9 @@ import (
 
 // shapeCases is how many seeds each shape's oracle test runs (each seed a
 // simulated correct history and a mutation of it): LOCKCHECK_SHAPE_CASES,
-// else 5000 (10,000 histories), 500 under -short.
+// else 5000 (10,000 histories), 500 under -short or the race detector
+// (the search is one goroutine's, and the detector slows it tenfold:
+// make test runs these tests again without it, at 5000).
 func shapeCases(t *testing.T) int {
 	if s := os.Getenv("LOCKCHECK_SHAPE_CASES"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -23,7 +25,7 @@ func shapeCases(t *testing.T) int {
 		}
 		return n
 	}
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		return 500
 	}
 	return 5000
