@@ -1,0 +1,44 @@
+package battery_test
+
+import (
+	"testing"
+
+	"github.com/lockcheck/lockcheck/internal/testutil"
+	"github.com/lockcheck/lockcheck/report"
+	"github.com/lockcheck/lockcheck/workload"
+)
+
+// semaphoreOf3 is the semaphore's workload for verify: 3 permits a key,
+// and at most 30 clients (contention's 200 on 5 keys keep 40 acquires a
+// key in flight, more than its model decides in the check's time).
+func semaphoreOf3(w *workload.Config) { w.Permits, w.Clients = 3, min(w.Clients, 30) }
+
+// TestVerify_SemaphoreBothWays: the semaphore of 3 permits, judged by its
+// own model under one run configuration: the correct one passes
+// contention (all_permits_tried met) and crash; a count and an add in two
+// commands over-admits at contention; a counter leaks a crashed holder's
+// permit at crash (refusals with fewer than 3 held).
+func TestVerify_SemaphoreBothWays(t *testing.T) {
+	testutil.RequireRedis(t)
+	for _, tc := range []struct {
+		lock      string
+		scenarios []string
+		want      []string
+	}{
+		{lock: "semaphore", scenarios: []string{"contention", "crash"}, want: []string{report.StatusPassed, report.StatusPassed}},
+		{lock: "broken-semaphore-check-add", scenarios: []string{"contention"}, want: []string{report.StatusBroken}},
+		{lock: "broken-semaphore-counter", scenarios: []string{"crash"}, want: []string{report.StatusBroken}},
+	} {
+		t.Run(tc.lock, func(t *testing.T) {
+			want := map[string]string{}
+			for i, s := range tc.scenarios {
+				want[s] = tc.want[i]
+			}
+			left := tc.scenarios
+			for attempt := int64(0); attempt < 3 && len(left) > 0; attempt++ {
+				left = bothWays(t, tc.lock, semaphoreOf3, left, want, 1+1000*attempt, attempt == 2)
+			}
+		})
+	}
+	testutil.NoRedisChildren(t)
+}
