@@ -56,83 +56,7 @@ declare(strict_types=1);
 use malkusch\lock\exception\LockReleaseException;
 use malkusch\lock\mutex\PHPRedisMutex;
 
-final class CouldNotRun extends RuntimeException
-{
-}
-
-// Servers are the redis-server processes this script started, by port;
-// each is stopped by its PID.
-final class Servers
-{
-    private array $procs = [];
-
-    public function __construct(private readonly string $bin)
-    {
-    }
-
-    public static function freePort(): int
-    {
-        $s = stream_socket_server('tcp://127.0.0.1:0');
-        $port = (int) substr(strrchr(stream_socket_get_name($s, false), ':'), 1);
-        fclose($s);
-        return $port;
-    }
-
-    // start runs an empty redis-server (no RDB, no AOF) on port and
-    // returns its PID once it answers PING.
-    public function start(int $port, array $env = []): int
-    {
-        $cmd = [$this->bin, '--port', (string) $port, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
-        $null = [0 => ['file', '/dev/null', 'r'], 1 => ['file', '/dev/null', 'w'], 2 => ['file', '/dev/null', 'w']];
-        $proc = @proc_open($cmd, $null, $pipes, null, $env ? $env + getenv() : null);
-        if (!is_resource($proc)) {
-            throw new CouldNotRun("could not run {$this->bin}");
-        }
-        $pid = proc_get_status($proc)['pid'];
-        $this->procs[$port] = [$proc, $pid];
-        for ($until = microtime(true) + 10; microtime(true) < $until && proc_get_status($proc)['running'];) {
-            $c = @stream_socket_client("tcp://127.0.0.1:$port", $errno, $errstr, 1);
-            if ($c !== false) {
-                stream_set_timeout($c, 2);
-                fwrite($c, "PING\r\n");
-                $pong = fgets($c);
-                fclose($c);
-                if ($pong === "+PONG\r\n") {
-                    return $pid;
-                }
-            }
-            usleep(20000);
-        }
-        $this->kill($port);
-        throw new CouldNotRun("{$this->bin} would not start on 127.0.0.1:$port");
-    }
-
-    // kill stops the server on port with SIGKILL and reaps it.
-    public function kill(int $port): void
-    {
-        [$proc, $pid] = $this->procs[$port] ?? [null, 0];
-        unset($this->procs[$port]);
-        if ($proc !== null) {
-            posix_kill($pid, SIGCONT);
-            posix_kill($pid, SIGKILL);
-            proc_close($proc);
-        }
-    }
-
-    public function stopAll(): void
-    {
-        foreach (array_keys($this->procs) as $port) {
-            $this->kill($port);
-        }
-    }
-}
-
-function connect(int $port): Redis
-{
-    $r = new Redis();
-    $r->connect('127.0.0.1', $port); // as the README: no timeouts
-    return $r;
-}
+require __DIR__ . '/redis_server.php';
 
 // waitUntil sleeps until microtime(true) reaches t.
 function waitUntil(float $t): void
@@ -179,11 +103,7 @@ function other(int $port): string|float
 
 function main(Servers $srv): int
 {
-    $autoload = '/usr/share/php/Malkusch/Lock/autoload.php';
-    if (!extension_loaded('redis') || !is_file($autoload)) {
-        throw new CouldNotRun("phpredis or $autoload is missing: apt-get install php-redis php-malkusch-lock");
-    }
-    require_once $autoload;
+    requireLibrary('php-redis php-malkusch-lock', '/usr/share/php/Malkusch/Lock/autoload.php');
     $steady = Servers::freePort();
     $srv->start($steady);
     $killed = Servers::freePort();
@@ -228,21 +148,4 @@ function main(Servers $srv): int
     return $shown ? 1 : 0;
 }
 
-$srv = new Servers(getenv('REDIS_SERVER') ?: 'redis-server');
-pcntl_async_signals(true);
-pcntl_signal(SIGALRM, function () use ($srv): void {
-    $srv->stopAll();
-    fwrite(STDERR, "did not finish in 14 s\n");
-    exit(2);
-});
-pcntl_alarm(14);
-$code = 2;
-try {
-    $code = main($srv);
-} catch (Throwable $e) {
-    // could not run: redis-server, the library, or anything unforeseen
-    fwrite(STDERR, ($e instanceof CouldNotRun ? '' : get_class($e) . ': ') . $e->getMessage() . "\n");
-} finally {
-    $srv->stopAll();
-}
-exit($code);
+runDemo(main(...));

@@ -71,168 +71,17 @@ use Symfony\Component\Lock\Store\CombinedStore;
 use Symfony\Component\Lock\Store\RedisStore;
 use Symfony\Component\Lock\Strategy\ConsensusStrategy;
 
-final class CouldNotRun extends RuntimeException
-{
-}
-
-// Servers are the redis-server processes this script started, by port;
-// each is stopped by its PID.
-final class Servers
-{
-    private array $procs = [];
-
-    public function __construct(private readonly string $bin)
-    {
-    }
-
-    public static function freePort(): int
-    {
-        $s = stream_socket_server('tcp://127.0.0.1:0');
-        $port = (int) substr(strrchr(stream_socket_get_name($s, false), ':'), 1);
-        fclose($s);
-        return $port;
-    }
-
-    // start runs an empty redis-server (no RDB, no AOF) on port and
-    // returns its PID once it answers PING.
-    public function start(int $port, array $env = []): int
-    {
-        $cmd = [$this->bin, '--port', (string) $port, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
-        $null = [0 => ['file', '/dev/null', 'r'], 1 => ['file', '/dev/null', 'w'], 2 => ['file', '/dev/null', 'w']];
-        $proc = @proc_open($cmd, $null, $pipes, null, $env ? $env + getenv() : null);
-        if (!is_resource($proc)) {
-            throw new CouldNotRun("could not run {$this->bin}");
-        }
-        $pid = proc_get_status($proc)['pid'];
-        $this->procs[$port] = [$proc, $pid];
-        for ($until = microtime(true) + 10; microtime(true) < $until && proc_get_status($proc)['running'];) {
-            $c = @stream_socket_client("tcp://127.0.0.1:$port", $errno, $errstr, 1);
-            if ($c !== false) {
-                stream_set_timeout($c, 2);
-                fwrite($c, "PING\r\n");
-                $pong = fgets($c);
-                fclose($c);
-                if ($pong === "+PONG\r\n") {
-                    return $pid;
-                }
-            }
-            usleep(20000);
-        }
-        $this->kill($port);
-        throw new CouldNotRun("{$this->bin} would not start on 127.0.0.1:$port");
-    }
-
-    // kill stops the server on port with SIGKILL and reaps it.
-    public function kill(int $port): void
-    {
-        [$proc, $pid] = $this->procs[$port] ?? [null, 0];
-        unset($this->procs[$port]);
-        if ($proc !== null) {
-            posix_kill($pid, SIGCONT);
-            posix_kill($pid, SIGKILL);
-            proc_close($proc);
-        }
-    }
-
-    public function stopAll(): void
-    {
-        foreach (array_keys($this->procs) as $port) {
-            $this->kill($port);
-        }
-    }
-}
-
-// Clocks are the nodes' clock files and the shim they run under.
-final class Clocks
-{
-    public readonly string $dir;
-    public readonly string $shim;
-
-    public function __construct()
-    {
-        $src = dirname(__DIR__, 2) . '/cluster/clockshim/clockshim.c';
-        if (!is_file($src)) {
-            throw new CouldNotRun("$src is missing");
-        }
-        $this->dir = sys_get_temp_dir() . '/redlock-clock-quorum-' . getmypid();
-        if (!is_dir($this->dir) && !mkdir($this->dir)) {
-            throw new CouldNotRun("cannot make {$this->dir}");
-        }
-        $this->shim = $this->dir . '/clockshim.so';
-        $cc = @proc_open(['cc', '-shared', '-fPIC', '-O2', '-o', $this->shim, $src], [1 => ['file', '/dev/null', 'w'], 2 => ['pipe', 'w']], $pipes);
-        if (!is_resource($cc)) {
-            $this->remove();
-            throw new CouldNotRun('no C compiler (cc) to build the clock shim');
-        }
-        $err = stream_get_contents($pipes[2]);
-        fclose($pipes[2]);
-        if (proc_close($cc) !== 0 || !is_file($this->shim)) {
-            $this->remove();
-            throw new CouldNotRun("cc could not build the clock shim: $err");
-        }
-    }
-
-    // env is node i's environment: the shim, and its clock file, at 0.
-    public function env(int $i): array
-    {
-        $file = "{$this->dir}/clock-$i";
-        if (!is_file($file)) {
-            file_put_contents($file, str_repeat("\0", 32));
-        }
-        return ['LD_PRELOAD' => $this->shim, 'LOCKCHECK_CLOCK_FILE' => $file];
-    }
-
-    // set makes node i's clock read real time + offset seconds (the
-    // shim's seqlock: seq odd while the offset is written).
-    public function set(int $i, float $offset): void
-    {
-        $f = fopen("{$this->dir}/clock-$i", 'r+b');
-        $seq = unpack('P', fread($f, 8))[1];
-        foreach ([[0, $seq + 1], [8, (int) round($offset * 1e9)], [16, 0], [24, (int) (microtime(true) * 1e9)], [0, $seq + 2]] as [$at, $v]) {
-            fseek($f, $at);
-            fwrite($f, pack('P', $v));
-            fflush($f);
-        }
-        fclose($f);
-    }
-
-    public function remove(): void
-    {
-        foreach (glob($this->dir . '/*') ?: [] as $f) {
-            unlink($f);
-        }
-        @rmdir($this->dir);
-    }
-}
-
-// connectAll connects to every master, as the documentation does.
-function connectAll(array $ports): array
-{
-    return array_map(function (int $port): Redis {
-        $r = new Redis();
-        $r->connect('127.0.0.1', $port);
-        return $r;
-    }, $ports);
-}
+require __DIR__ . '/redis_server.php';
 
 // holders is which masters have key, by index ("down": not answering),
 // and how far each node's clock (TIME) is from this process's.
 function holders(array $ports, string $key): string
 {
-    $out = [];
-    foreach ($ports as $i => $port) {
-        try {
-            $r = new Redis();
-            $r->connect('127.0.0.1', $port, 1.0);
-            [$s, $us] = $r->time();
-            $skew = (int) $s + (int) $us / 1e6 - microtime(true);
-            $out[] = "n$i:" . ($r->exists($key) ? 'key' : 'none') . (abs($skew) > 1 ? sprintf('(clock %+.0f s)', $skew) : '');
-            $r->close();
-        } catch (RedisException $e) {
-            $out[] = "n$i:down";
-        }
-    }
-    return implode(' ', $out);
+    return eachNode($ports, function (Redis $r) use ($key): string {
+        [$s, $us] = $r->time();
+        $skew = (int) $s + (int) $us / 1e6 - microtime(true);
+        return ($r->exists($key) ? 'key' : 'none') . (abs($skew) > 1 ? sprintf('(clock %+.0f s)', $skew) : '');
+    });
 }
 
 // Fault is the survey's clock-quorum: down are the two masters down at
@@ -310,13 +159,8 @@ function malkusch(Servers $srv, Clocks $clocks, array $ports, Fault $fault): boo
 
 function main(Servers $srv): int
 {
-    foreach (['/usr/share/php/Symfony/Component/Lock/autoload.php', '/usr/share/php/Malkusch/Lock/autoload.php'] as $autoload) {
-        if (!extension_loaded('redis') || !is_file($autoload)) {
-            throw new CouldNotRun("phpredis or $autoload is missing: apt-get install php-redis php-symfony-lock php-malkusch-lock");
-        }
-        require_once $autoload;
-    }
-    $clocks = new Clocks();
+    requireLibrary('php-redis php-symfony-lock php-malkusch-lock', '/usr/share/php/Symfony/Component/Lock/autoload.php', '/usr/share/php/Malkusch/Lock/autoload.php');
+    $clocks = new Clocks('redlock-clock-quorum');
     try {
         $ports = [];
         for ($i = 0; $i < 5; $i++) {
@@ -334,21 +178,4 @@ function main(Servers $srv): int
     return ($symfony || $malkusch) ? 1 : 0;
 }
 
-$srv = new Servers(getenv('REDIS_SERVER') ?: 'redis-server');
-pcntl_async_signals(true);
-pcntl_signal(SIGALRM, function () use ($srv): void {
-    $srv->stopAll();
-    fwrite(STDERR, "did not finish in 14 s\n");
-    exit(2);
-});
-pcntl_alarm(14);
-$code = 2;
-try {
-    $code = main($srv);
-} catch (Throwable $e) {
-    // could not run: redis-server, the library, or anything unforeseen
-    fwrite(STDERR, ($e instanceof CouldNotRun ? '' : get_class($e) . ': ') . $e->getMessage() . "\n");
-} finally {
-    $srv->stopAll();
-}
-exit($code);
+runDemo(main(...));
