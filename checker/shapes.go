@@ -84,16 +84,30 @@ func linearizablePermits(ctx context.Context, ops []history.Op, opt Options, k i
 // meets is mostly such refusals (a hot key's clients try while its k
 // permits are held), which the model would otherwise carry in flight.
 func surelyRefused(ops []*permitOp, k int, eps int64) ([]*permitOp, int) {
-	type span struct{ from, to int64 } // surely held over (from, to)
-	type leaseOps struct {
-		grant        *permitOp
-		end, release int64
+	spans := surelyHeldSpans(ops, eps)
+	out := ops[:0:0]
+	for _, o := range ops {
+		if o.f == history.Acquire && o.typ == history.Fail && heldThrough(spans, o) >= k {
+			continue
+		}
+		out = append(out, o)
 	}
-	by := map[string]*leaseOps{}
-	get := func(tok string) *leaseOps {
+	return out, len(ops) - len(out)
+}
+
+// surelyHeldLease is one token's ok grant, earliest sure end (-1: none) and earliest release call.
+type surelyHeldLease struct {
+	grant        *permitOp
+	end, release int64
+}
+
+// surelyHeldSpans returns, by start, each lease's surely-held span, for surelyRefused to count.
+func surelyHeldSpans(ops []*permitOp, eps int64) []span {
+	by := map[string]*surelyHeldLease{}
+	get := func(tok string) *surelyHeldLease {
 		l := by[tok]
 		if l == nil {
-			l = &leaseOps{end: history.MaxTime, release: history.MaxTime}
+			l = &surelyHeldLease{end: history.MaxTime, release: history.MaxTime}
 			by[tok] = l
 		}
 		return l
@@ -119,32 +133,28 @@ func surelyRefused(ops []*permitOp, k int, eps int64) ([]*permitOp, int) {
 			l.end = min(l.end, o.call+o.ttl-eps)
 		}
 	}
-	var spans []span
+	var spans []span // surely held over (from, to)
 	for _, l := range by {
 		if l.grant != nil && l.end > l.grant.ret {
 			spans = append(spans, span{l.grant.ret, min(l.end, l.release)})
 		}
 	}
 	slices.SortFunc(spans, func(a, b span) int { return cmpInt(a.from, b.from) })
-	out := ops[:0:0]
-	for _, o := range ops {
-		if o.f == history.Acquire && o.typ == history.Fail {
-			held := 0
-			for _, sp := range spans {
-				if sp.from >= o.call {
-					break
-				}
-				if o.ret < sp.to {
-					held++
-				}
-			}
-			if held >= k {
-				continue
-			}
+	return spans
+}
+
+// heldThrough counts the sorted spans covering all of o's interval, the leases surely held through it.
+func heldThrough(spans []span, o *permitOp) int {
+	held := 0
+	for _, sp := range spans {
+		if sp.from >= o.call {
+			break
 		}
-		out = append(out, o)
+		if o.ret < sp.to {
+			held++
+		}
 	}
-	return out, len(ops) - len(out)
+	return held
 }
 
 // stuckPermits is the violation of an illegal key under m: the first

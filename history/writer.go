@@ -162,34 +162,7 @@ func AppendBody(b []byte, op *Op) []byte {
 	b = appendString(b, string(op.F))
 	b = append(b, `,"type":`...)
 	b = appendString(b, string(op.Type))
-	if op.Key != "" {
-		b = append(b, `,"key":`...)
-		b = appendString(b, op.Key)
-	}
-	if op.Token != "" {
-		b = append(b, `,"token":`...)
-		b = appendString(b, op.Token)
-	}
-	if op.Fence != 0 {
-		b = append(b, `,"fence":`...)
-		b = strconv.AppendInt(b, op.Fence, 10)
-	}
-	if op.TTLms != 0 {
-		b = append(b, `,"ttl_ms":`...)
-		b = strconv.AppendInt(b, op.TTLms, 10)
-	}
-	if op.Mode != "" {
-		b = append(b, `,"mode":`...)
-		b = appendString(b, op.Mode)
-	}
-	if op.Access != "" {
-		b = append(b, `,"access":`...)
-		b = appendString(b, op.Access)
-	}
-	if op.Permits != 0 {
-		b = append(b, `,"permits":`...)
-		b = strconv.AppendInt(b, int64(op.Permits), 10)
-	}
+	b = appendOptional(b, op)
 	b = append(b, `,"call":`...)
 	b = strconv.AppendInt(b, op.Call, 10)
 	b = append(b, `,"return":`...)
@@ -221,6 +194,39 @@ func AppendBody(b []byte, op *Op) []byte {
 		b = append(b, v...)
 	}
 	return append(b, "}\n"...)
+}
+
+// appendOptional appends the optional fields key to permits, keeping AppendBody short at one call.
+func appendOptional(b []byte, op *Op) []byte {
+	if op.Key != "" {
+		b = append(b, `,"key":`...)
+		b = appendString(b, op.Key)
+	}
+	if op.Token != "" {
+		b = append(b, `,"token":`...)
+		b = appendString(b, op.Token)
+	}
+	if op.Fence != 0 {
+		b = append(b, `,"fence":`...)
+		b = strconv.AppendInt(b, op.Fence, 10)
+	}
+	if op.TTLms != 0 {
+		b = append(b, `,"ttl_ms":`...)
+		b = strconv.AppendInt(b, op.TTLms, 10)
+	}
+	if op.Mode != "" {
+		b = append(b, `,"mode":`...)
+		b = appendString(b, op.Mode)
+	}
+	if op.Access != "" {
+		b = append(b, `,"access":`...)
+		b = appendString(b, op.Access)
+	}
+	if op.Permits != 0 {
+		b = append(b, `,"permits":`...)
+		b = strconv.AppendInt(b, int64(op.Permits), 10)
+	}
+	return b
 }
 
 // appendString appends s as a JSON string. Plain ASCII (every key and token

@@ -137,118 +137,180 @@ func pauseParent(ctx context.Context, lib Lib) (int, error) {
 	return demoredis.NotShown, nil
 }
 
+// pauseRound is one round: a holder is stopped past KeyValidity, a second client takes the key, and the holder is woken to see whether it writes with its context alive.
 func pauseRound(ctx context.Context, lib Lib, addr string, round int) (bool, error) {
 	lockName := fmt.Sprintf("pause-%d", round)
-	exe, err := os.Executable()
+	h, err := startHolder(ctx, addr, lockName)
 	if err != nil {
 		return false, err
+	}
+	var o pauseObs
+	if o.hasDeadline, err = h.awaitHeld(); err != nil {
+		return false, err
+	}
+	if o.stopped, err = h.stop(); err != nil {
+		return false, err
+	}
+	other, err := lib.New(Options{Addr: addr, KeyValidity: validity})
+	if err != nil {
+		return false, err
+	}
+	defer other.Close()
+	octx, ocancel, err := takeFreedKey(ctx, lib, other, addr, lockName)
+	if err != nil {
+		return false, err
+	}
+	defer ocancel()
+	o.acquired = time.Now()
+	if wait := time.Until(o.stopped.Add(pauseFor)); wait > 0 {
+		select {
+		case <-time.After(wait): // the pause itself: the fault's length
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+	o.resumed = time.Now()
+	if o.wrote, o.cancelled, err = h.resume(o.acquired); err != nil {
+		return false, err
+	}
+	o.stillHeld = octx.Err() == nil
+	o.report(lib, round)
+	return len(o.wrote) > 0 && o.stillHeld, nil
+}
+
+// holderProc is a running holder child and its parsed output, for the round's steps to read.
+type holderProc struct {
+	ctx    context.Context
+	child  *exec.Cmd
+	lines  chan line
+	exited chan struct{}
+}
+
+// startHolder starts the holder child on lockName and reads its lines, killing it when the demo exits.
+func startHolder(ctx context.Context, addr, lockName string) (*holderProc, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
 	}
 	child := exec.Command(exe, holderArg, addr, lockName)
 	child.Stderr = os.Stderr
 	child.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdin, err := child.StdinPipe()
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	stdout, err := child.StdoutPipe()
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	if err := child.Start(); err != nil {
-		return false, err
+		return nil, err
 	}
-	exited := make(chan struct{})
-	lines := make(chan line, 4096)
+	h := &holderProc{ctx: ctx, child: child, lines: make(chan line, 4096), exited: make(chan struct{})}
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			f := strings.SplitN(sc.Text(), " ", 3)
-			l := line{verb: f[0]}
-			if len(f) > 1 {
-				if ns, err := strconv.ParseInt(f[1], 10, 64); err == nil {
-					l.at = time.Unix(0, ns)
-				} else {
-					l.rest = f[1]
-				}
-			}
-			if len(f) > 2 {
-				l.rest = f[2]
-			}
-			lines <- l
+			h.lines <- parseLine(sc.Text())
 		}
-		close(lines)
+		close(h.lines)
 	}()
-	go func() { _ = child.Wait(); close(exited) }()
+	go func() { _ = child.Wait(); close(h.exited) }()
 	demoredis.OnExit(func() {
 		stdin.Close()
 		_ = syscall.Kill(child.Process.Pid, syscall.SIGCONT)
 		_ = child.Process.Kill()
 		select {
-		case <-exited:
+		case <-h.exited:
 		case <-time.After(5 * time.Second):
 			fmt.Fprintf(os.Stderr, "the holder (pid %d) did not exit 5 s after SIGKILL\n", child.Process.Pid)
 		}
 	})
-	next := func(what string, d time.Duration) (line, error) {
-		w, cancel := demoredis.Within(ctx, d)
-		defer cancel()
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				select {
-				case <-exited:
-				case <-time.After(time.Second):
-				}
-				return line{}, fmt.Errorf("waiting for %s: the holder's output ended (%v)", what, child.ProcessState)
-			}
-			if l.verb == "error" || l.verb == "gave" {
-				return line{}, fmt.Errorf("the holder: %s %s", l.verb, l.rest)
-			}
-			return l, nil
-		case <-w.Done():
-			return line{}, fmt.Errorf("waiting for %s: %w", what, w.Err())
+	return h, nil
+}
+
+// parseLine splits a holder's line into its verb, its time (a first field in ns) and the rest.
+func parseLine(text string) line {
+	f := strings.SplitN(text, " ", 3)
+	l := line{verb: f[0]}
+	if len(f) > 1 {
+		if ns, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+			l.at = time.Unix(0, ns)
+		} else {
+			l.rest = f[1]
 		}
 	}
-	held, err := next("the holder to acquire (its \"held\" line)", 8*time.Second)
+	if len(f) > 2 {
+		l.rest = f[2]
+	}
+	return l
+}
+
+// next waits up to d for the holder's next line, failing on its error lines or the end of its output.
+func (h *holderProc) next(what string, d time.Duration) (line, error) {
+	w, cancel := demoredis.Within(h.ctx, d)
+	defer cancel()
+	select {
+	case l, ok := <-h.lines:
+		if !ok {
+			select {
+			case <-h.exited:
+			case <-time.After(time.Second):
+			}
+			return line{}, fmt.Errorf("waiting for %s: the holder's output ended (%v)", what, h.child.ProcessState)
+		}
+		if l.verb == "error" || l.verb == "gave" {
+			return line{}, fmt.Errorf("the holder: %s %s", l.verb, l.rest)
+		}
+		return l, nil
+	case <-w.Done():
+		return line{}, fmt.Errorf("waiting for %s: %w", what, w.Err())
+	}
+}
+
+// awaitHeld waits for the holder's "held" line and its first write, so that it is in its loop when stopped.
+func (h *holderProc) awaitHeld() (hasDeadline bool, err error) {
+	held, err := h.next("the holder to acquire (its \"held\" line)", 8*time.Second)
 	if err != nil {
 		return false, err
 	}
 	if held.verb != "held" {
 		return false, fmt.Errorf("the holder said %q before \"held\"", held.verb)
 	}
-	hasDeadline := held.rest == "true"
+	hasDeadline = held.rest == "true"
 	// one write before the pause, so that the holder runs its loop
-	if _, err := next("the holder's first write", 4*time.Second); err != nil {
+	if _, err := h.next("the holder's first write", 4*time.Second); err != nil {
 		return false, err
 	}
-	if err := syscall.Kill(child.Process.Pid, syscall.SIGSTOP); err != nil {
-		return false, err
+	return hasDeadline, nil
+}
+
+// stop SIGSTOPs the holder (the fault) and drains what it wrote before, so that later lines are after the wake.
+func (h *holderProc) stop() (time.Time, error) {
+	if err := syscall.Kill(h.child.Process.Pid, syscall.SIGSTOP); err != nil {
+		return time.Time{}, err
 	}
 	stopped := time.Now()
 	// drain what it wrote before the stop
-drain:
 	for {
 		select {
-		case <-lines:
+		case <-h.lines:
 		case <-time.After(50 * time.Millisecond):
-			break drain
+			return stopped, nil
 		}
 	}
+}
 
-	other, err := lib.New(Options{Addr: addr, KeyValidity: validity})
-	if err != nil {
-		return false, err
-	}
-	defer other.Close()
+// takeFreedKey waits for the stopped holder's key to expire and has other acquire it: the second holder.
+func takeFreedKey(ctx context.Context, lib Lib, other Locker, addr, lockName string) (context.Context, context.CancelFunc, error) {
 	key := lib.keyname(lockName)
 	w, cancel := demoredis.Within(ctx, 4*time.Second)
-	err = demoredis.WaitFor(w, "the stopped holder's key to expire (KeyValidity 1 s)", func() bool {
+	err := demoredis.WaitFor(w, "the stopped holder's key to expire (KeyValidity 1 s)", func() bool {
 		e, err := demoredis.Exists(w, addr, key)
 		return err == nil && !e
 	})
 	cancel()
 	if err != nil {
-		return false, err
+		return nil, nil, err
 	}
 	var octx context.Context
 	var ocancel context.CancelFunc
@@ -260,27 +322,22 @@ drain:
 	})
 	cancel()
 	if err != nil {
-		return false, err
+		return nil, nil, err
 	}
-	defer ocancel()
-	acquired := time.Now()
-	if wait := time.Until(stopped.Add(pauseFor)); wait > 0 {
-		select {
-		case <-time.After(wait): // the pause itself: the fault's length
-		case <-ctx.Done():
-			return false, ctx.Err()
-		}
-	}
-	resumed := time.Now()
-	if err := syscall.Kill(child.Process.Pid, syscall.SIGCONT); err != nil {
-		return false, err
+	return octx, ocancel, nil
+}
+
+// resume SIGCONTs the holder and collects its writes after the second acquire until it sees its context cancelled.
+func (h *holderProc) resume(acquired time.Time) ([]time.Time, line, error) {
+	if err := syscall.Kill(h.child.Process.Pid, syscall.SIGCONT); err != nil {
+		return nil, line{}, err
 	}
 	var wrote []time.Time
 	var cancelled line
 	for cancelled.verb == "" {
-		l, err := next("the holder to see its lock cancelled after SIGCONT", 6*time.Second)
+		l, err := h.next("the holder to see its lock cancelled after SIGCONT", 6*time.Second)
 		if err != nil {
-			return false, err
+			return nil, line{}, err
 		}
 		switch l.verb {
 		case "wrote":
@@ -291,16 +348,29 @@ drain:
 			cancelled = l
 		}
 	}
-	stillHeld := octx.Err() == nil
-	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+	return wrote, cancelled, nil
+}
+
+// pauseObs is what a pause round observed, kept for its report line.
+type pauseObs struct {
+	hasDeadline, stillHeld     bool
+	stopped, acquired, resumed time.Time
+	wrote                      []time.Time
+	cancelled                  line
+}
+
+// report prints the round's line: the stop, the second acquire, and what the woken holder did.
+func (o pauseObs) report(lib Lib, round int) {
 	woke := "did not write before its context was cancelled"
-	if len(wrote) > 0 {
-		woke = fmt.Sprintf("wrote %s after SIGCONT with its lock's context alive while the second client held the lock (its context alive: %v)", ms(wrote[0].Sub(resumed)), stillHeld)
+	if len(o.wrote) > 0 {
+		woke = fmt.Sprintf("wrote %s after SIGCONT with its lock's context alive while the second client held the lock (its context alive: %v)", ms(o.wrote[0].Sub(o.resumed)), o.stillHeld)
 	}
 	fmt.Printf("round %d: %s holder (KeyValidity 1 s, its context's Deadline() ok: %v) held, writing every 5 ms, SIGSTOPped %v; its key expired and a second client acquired it %s after the stop; the holder %s; its context was cancelled %s after SIGCONT\n",
-		round, lib.Name, hasDeadline, pauseFor, ms(acquired.Sub(stopped)), woke, ms(cancelled.at.Sub(resumed)))
-	return len(wrote) > 0 && stillHeld, nil
+		round, lib.Name, o.hasDeadline, pauseFor, ms(o.acquired.Sub(o.stopped)), woke, ms(o.cancelled.at.Sub(o.resumed)))
 }
+
+// ms formats d in milliseconds to 0.1 ms, as the demos' lines give their times.
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
 
 // Skew is the clock demo: one redis-server under the clock shim, its
 // clock set ahead by 2 s (>= KeyValidity 1 s); first with SET NX PXAT
@@ -355,10 +425,10 @@ func skew(ctx context.Context, lib Lib) (int, error) {
 // FallbackSETPX at A's first renewal (PEXPIREAT, after ExtendInterval,
 // 500 ms). It reports whether B acquired while A's context was alive.
 func skewRun(ctx context.Context, lib Lib, addr string, fallback bool) (bool, error) {
-	mode := "SET NX PXAT (default)"
+	o := skewObs{mode: "SET NX PXAT (default)"}
 	name := "skew-pxat"
 	if fallback {
-		mode, name = "FallbackSETPX", "skew-px"
+		o.mode, name = "FallbackSETPX", "skew-px"
 	}
 	opt := Options{Addr: addr, KeyValidity: validity, FallbackSETPX: fallback}
 	a, err := lib.New(opt)
@@ -375,74 +445,87 @@ func skewRun(ctx context.Context, lib Lib, addr string, fallback bool) (bool, er
 	if err != nil {
 		return false, fmt.Errorf("A's acquire: %w", err)
 	}
-	acquired := time.Now()
+	o.acquired = time.Now()
 	defer acancel()
 	aCancelled := make(chan time.Time, 1)
 	context.AfterFunc(actx, func() { aCancelled <- time.Now() })
 	key := lib.keyname(name)
-	exists, err := demoredis.Exists(ctx, addr, key)
-	if err != nil {
+	if o.exists, err = demoredis.Exists(ctx, addr, key); err != nil {
 		return false, err
 	}
-	refused := false
-	if exists {
-		// the key is there (FallbackSETPX): B is refused until A's
-		// first renewal, which sets PEXPIREAT in Redis's past
-		if _, c, err := b.TryWithContext(context.Background(), name); err == nil {
-			c()
-			return false, fmt.Errorf("%s: B acquired while A's key existed", mode)
-		}
-		refused = true
-		w, cancel := demoredis.Within(ctx, 4*time.Second)
-		err = demoredis.WaitFor(w, "A's key to go at its first renewal (PEXPIREAT)", func() bool {
-			e, err := demoredis.Exists(w, addr, key)
-			return err == nil && !e
-		})
-		cancel()
-		if err != nil {
+	if o.exists {
+		if err := refusedUntilRenewal(ctx, b, addr, name, key, o.mode); err != nil {
 			return false, err
 		}
+		o.refused = true
 	}
-	gone := time.Now()
-	aliveBefore := actx.Err() == nil
-	bAsked := time.Now()
+	o.gone = time.Now()
+	o.aliveBefore = actx.Err() == nil
+	o.bAsked = time.Now()
 	bctx, bcancel, berr := b.TryWithContext(context.Background(), name)
-	bAt := time.Now()
+	o.bAt, o.berr = time.Now(), berr
 	if berr == nil {
 		defer bcancel()
 	}
-	var cancelledAt time.Time
 	w, cancel := demoredis.Within(ctx, 4*time.Second)
 	select {
-	case cancelledAt = <-aCancelled:
+	case o.cancelledAt = <-aCancelled:
 	case <-w.Done():
 	}
 	cancel()
-	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
-	if !exists {
-		fmt.Printf("%s: A acquired (KeyValidity 1 s); its key did not exist on Redis right after\n", mode)
+	_ = bctx
+	return o.report()
+}
+
+// refusedUntilRenewal checks that B is refused while A's key exists (FallbackSETPX) and waits for A's first renewal to drop it.
+func refusedUntilRenewal(ctx context.Context, b Locker, addr, name, key, mode string) error {
+	// the key is there (FallbackSETPX): B is refused until A's
+	// first renewal, which sets PEXPIREAT in Redis's past
+	if _, c, err := b.TryWithContext(context.Background(), name); err == nil {
+		c()
+		return fmt.Errorf("%s: B acquired while A's key existed", mode)
+	}
+	w, cancel := demoredis.Within(ctx, 4*time.Second)
+	defer cancel()
+	return demoredis.WaitFor(w, "A's key to go at its first renewal (PEXPIREAT)", func() bool {
+		e, err := demoredis.Exists(w, addr, key)
+		return err == nil && !e
+	})
+}
+
+// skewObs is what a skew run observed, kept for its report and verdict.
+type skewObs struct {
+	mode                                     string
+	exists, refused, aliveBefore             bool
+	acquired, gone, bAsked, bAt, cancelledAt time.Time
+	berr                                     error
+}
+
+// report prints the run's lines and says whether B acquired while A's context was alive, unless the machine was too slow to tell.
+func (o skewObs) report() (bool, error) {
+	if !o.exists {
+		fmt.Printf("%s: A acquired (KeyValidity 1 s); its key did not exist on Redis right after\n", o.mode)
 	} else {
-		fmt.Printf("%s: A acquired, its key existed and B was refused: %v; the key went %s after A's acquire (its first renewal)\n", mode, refused, ms(gone.Sub(acquired)))
+		fmt.Printf("%s: A acquired, its key existed and B was refused: %v; the key went %s after A's acquire (its first renewal)\n", o.mode, o.refused, ms(o.gone.Sub(o.acquired)))
 	}
 	what := "A's context was never cancelled"
-	if !cancelledAt.IsZero() {
-		what = fmt.Sprintf("A's context was cancelled %s after B's acquire returned (%s after B asked)", ms(cancelledAt.Sub(bAt)), ms(cancelledAt.Sub(bAsked)))
+	if !o.cancelledAt.IsZero() {
+		what = fmt.Sprintf("A's context was cancelled %s after B's acquire returned (%s after B asked)", ms(o.cancelledAt.Sub(o.bAt)), ms(o.cancelledAt.Sub(o.bAsked)))
 	}
-	fmt.Printf("%s: B's acquire: %v; A's context alive when B asked: %v; %s\n", mode, errString(berr), aliveBefore, what)
-	_ = bctx
+	fmt.Printf("%s: B's acquire: %v; A's context alive when B asked: %v; %s\n", o.mode, errString(o.berr), o.aliveBefore, what)
 	// Between B's ask and Redis granting B's SET NX, nothing could cancel
 	// A: its next renewal is ExtendInterval (500 ms) after the last (the
 	// ask comes sooner, checked here), and the invalidation that cancels
 	// it is the one B's SET sends. So A was alive at B's grant when it
 	// was alive at B's ask and cancelled after it.
-	sinceRenewal := bAsked.Sub(acquired)
-	if exists {
-		sinceRenewal = bAsked.Sub(gone)
+	sinceRenewal := o.bAsked.Sub(o.acquired)
+	if o.exists {
+		sinceRenewal = o.bAsked.Sub(o.gone)
 	}
 	if sinceRenewal >= validity/2 {
-		return false, fmt.Errorf("%s: B asked %v after A's last renewal, not within ExtendInterval (500 ms): the machine is too slow for this demo", mode, sinceRenewal)
+		return false, fmt.Errorf("%s: B asked %v after A's last renewal, not within ExtendInterval (500 ms): the machine is too slow for this demo", o.mode, sinceRenewal)
 	}
-	return berr == nil && aliveBefore && (cancelledAt.IsZero() || cancelledAt.After(bAsked)), nil
+	return o.berr == nil && o.aliveBefore && (o.cancelledAt.IsZero() || o.cancelledAt.After(o.bAsked)), nil
 }
 
 func errString(err error) string {

@@ -84,39 +84,57 @@ func (p *Proxy) serve() {
 	}
 }
 
+// pipe forwards one client connection c to its server connection s.
 func (p *Proxy) pipe(c, s net.Conn) {
-	var mu sync.Mutex
-	var drop func() bool
-	dropping := false
-	closeBoth := func() { c.Close(); s.Close() }
-	go func() { // server to client
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := s.Read(buf)
-			if n > 0 {
-				mu.Lock()
-				d, f := dropping, drop
-				dropping, drop = false, nil
-				mu.Unlock()
-				// go-redis and rueidis wait for a command's reply
-				// before they send the next on a connection (no
-				// pipeline here), so these bytes are its reply.
-				if d && (f == nil || f()) {
-					closeBoth()
-					return
-				}
-				if _, err := c.Write(buf[:n]); err != nil {
-					closeBoth()
-					return
-				}
+	pc := &pipeConn{p: p, c: c, s: s}
+	go pc.replies()
+	pc.commands()
+}
+
+// pipeConn is one proxied connection: its two sides and the drop its commands arm for the next reply.
+type pipeConn struct {
+	p        *Proxy
+	c, s     net.Conn
+	mu       sync.Mutex
+	drop     func() bool
+	dropping bool
+}
+
+// closeBoth closes both sides, so that neither loop outlives the other.
+func (pc *pipeConn) closeBoth() { pc.c.Close(); pc.s.Close() }
+
+// replies forwards the server's bytes to the client, dropping the reply an Action asked to drop.
+func (pc *pipeConn) replies() {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := pc.s.Read(buf)
+		if n > 0 {
+			pc.mu.Lock()
+			d, f := pc.dropping, pc.drop
+			pc.dropping, pc.drop = false, nil
+			pc.mu.Unlock()
+			// go-redis and rueidis wait for a command's reply
+			// before they send the next on a connection (no
+			// pipeline here), so these bytes are its reply.
+			if d && (f == nil || f()) {
+				pc.closeBoth()
+				return
 			}
-			if err != nil {
-				closeBoth()
+			if _, err := pc.c.Write(buf[:n]); err != nil {
+				pc.closeBoth()
 				return
 			}
 		}
-	}()
-	r := bufio.NewReader(c)
+		if err != nil {
+			pc.closeBoth()
+			return
+		}
+	}
+}
+
+// commands forwards the client's commands to the server, each as OnCommand's Action says.
+func (pc *pipeConn) commands() {
+	r := bufio.NewReader(pc.c)
 	held := false
 	for {
 		raw, args, err := readCommand(r)
@@ -124,27 +142,27 @@ func (p *Proxy) pipe(c, s net.Conn) {
 			if held {
 				// a held command's reply may be on its way: the
 				// server side closes when it cannot be forwarded
-				c.Close()
+				pc.c.Close()
 			} else {
-				closeBoth()
+				pc.closeBoth()
 			}
 			return
 		}
 		act := Action{}
-		if p.OnCommand != nil && len(args) > 0 {
-			act = p.OnCommand(args)
+		if pc.p.OnCommand != nil && len(args) > 0 {
+			act = pc.p.OnCommand(args)
 		}
 		if act.Hold != nil {
 			held = true
 			<-act.Hold
 		}
 		if act.DropReply {
-			mu.Lock()
-			dropping, drop = true, act.Drop
-			mu.Unlock()
+			pc.mu.Lock()
+			pc.dropping, pc.drop = true, act.Drop
+			pc.mu.Unlock()
 		}
-		if _, err := s.Write(raw); err != nil {
-			closeBoth()
+		if _, err := pc.s.Write(raw); err != nil {
+			pc.closeBoth()
 			return
 		}
 	}

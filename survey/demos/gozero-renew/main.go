@@ -69,27 +69,45 @@ func run(ctx context.Context) (int, error) {
 	}
 	direct := redis.MustNewRedis(redis.RedisConf{Host: srv.Addr(), Type: redis.NodeType})
 	shown := 0
+	for _, part := range []func(context.Context, *redis.Redis, string) (bool, error){renewAfterRelease, renewAfterExpiry, cutOff} {
+		ok, err := part(ctx, direct, srv.Addr())
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			shown++
+		}
+	}
 
-	// 1. a renewal after the holder's release.
+	if shown == 3 {
+		fmt.Println("a renewal by AcquireCtx takes a free key: a lock nobody holds refuses everyone until its TTL (+500 ms) runs out (go-zero v1.10.3)")
+		return demoredis.Shown, nil
+	}
+	fmt.Printf("the mechanism showed in %d of 3 parts\n", shown)
+	return demoredis.NotShown, nil
+}
+
+// renewAfterRelease is part 1: a renewal after the holder's release takes the free key and refuses B.
+func renewAfterRelease(ctx context.Context, direct *redis.Redis, _ string) (bool, error) {
 	a, b := redis.NewRedisLock(direct, "renew-after-release"), redis.NewRedisLock(direct, "renew-after-release")
 	a.SetExpire(1)
 	b.SetExpire(1)
 	ok1, err := a.AcquireCtx(ctx)
 	if err != nil || !ok1 {
-		return 0, fmt.Errorf("A's first acquire: %v %v", ok1, err)
+		return false, fmt.Errorf("A's first acquire: %v %v", ok1, err)
 	}
 	rel, err := a.ReleaseCtx(ctx)
 	if err != nil {
-		return 0, err
+		return false, err
 	}
 	renewed, err := a.AcquireCtx(ctx)
 	if err != nil {
-		return 0, err
+		return false, err
 	}
 	t0 := time.Now()
 	bGot, err := b.AcquireCtx(ctx)
 	if err != nil {
-		return 0, err
+		return false, err
 	}
 	var freed time.Duration
 	if !bGot {
@@ -100,120 +118,119 @@ func run(ctx context.Context) (int, error) {
 		})
 		cancel()
 		if err != nil {
-			return 0, err
+			return false, err
 		}
 		freed = time.Since(t0)
 	}
 	fmt.Printf("1. A released (%v), then renewed by AcquireCtx: %v; B's acquire: %v; B acquired %v later (the renewal's 1 s + 500 ms)\n",
 		rel, renewed, bGot, freed.Round(10*time.Millisecond))
-	if rel && renewed && !bGot {
-		shown++
-	}
+	return rel && renewed && !bGot, nil
+}
 
-	// 2. a renewal after the key expired.
-	a, b = redis.NewRedisLock(direct, "renew-after-expiry"), redis.NewRedisLock(direct, "renew-after-expiry")
+// renewAfterExpiry is part 2: after A's key expired and B held, A's next renewal succeeds across the lapse.
+func renewAfterExpiry(ctx context.Context, direct *redis.Redis, addr string) (bool, error) {
+	a, b := redis.NewRedisLock(direct, "renew-after-expiry"), redis.NewRedisLock(direct, "renew-after-expiry")
 	a.SetExpire(1)
 	b.SetExpire(1)
 	if ok, err := a.AcquireCtx(ctx); err != nil || !ok {
-		return 0, fmt.Errorf("A's acquire: %v %v", ok, err)
+		return false, fmt.Errorf("A's acquire: %v %v", ok, err)
 	}
 	w, cancel := demoredis.Within(ctx, 4*time.Second)
-	err = demoredis.WaitFor(w, "A's key to expire (1.5 s)", func() bool {
-		e, err := demoredis.Exists(w, srv.Addr(), "renew-after-expiry")
+	err := demoredis.WaitFor(w, "A's key to expire (1.5 s)", func() bool {
+		e, err := demoredis.Exists(w, addr, "renew-after-expiry")
 		return err == nil && !e
 	})
 	cancel()
 	if err != nil {
-		return 0, err
+		return false, err
 	}
-	bGot, err = b.AcquireCtx(ctx)
+	bGot, err := b.AcquireCtx(ctx)
 	if err != nil {
-		return 0, err
+		return false, err
 	}
 	whileB, err := a.AcquireCtx(ctx)
 	if err != nil {
-		return 0, err
+		return false, err
 	}
 	bRel, err := b.ReleaseCtx(ctx)
 	if err != nil {
-		return 0, err
+		return false, err
 	}
 	after, err := a.AcquireCtx(ctx)
 	if err != nil {
-		return 0, err
+		return false, err
 	}
 	fmt.Printf("2. A's key expired; B acquired: %v; A's renewal while B held: %v; B released: %v; A's next renewal: %v\n",
 		bGot, whileB, bRel, after)
-	if bGot && !whileB && bRel && after {
-		shown++
-	}
+	return bGot && !whileB && bRel && after, nil
+}
 
-	// 3. cut-off: a renewal held on the wire reaches Redis after the release.
-	hold := make(chan struct{})
-	held := make(chan struct{}, 1)
-	var armed atomic.Bool
-	proxy, err := demoredis.StartProxy(srv.Addr(), func(args []string) demoredis.Action {
-		// lockscript's EVALSHA (or EVAL) has 6 arguments: sha 1 key id ms
-		if len(args) == 6 && strings.HasPrefix(strings.ToLower(args[0]), "eval") {
-			if !armed.CompareAndSwap(true, false) {
-				return demoredis.Action{}
-			}
-			held <- struct{}{}
-			return demoredis.Action{Hold: hold}
+// renewalHold is the proxy's hook for part 3: once armed, it holds the next renewal on the wire.
+type renewalHold struct {
+	hold  chan struct{}
+	held  chan struct{}
+	armed atomic.Bool
+}
+
+// onCommand holds lockscript's EVALSHA (or EVAL) when armed, once, and says so on held.
+func (h *renewalHold) onCommand(args []string) demoredis.Action {
+	// lockscript's EVALSHA (or EVAL) has 6 arguments: sha 1 key id ms
+	if len(args) == 6 && strings.HasPrefix(strings.ToLower(args[0]), "eval") {
+		if !h.armed.CompareAndSwap(true, false) {
+			return demoredis.Action{}
 		}
-		return demoredis.Action{}
-	})
+		h.held <- struct{}{}
+		return demoredis.Action{Hold: h.hold}
+	}
+	return demoredis.Action{}
+}
+
+// cutOff is part 3: a renewal held on the wire reaches Redis after the release and takes the key again.
+func cutOff(ctx context.Context, direct *redis.Redis, addr string) (bool, error) {
+	h := &renewalHold{hold: make(chan struct{}), held: make(chan struct{}, 1)}
+	proxy, err := demoredis.StartProxy(addr, h.onCommand)
 	if err != nil {
-		return 0, err
+		return false, err
 	}
 	cut := redis.MustNewRedis(redis.RedisConf{Host: proxy.Addr(), Type: redis.NodeType})
-	a, b = redis.NewRedisLock(cut, "cut-off"), redis.NewRedisLock(direct, "cut-off")
+	a, b := redis.NewRedisLock(cut, "cut-off"), redis.NewRedisLock(direct, "cut-off")
 	a.SetExpire(7) // outlives the stuck renewal (5 s)
 	b.SetExpire(7)
 	if ok, err := a.AcquireCtx(ctx); err != nil || !ok {
-		return 0, fmt.Errorf("A's acquire through the proxy: %v %v", ok, err)
+		return false, fmt.Errorf("A's acquire through the proxy: %v %v", ok, err)
 	}
-	armed.Store(true)
+	h.armed.Store(true)
 	rctx, rcancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	sent := time.Now()
 	late, lateErr := a.AcquireCtx(rctx)
 	stuck := time.Since(sent)
 	rcancel()
 	select {
-	case <-held:
+	case <-h.held:
 	default:
-		return 0, fmt.Errorf("the proxy never held A's renewal (renewal answered %v %v)", late, lateErr)
+		return false, fmt.Errorf("the proxy never held A's renewal (renewal answered %v %v)", late, lateErr)
 	}
 
-	rel, err = a.ReleaseCtx(ctx)
+	rel, err := a.ReleaseCtx(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("A's release: %w", err)
+		return false, fmt.Errorf("A's release: %w", err)
 	}
-	close(hold)
-	w, cancel = demoredis.Within(ctx, 4*time.Second)
+	close(h.hold)
+	w, cancel := demoredis.Within(ctx, 4*time.Second)
 	err = demoredis.WaitFor(w, "the held renewal to reach Redis and set the key", func() bool {
-		e, err := demoredis.Exists(w, srv.Addr(), "cut-off")
+		e, err := demoredis.Exists(w, addr, "cut-off")
 		return err == nil && e
 	})
 	cancel()
 	if err != nil {
-		return 0, err
+		return false, err
 	}
-	bGot, err = b.AcquireCtx(ctx)
+	bGot, err := b.AcquireCtx(ctx)
 	if err != nil {
-		return 0, err
+		return false, err
 	}
-	pttl, _ := demoredis.Do(ctx, srv.Addr(), "PTTL", "cut-off")
+	pttl, _ := demoredis.Do(ctx, addr, "PTTL", "cut-off")
 	fmt.Printf("3. A's renewal held on the wire answered %v after %v (%v); A released: %v; the renewal then reached Redis: key set again (PTTL %s ms), B's acquire: %v\n",
 		late, stuck.Round(100*time.Millisecond), lateErr, rel, strings.TrimPrefix(pttl, ":"), bGot)
-	if !late && rel && !bGot {
-		shown++
-	}
-
-	if shown == 3 {
-		fmt.Println("a renewal by AcquireCtx takes a free key: a lock nobody holds refuses everyone until its TTL (+500 ms) runs out (go-zero v1.10.3)")
-		return demoredis.Shown, nil
-	}
-	fmt.Printf("the mechanism showed in %d of 3 parts\n", shown)
-	return demoredis.NotShown, nil
+	return !late && rel && !bGot, nil
 }

@@ -61,42 +61,8 @@ func run(ctx context.Context) (int, error) {
 	b := redis.NewRedisLock(direct, key)
 	b.SetExpire(5)
 
-	var armed atomic.Bool
-	var dropped atomic.Int32
-	var sentMu sync.Mutex
-	var sent []string
-	var bGot atomic.Bool
-	var bErr atomic.Value
-	proxy, err := demoredis.StartProxy(srv.Addr(), func(args []string) demoredis.Action {
-		// delscript's EVALSHA (or EVAL) has 5 arguments: sha 1 key id
-		if len(args) != 5 || !strings.HasPrefix(strings.ToLower(args[0]), "eval") || args[3] != key {
-			return demoredis.Action{}
-		}
-		sentMu.Lock()
-		sent = append(sent, strings.ToUpper(args[0]))
-		sentMu.Unlock()
-		if !armed.Load() {
-			return demoredis.Action{}
-		}
-		return demoredis.Action{DropReply: true, Drop: func() bool {
-			// the first EVALSHA on a fresh server answers NOSCRIPT and
-			// go-redis sends EVAL (script.go:193-199): drop only the
-			// reply of the attempt that deleted the key
-			if gone, err := demoredis.Exists(ctx, srv.Addr(), key); err != nil || gone {
-				return false
-			}
-			if !armed.CompareAndSwap(true, false) {
-				return false
-			}
-			dropped.Add(1)
-			ok, err := b.AcquireCtx(ctx)
-			bGot.Store(ok)
-			if err != nil {
-				bErr.Store(err)
-			}
-			return true
-		}}
-	})
+	w := &releaseWatch{}
+	proxy, err := demoredis.StartProxy(srv.Addr(), w.onCommand(ctx, srv.Addr(), b))
 	if err != nil {
 		return 0, err
 	}
@@ -105,27 +71,79 @@ func run(ctx context.Context) (int, error) {
 	if ok, err := a.AcquireCtx(ctx); err != nil || !ok {
 		return 0, fmt.Errorf("A's acquire: %v %v", ok, err)
 	}
-	armed.Store(true)
+	w.armed.Store(true)
 	rctx, cancel := demoredis.Within(ctx, 8*time.Second)
 	rel, relErr := a.ReleaseCtx(rctx)
 	cancel()
-	if e, ok := bErr.Load().(error); ok {
+	if e, ok := w.bErr.Load().(error); ok {
 		return 0, fmt.Errorf("B's acquire during the release: %w", e)
 	}
-	if dropped.Load() != 1 {
+	if w.dropped.Load() != 1 {
 		return 0, fmt.Errorf("the proxy dropped no release reply (release answered %v %v)", rel, relErr)
 	}
-	holder, _ := demoredis.Do(ctx, srv.Addr(), "EXISTS", key)
-	sentMu.Lock()
-	seq := strings.Join(sent, ", ")
-	n := len(sent)
-	sentMu.Unlock()
-	fmt.Printf("A's release went to Redis as %s; the reply of the one that deleted the key was lost, and B acquired meanwhile: %v\n", seq, bGot.Load())
+	return w.report(ctx, srv.Addr(), rel, relErr), nil
+}
+
+// releaseWatch is what the proxy saw of A's release (its commands, the dropped reply, B's acquire), for the report.
+type releaseWatch struct {
+	armed   atomic.Bool
+	dropped atomic.Int32
+	sentMu  sync.Mutex
+	sent    []string
+	bGot    atomic.Bool
+	bErr    atomic.Value
+}
+
+// onCommand is the proxy's hook: it records each release sent and, once armed, asks to drop its reply.
+func (w *releaseWatch) onCommand(ctx context.Context, addr string, b *redis.RedisLock) func(args []string) demoredis.Action {
+	return func(args []string) demoredis.Action {
+		// delscript's EVALSHA (or EVAL) has 5 arguments: sha 1 key id
+		if len(args) != 5 || !strings.HasPrefix(strings.ToLower(args[0]), "eval") || args[3] != key {
+			return demoredis.Action{}
+		}
+		w.sentMu.Lock()
+		w.sent = append(w.sent, strings.ToUpper(args[0]))
+		w.sentMu.Unlock()
+		if !w.armed.Load() {
+			return demoredis.Action{}
+		}
+		return demoredis.Action{DropReply: true, Drop: func() bool { return w.dropDeleting(ctx, addr, b) }}
+	}
+}
+
+// dropDeleting drops only the reply of the attempt that deleted the key, once, letting B acquire first.
+func (w *releaseWatch) dropDeleting(ctx context.Context, addr string, b *redis.RedisLock) bool {
+	// the first EVALSHA on a fresh server answers NOSCRIPT and
+	// go-redis sends EVAL (script.go:193-199): drop only the
+	// reply of the attempt that deleted the key
+	if gone, err := demoredis.Exists(ctx, addr, key); err != nil || gone {
+		return false
+	}
+	if !w.armed.CompareAndSwap(true, false) {
+		return false
+	}
+	w.dropped.Add(1)
+	ok, err := b.AcquireCtx(ctx)
+	w.bGot.Store(ok)
+	if err != nil {
+		w.bErr.Store(err)
+	}
+	return true
+}
+
+// report prints what the release went through and answered, and says whether the resend showed.
+func (w *releaseWatch) report(ctx context.Context, addr string, rel bool, relErr error) int {
+	holder, _ := demoredis.Do(ctx, addr, "EXISTS", key)
+	w.sentMu.Lock()
+	seq := strings.Join(w.sent, ", ")
+	n := len(w.sent)
+	w.sentMu.Unlock()
+	fmt.Printf("A's release went to Redis as %s; the reply of the one that deleted the key was lost, and B acquired meanwhile: %v\n", seq, w.bGot.Load())
 	fmt.Printf("A's ReleaseCtx answered %v, %v; the key exists (B's): %s\n", rel, relErr, strings.TrimPrefix(holder, ":"))
 	if !rel && relErr == nil && n >= 2 {
 		fmt.Println("the release deleted the key and answered false: go-redis resent it (go-zero's MaxRetries 3), and the resend found the key gone (go-zero v1.10.3, go-redis v9.23.0)")
-		return demoredis.Shown, nil
+		return demoredis.Shown
 	}
 	fmt.Println("the release answered as it did on Redis: no resend showed")
-	return demoredis.NotShown, nil
+	return demoredis.NotShown
 }

@@ -90,77 +90,31 @@ func pools(srvs []*demoredis.Server) ([]redis.Pool, func()) {
 	}
 }
 
+// part runs one form of the sequence (kill-quorum, or clock-quorum when clockForm) and says whether B locked while A's Until() was ahead.
 func part(ctx context.Context, clockForm bool) (bool, error) {
 	label := "kill-quorum"
 	name := "bare-majority-kill"
 	if clockForm {
 		label, name = "clock-quorum", "bare-majority-clock"
 	}
-	srvs := make([]*demoredis.Server, 5)
-	clocks := make([]*demoredis.Clock, 5)
-	for i := range srvs {
-		s, err := demoredis.NewServer(fmt.Sprintf("%s-n%d", label, i+1))
-		if err != nil {
-			return false, err
-		}
-		if clockForm {
-			if clocks[i], err = demoredis.NewClock(s.Name); err != nil {
-				return false, err
-			}
-			s.Env = clocks[i].Env
-		}
-		if err := s.Start(ctx); err != nil {
-			return false, err
-		}
-		srvs[i] = s
-	}
-	defer func() {
-		for _, s := range srvs {
-			if s.PID() != 0 {
-				_ = s.Kill()
-			}
-		}
-	}()
-	for _, i := range []int{3, 4} {
-		if err := srvs[i].Kill(); err != nil {
-			return false, err
-		}
-	}
-	pa, closeA := pools(srvs)
-	defer closeA()
-	a := redsync.New(pa...).NewMutex(name)
-	lctx, cancel := demoredis.Within(ctx, 5*time.Second)
-	err := a.LockContext(lctx)
-	cancel()
+	srvs, clocks, err := startMasters(ctx, label, clockForm)
 	if err != nil {
-		return false, fmt.Errorf("%s: A's lock with masters 4 and 5 down: %w", label, err)
+		return false, err
 	}
-	var on []int
-	for i := range 3 {
-		if e, err := demoredis.Exists(ctx, srvs[i].Addr(), name); err == nil && e {
-			on = append(on, i+1)
-		}
+	defer stopMasters(srvs)
+	a, on, closeA, err := lockOnBareMajority(ctx, srvs, label, name)
+	if err != nil {
+		return false, err
 	}
-	for _, i := range []int{3, 4} {
-		if err := srvs[i].Start(ctx); err != nil {
-			return false, err
-		}
-	}
-	fault := "master 3 SIGKILLed and restarted empty on its port"
-	if clockForm {
-		clocks[2].Set(10 * time.Second)
-		st, err := demoredis.ServerTime(ctx, srvs[2].Addr())
-		if err != nil {
-			return false, err
-		}
-		fault = fmt.Sprintf("master 3's clock jumped %.1f s ahead (TIME)", time.Until(st).Seconds())
-	} else if err := srvs[2].Restart(ctx); err != nil {
+	defer closeA()
+	fault, err := loseOne(ctx, srvs, clocks, clockForm)
+	if err != nil {
 		return false, err
 	}
 	pb, closeB := pools(srvs)
 	defer closeB()
 	b := redsync.New(pb...).NewMutex(name)
-	lctx, cancel = demoredis.Within(ctx, 5*time.Second)
+	lctx, cancel := demoredis.Within(ctx, 5*time.Second)
 	berr := b.LockContext(lctx)
 	cancel()
 	bAt := time.Now()
@@ -178,6 +132,84 @@ func part(ctx context.Context, clockForm bool) (bool, error) {
 		fmt.Printf("%s: B's unlock: %v %v\n", label, ok, err)
 	}
 	return left > 0 && len(on) == 3, nil
+}
+
+// startMasters starts the part's 5 redis-servers, each under its own clock shim in the clock form, to fault one later.
+func startMasters(ctx context.Context, label string, clockForm bool) ([]*demoredis.Server, []*demoredis.Clock, error) {
+	srvs := make([]*demoredis.Server, 5)
+	clocks := make([]*demoredis.Clock, 5)
+	for i := range srvs {
+		s, err := demoredis.NewServer(fmt.Sprintf("%s-n%d", label, i+1))
+		if err != nil {
+			return nil, nil, err
+		}
+		if clockForm {
+			if clocks[i], err = demoredis.NewClock(s.Name); err != nil {
+				return nil, nil, err
+			}
+			s.Env = clocks[i].Env
+		}
+		if err := s.Start(ctx); err != nil {
+			return nil, nil, err
+		}
+		srvs[i] = s
+	}
+	return srvs, clocks, nil
+}
+
+// stopMasters kills every master still running, by PID, so that no part leaves one behind.
+func stopMasters(srvs []*demoredis.Server) {
+	for _, s := range srvs {
+		if s.PID() != 0 {
+			_ = s.Kill()
+		}
+	}
+}
+
+// lockOnBareMajority has A lock with masters 4 and 5 down, so that its lease rests on exactly 1-3 (on says where its key is).
+func lockOnBareMajority(ctx context.Context, srvs []*demoredis.Server, label, name string) (*redsync.Mutex, []int, func(), error) {
+	for _, i := range []int{3, 4} {
+		if err := srvs[i].Kill(); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	pa, closeA := pools(srvs)
+	a := redsync.New(pa...).NewMutex(name)
+	lctx, cancel := demoredis.Within(ctx, 5*time.Second)
+	err := a.LockContext(lctx)
+	cancel()
+	if err != nil {
+		closeA()
+		return nil, nil, nil, fmt.Errorf("%s: A's lock with masters 4 and 5 down: %w", label, err)
+	}
+	var on []int
+	for i := range 3 {
+		if e, err := demoredis.Exists(ctx, srvs[i].Addr(), name); err == nil && e {
+			on = append(on, i+1)
+		}
+	}
+	return a, on, closeA, nil
+}
+
+// loseOne restarts masters 4 and 5 empty and takes A's key from master 3 (restarted empty, or its clock jumped 10 s), describing the fault.
+func loseOne(ctx context.Context, srvs []*demoredis.Server, clocks []*demoredis.Clock, clockForm bool) (string, error) {
+	for _, i := range []int{3, 4} {
+		if err := srvs[i].Start(ctx); err != nil {
+			return "", err
+		}
+	}
+	fault := "master 3 SIGKILLed and restarted empty on its port"
+	if clockForm {
+		clocks[2].Set(10 * time.Second)
+		st, err := demoredis.ServerTime(ctx, srvs[2].Addr())
+		if err != nil {
+			return "", err
+		}
+		fault = fmt.Sprintf("master 3's clock jumped %.1f s ahead (TIME)", time.Until(st).Seconds())
+	} else if err := srvs[2].Restart(ctx); err != nil {
+		return "", err
+	}
+	return fault, nil
 }
 
 func errText(err error) string {
