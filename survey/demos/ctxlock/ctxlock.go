@@ -60,13 +60,13 @@ func Pause(lib Lib) {
 	if len(os.Args) == 4 && os.Args[1] == holderArg {
 		os.Exit(holder(lib, os.Args[2], os.Args[3]))
 	}
-	demoredis.Main(19*time.Second, func(ctx context.Context) (int, error) { return pauseParent(ctx, lib) })
+	demoredis.Main(40*time.Second, func(ctx context.Context) (int, error) { return pauseParent(ctx, lib) })
 }
 
 const (
 	validity = time.Second
 	pauseFor = 2 * time.Second
-	rounds   = 6
+	rounds   = 12
 )
 
 // holder acquires the lock as the README does (WithContext on
@@ -111,7 +111,7 @@ type line struct {
 	rest string
 }
 
-// pauseParent runs up to 6 rounds (as many as fit in the demo's 19 s),
+// pauseParent runs up to 12 rounds (as many as fit in the demo's 40 s),
 // each a fresh holder on a fresh lock, and stops at the first that
 // shows: on waking, the holder and the library's goroutines race, and
 // the library wins about half the time here.

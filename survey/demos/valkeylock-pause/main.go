@@ -27,7 +27,7 @@
 // client's SET sent, cancels the context after a round trip to Redis)
 // race (within a millisecond here): a round shows when the holder writes
 // first, which it did in about half the rounds on a 2-core machine. Up
-// to 6 rounds, a fresh holder and lock each, stopping at the first that
+// to 12 rounds, a fresh holder and lock each, stopping at the first that
 // shows; each prints whether the lock's context has a deadline (it has
 // none, so the holder has nothing to check but ctx.Err()). Exit 1
 // when one does (the holder wrote with its context alive after the
