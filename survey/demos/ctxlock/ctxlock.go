@@ -145,10 +145,11 @@ func pauseRound(ctx context.Context, lib Lib, addr string, round int) (bool, err
 		return false, err
 	}
 	var o pauseObs
-	if o.hasDeadline, err = h.awaitHeld(); err != nil {
-		return false, err
+	o.hasDeadline, err = h.awaitHeld()
+	if err == nil {
+		o.stopped, err = h.stop()
 	}
-	if o.stopped, err = h.stop(); errors.Is(err, errLostBeforeStop) {
+	if errors.Is(err, errLostBeforeStop) {
 		fmt.Printf("round %d: %s holder's context was cancelled before the stop (a renewal failed on a busy machine): the round shows nothing\n", round, lib.Name)
 		return false, nil
 	} else if err != nil {
@@ -281,8 +282,12 @@ func (h *holderProc) awaitHeld() (hasDeadline bool, err error) {
 	}
 	hasDeadline = held.rest == "true"
 	// one write before the pause, so that the holder runs its loop
-	if _, err := h.next("the holder's first write", 4*time.Second); err != nil {
+	first, err := h.next("the holder's first write", 4*time.Second)
+	if err != nil {
 		return false, err
+	}
+	if first.verb == "cancelled" {
+		return hasDeadline, errLostBeforeStop
 	}
 	return hasDeadline, nil
 }
