@@ -41,23 +41,6 @@
 // waits with WithContext).
 package main
 
-import (
-	"github.com/redis/rueidis"
-	"github.com/redis/rueidis/rueidislock"
+import "github.com/lockcheck/lockcheck/survey/demos/ctxlock"
 
-	"github.com/lockcheck/lockcheck/survey/demos/ctxlock"
-)
-
-func newLocker(o ctxlock.Options) (ctxlock.Locker, error) {
-	return rueidislock.NewLocker(rueidislock.LockerOption{
-		ClientOption:   rueidis.ClientOption{InitAddress: []string{o.Addr}},
-		KeyMajority:    1,
-		NoLoopTracking: true,
-		KeyValidity:    o.KeyValidity,
-		FallbackSETPX:  o.FallbackSETPX,
-	})
-}
-
-func main() {
-	ctxlock.Pause(ctxlock.Lib{Name: "rueidislock v1.0.79", Prefix: "rueidislock", New: newLocker})
-}
+func main() { ctxlock.Pause(ctxlock.Rueidislock) }

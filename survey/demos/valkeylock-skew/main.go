@@ -40,23 +40,6 @@
 // the same shows with Redis 5 s ahead) and in TryWithContext for B.
 package main
 
-import (
-	"github.com/valkey-io/valkey-go"
-	"github.com/valkey-io/valkey-go/valkeylock"
+import "github.com/lockcheck/lockcheck/survey/demos/ctxlock"
 
-	"github.com/lockcheck/lockcheck/survey/demos/ctxlock"
-)
-
-func newLocker(o ctxlock.Options) (ctxlock.Locker, error) {
-	return valkeylock.NewLocker(valkeylock.LockerOption{
-		ClientOption:   valkey.ClientOption{InitAddress: []string{o.Addr}},
-		KeyMajority:    1,
-		NoLoopTracking: true,
-		KeyValidity:    o.KeyValidity,
-		FallbackSETPX:  o.FallbackSETPX,
-	})
-}
-
-func main() {
-	ctxlock.Skew(ctxlock.Lib{Name: "valkeylock v1.0.79", Prefix: "valkeylock", New: newLocker})
-}
+func main() { ctxlock.Skew(ctxlock.Valkeylock) }
