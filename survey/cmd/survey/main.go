@@ -125,6 +125,9 @@ const demoTimeout = 3 * time.Minute
 // (each again with --demos; none with noRun), and reads their records.
 func runDemos(out string, noRun bool) (map[string]survey.DemoRun, error) {
 	runs := map[string]survey.DemoRun{}
+	// The tree's revision before any record is written (each one written
+	// would make the tree dirty for the next).
+	rev := gitRevision()
 	for _, d := range survey.Demos {
 		path := filepath.Join(out, "demos", d.Name, "demo.json")
 		var run survey.DemoRun
@@ -134,7 +137,7 @@ func runDemos(out string, noRun bool) (map[string]survey.DemoRun, error) {
 			}
 			continue
 		}
-		run, err := runDemo(d)
+		run, err := runDemo(d, rev)
 		if err != nil {
 			return nil, fmt.Errorf("demonstration %s: %w", d.Name, err)
 		}
@@ -151,8 +154,9 @@ func runDemos(out string, noRun bool) (map[string]survey.DemoRun, error) {
 	return runs, nil
 }
 
-// runDemo runs d from the repository's root, within demoTimeout.
-func runDemo(d survey.Demo) (survey.DemoRun, error) {
+// runDemo runs d from the repository's root, within demoTimeout; rev is
+// the tree's revision.
+func runDemo(d survey.Demo, rev string) (survey.DemoRun, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), demoTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, d.Cmd[0], d.Cmd[1:]...)
@@ -165,7 +169,7 @@ func runDemo(d survey.Demo) (survey.DemoRun, error) {
 	err := cmd.Run()
 	out := both.String()
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	run := survey.DemoRun{Elapsed: time.Since(start).Round(100 * time.Millisecond).String(), Said: strings.TrimSpace(lines[len(lines)-1]), Output: out, Revision: gitRevision()}
+	run := survey.DemoRun{Elapsed: time.Since(start).Round(100 * time.Millisecond).String(), Said: strings.TrimSpace(lines[len(lines)-1]), Output: out, Revision: rev}
 	var exit *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
