@@ -37,8 +37,17 @@ func semaphoreOps() []Op {
 	}
 }
 
+// waiterOps are a blocking lock's: a history has one wake-up bound
+// (wake_ms on every blocking acquire), so they are not among sampleOps.
+func waiterOps() []Op {
+	return []Op{
+		{Process: 1, F: Acquire, Type: OK, Key: "w:1", Token: "ij90", TTLms: 1000, WaitMs: 2000, WakeMs: 100, Tried: 40, Call: 14, Return: 44},
+		{Process: 2, F: Acquire, Type: Fail, Key: "w:1", TTLms: 1000, WaitMs: 2000, WakeMs: 100, Call: 15, Return: 2000000025},
+	}
+}
+
 func TestWriter_RoundTrip(t *testing.T) {
-	for _, ops := range [][]Op{sampleOps(), semaphoreOps()} {
+	for _, ops := range [][]Op{sampleOps(), semaphoreOps(), waiterOps()} {
 		roundTrip(t, ops)
 	}
 }
@@ -82,7 +91,7 @@ func sameOps(t *testing.T, got, want []Op) {
 // TestAppendBody_MatchesEncodingJSON: the hand-rolled encoder on the hot
 // path must say exactly what encoding/json says.
 func TestAppendBody_MatchesEncodingJSON(t *testing.T) {
-	for _, op := range append(sampleOps(), semaphoreOps()...) {
+	for _, op := range append(append(sampleOps(), semaphoreOps()...), waiterOps()...) {
 		op.Index = 42
 		line := append([]byte(`{"index":42`), AppendBody(nil, &op)...)
 		want, _ := json.Marshal(op)
@@ -156,6 +165,11 @@ func TestRead_BadInput(t *testing.T) {
 		{"permits mixed", good + "\n" + strings.Replace(second, `"ttl_ms":5,`, `"ttl_ms":5,"permits":3,`, 1), 2, "acquire of 3 permits in a history whose acquires have 1"},
 		{"permits mixed, none after some", strings.Replace(good, `"ttl_ms":5,`, `"ttl_ms":5,"permits":3,`, 1) + "\n" + second, 2, "acquire of 1 permits in a history whose acquires have 3"},
 		{"permits negative", strings.Replace(good, `"ttl_ms":5,`, `"ttl_ms":5,"permits":-2,`, 1), 1, "permits -2 on acquire op"},
+		{"wait without wake", strings.Replace(good, `"ttl_ms":5,`, `"ttl_ms":5,"wait_ms":100,`, 1), 1, "wait_ms 100, wake_ms 0 on acquire op"},
+		{"wait on release", strings.NewReplacer(`"acquire"`, `"release"`, `"ttl_ms":5,`, `"wait_ms":100,"wake_ms":10,`).Replace(good), 1, "wait_ms 100, wake_ms 10 on release op"},
+		{"tried without wait", strings.Replace(good, `"ttl_ms":5,`, `"ttl_ms":5,"tried":1,`, 1), 1, "tried 1 on acquire ok op"},
+		{"tried past return", strings.Replace(good, `"ttl_ms":5,`, `"ttl_ms":5,"wait_ms":100,"wake_ms":10,"tried":3,`, 1), 1, "tried 3 on acquire ok op called at 1, returned at 2"},
+		{"wake mixed", strings.Replace(good, `"ttl_ms":5,`, `"ttl_ms":5,"wait_ms":100,"wake_ms":10,`, 1) + "\n" + strings.Replace(second, `"ttl_ms":5,`, `"ttl_ms":5,"wait_ms":100,"wake_ms":20,`, 1), 2, "wake_ms 20 in a history whose first declared 10"},
 		{"nemesis event not declared", `{"index":0,"process":-1,"f":"nemesis","type":"info","call":1,"return":2,"value":{"fault":"kill-redis","phase":"stop","events":{"lost_at_restart":1,"lost_at_rstart":2}}}`, 1, `nemesis event "lost_at_rstart" is not one lockcheck reads`},
 		{"answered on an ok op", strings.Replace(good, `"return":2`, `"return":2,"answered":true`, 1), 1, "answered on acquire ok op"},
 		{"healed_ns on a start op", `{"index":0,"process":-1,"f":"nemesis","type":"info","call":1,"return":2,"value":{"fault":"kill-redis","phase":"start","healed_ns":2}}`, 1, "nemesis start op healed_ns 2: only a stop op takes it"},

@@ -83,8 +83,16 @@ type Op struct {
 	// permits its key has. Both absent: a mutex's.
 	Access  string `json:"access,omitempty"`
 	Permits int    `json:"permits,omitempty"`
-	Call    int64  `json:"call"`
-	Return  int64  `json:"return"`
+	// WaitMs is set on a blocking acquire's (--wait): how long the lock
+	// was let wait for the key, in ms; WakeMs the wake-up bound its lock
+	// declares, one value for the whole history; Tried, on one that
+	// took the lock, when the lock sent the try that took it, as the
+	// lock reports it (the grant was no earlier: it waited until then).
+	WaitMs int64 `json:"wait_ms,omitempty"`
+	WakeMs int64 `json:"wake_ms,omitempty"`
+	Tried  int64 `json:"tried,omitempty"`
+	Call   int64 `json:"call"`
+	Return int64 `json:"return"`
 	// Scheduled is set on the acquires of an open-model run (--rate):
 	// when the attempt was due, at or before its call. Its latency counts
 	// from then (coordinated omission corrected).
@@ -223,6 +231,19 @@ func (o *Op) validate() error {
 	}
 	if o.Permits != 0 && (o.F != Acquire || o.Permits < 1 || o.Permits > MaxPermits) {
 		return fmt.Errorf("permits %d on %s op (only acquire ops take permits, 1 to %d)", o.Permits, o.F, MaxPermits)
+	}
+	return o.validateWait()
+}
+
+// validateWait checks a blocking acquire's fields: wait_ms and wake_ms
+// come together, on acquires only, and tried lies in an ok one's
+// interval.
+func (o *Op) validateWait() error {
+	if (o.WaitMs != 0 || o.WakeMs != 0) && (o.F != Acquire || o.WaitMs < 1 || o.WakeMs < 1 || o.WaitMs > MaxTTLms || o.WakeMs > MaxTTLms) {
+		return fmt.Errorf("wait_ms %d, wake_ms %d on %s op (only a blocking acquire takes them, both, 1 to %d)", o.WaitMs, o.WakeMs, o.F, MaxTTLms)
+	}
+	if o.Tried != 0 && (o.WaitMs == 0 || o.Type != OK || o.Tried < o.Call || o.Tried > o.Return) {
+		return fmt.Errorf("tried %d on %s %s op called at %d, returned at %d (only an ok blocking acquire takes it, within its interval)", o.Tried, o.F, o.Type, o.Call, o.Return)
 	}
 	return nil
 }

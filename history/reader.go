@@ -114,6 +114,9 @@ type batcher struct {
 	// none seen yet; 1: a mutex's), which every acquire after must
 	// declare too.
 	permits int
+	// wake is the wake-up bound the history's first blocking acquire
+	// declared (0: none seen yet), which every one after must declare.
+	wake int64
 }
 
 // add takes the next line, and decodes a full batch.
@@ -151,6 +154,9 @@ func (b *batcher) flush() error {
 	if err := b.onePermits(batch); err != nil {
 		return err
 	}
+	if err := b.oneWake(batch); err != nil {
+		return err
+	}
 	b.seen += len(b.lines)
 	b.lines, b.arena = b.lines[:0], b.arena[:0]
 	return b.fn(batch)
@@ -171,6 +177,25 @@ func (b *batcher) onePermits(batch []Op) error {
 		}
 		if k != b.permits {
 			return &LineError{Line: b.seen + i + 1, Err: fmt.Errorf("acquire of %d permits in a history whose acquires have %d: a history is of one lock, one shape", k, b.permits)}
+		}
+	}
+	return nil
+}
+
+// oneWake checks that batch's blocking acquires declare the wake-up
+// bound the history's first did: a history is of one lock, which
+// declares one.
+func (b *batcher) oneWake(batch []Op) error {
+	for i := range batch {
+		w := batch[i].WakeMs
+		if w == 0 {
+			continue
+		}
+		if b.wake == 0 {
+			b.wake = w
+		}
+		if w != b.wake {
+			return &LineError{Line: b.seen + i + 1, Err: fmt.Errorf("blocking acquire with wake_ms %d in a history whose first declared %d: a history is of one lock, one wake-up bound", w, b.wake)}
 		}
 	}
 	return nil
@@ -252,6 +277,9 @@ type wireOp struct {
 	Mode      string        `json:"mode"`
 	Access    string        `json:"access"`
 	Permits   int           `json:"permits"`
+	WaitMs    int64         `json:"wait_ms"`
+	WakeMs    int64         `json:"wake_ms"`
+	Tried     int64         `json:"tried"`
 	Call      *int64        `json:"call"`
 	Return    *int64        `json:"return"`
 	Scheduled int64         `json:"scheduled"`
@@ -295,7 +323,7 @@ func decodeLine(line []byte, op *Op, want int64) error {
 		return fmt.Errorf("index %d, want %d (indexes are dense and start at 0)", *w.Index, want)
 	}
 	*op = Op{Index: *w.Index, Process: *w.Process, F: *w.F, Type: *w.Type, Key: w.Key, Token: w.Token, Fence: w.Fence,
-		Mode: w.Mode, Access: w.Access, Permits: w.Permits, Call: *w.Call, Return: *w.Return, Scheduled: w.Scheduled, CutShort: w.CutShort, Late: w.Late, Error: w.Error, Value: w.Value, ClockBound: w.Bound, Answered: w.Answered}
+		Mode: w.Mode, Access: w.Access, Permits: w.Permits, WaitMs: w.WaitMs, WakeMs: w.WakeMs, Tried: w.Tried, Call: *w.Call, Return: *w.Return, Scheduled: w.Scheduled, CutShort: w.CutShort, Late: w.Late, Error: w.Error, Value: w.Value, ClockBound: w.Bound, Answered: w.Answered}
 	if w.TTLms != nil {
 		op.TTLms = *w.TTLms
 		if op.TTLms < 1 || op.TTLms > MaxTTLms {

@@ -226,6 +226,23 @@ func appendOptional(b []byte, op *Op) []byte {
 		b = append(b, `,"permits":`...)
 		b = strconv.AppendInt(b, int64(op.Permits), 10)
 	}
+	return appendWait(b, op)
+}
+
+// appendWait appends a blocking acquire's wait_ms, wake_ms and tried.
+func appendWait(b []byte, op *Op) []byte {
+	if op.WaitMs != 0 {
+		b = append(b, `,"wait_ms":`...)
+		b = strconv.AppendInt(b, op.WaitMs, 10)
+	}
+	if op.WakeMs != 0 {
+		b = append(b, `,"wake_ms":`...)
+		b = strconv.AppendInt(b, op.WakeMs, 10)
+	}
+	if op.Tried != 0 {
+		b = append(b, `,"tried":`...)
+		b = strconv.AppendInt(b, op.Tried, 10)
+	}
 	return b
 }
 
