@@ -20,16 +20,28 @@ import (
 // Spec is a lock written as three Lua scripts in a TOML file
 // (--lock-spec). See LoadSpec and examples/*.toml.
 type Spec struct {
-	Name        string     `toml:"name"`
-	Description string     `toml:"description"`
-	Acquire     SpecScript `toml:"acquire"`
-	Release     SpecScript `toml:"release"`
-	Extend      SpecScript `toml:"extend"`
+	Name        string `toml:"name"`
+	Description string `toml:"description"`
+	// Shape is the lock's shape: SpecMutex ("" reads as one),
+	// SpecSemaphore (its [acquire] takes {permits}, the k of --permits)
+	// or SpecRWLock (a [read_acquire] beside [acquire], which is the
+	// write acquire).
+	Shape string `toml:"shape"`
+	// WriterPreference (a read-write lock's): a read acquire is refused
+	// while a write acquire of its key is in flight, not only while a
+	// writer holds it.
+	WriterPreference bool       `toml:"writer_preference"`
+	Acquire          SpecScript `toml:"acquire"`
+	ReadAcquire      SpecScript `toml:"read_acquire"`
+	Release          SpecScript `toml:"release"`
+	Extend           SpecScript `toml:"extend"`
 
 	// Path and Version (sha256 of the file, 12 hex digits) identify it in
 	// run.json.
 	Path, Version string
 	usesTTLs      bool
+	// permitsIn are the sections whose keys or args take {permits}.
+	permitsIn map[string]bool
 }
 
 // SpecScript is one section: a Lua script and the KEYS and ARGV it is
@@ -48,6 +60,13 @@ type SpecScript struct {
 	keys, args []template
 }
 
+// The shapes a spec declares (Spec.Shape).
+const (
+	SpecMutex     = "mutex"
+	SpecSemaphore = "semaphore"
+	SpecRWLock    = "rwlock"
+)
+
 // Spec placeholders, substituted in keys and args (not in scripts).
 const (
 	phKey = iota
@@ -55,9 +74,11 @@ const (
 	phTTLms
 	phTTLs
 	phClient
+	phPermits
 )
 
-var placeholders = map[string]int{"{key}": phKey, "{token}": phToken, "{ttl_ms}": phTTLms, "{ttl_s}": phTTLs, "{client}": phClient}
+var placeholders = map[string]int{"{key}": phKey, "{token}": phToken, "{ttl_ms}": phTTLms, "{ttl_s}": phTTLs, "{client}": phClient,
+	"{permits}": phPermits}
 
 // placeholderRE finds anything that looks like a placeholder.
 var placeholderRE = regexp.MustCompile(`\{[^{}\s]*\}`)
@@ -71,9 +92,9 @@ type tpart struct {
 }
 
 type specVars struct {
-	key, token string
-	ttl        time.Duration
-	client     int
+	key, token      string
+	ttl             time.Duration
+	client, permits int
 }
 
 func (t template) render(v *specVars) string {
@@ -102,6 +123,8 @@ func (t template) render(v *specVars) string {
 			b.WriteString(strconv.FormatInt(int64(v.ttl/time.Second), 10))
 		case phClient:
 			b.WriteString(strconv.Itoa(v.client))
+		case phPermits:
+			b.WriteString(strconv.Itoa(v.permits))
 		}
 	}
 	return b.String()
@@ -147,7 +170,7 @@ func LoadSpec(path string) (*Spec, error) {
 		if len(k) > 1 {
 			section = k[0]
 		}
-		return nil, fmt.Errorf("%s:%d: unknown field %q (a section takes script, keys, args, fence (acquire) and mode (extend))",
+		return nil, fmt.Errorf("%s:%d: unknown field %q (the top takes name, description, shape and writer_preference; a section script, keys, args, fence (acquire) and mode (extend))",
 			path, fieldLine(src, section, k[len(k)-1]), k.String())
 	}
 	sum := sha256.Sum256(src)
@@ -155,32 +178,92 @@ func LoadSpec(path string) (*Spec, error) {
 	if s.Name == "" {
 		return nil, fmt.Errorf(`%s: no name (add a line name = "my-lock" at the top)`, path)
 	}
-	for _, sec := range []struct {
-		name string
-		sc   *SpecScript
-	}{{"acquire", &s.Acquire}, {"release", &s.Release}, {"extend", &s.Extend}} {
-		if !md.IsDefined(sec.name) {
-			return nil, fmt.Errorf("%s: no [%s] section (a spec needs [acquire], [release] and [extend], each with script, keys and args)", path, sec.name)
-		}
-		if strings.TrimSpace(sec.sc.Script) == "" {
-			return nil, fmt.Errorf("%s:%d: [%s] has no script", path, lineOf(src, "["+sec.name+"]"), sec.name)
-		}
-		if sec.sc.Fence && sec.name != "acquire" {
-			return nil, fmt.Errorf("%s:%d: fence is an option of [acquire] only, not [%s]", path, fieldLine(src, sec.name, "fence"), sec.name)
-		}
-		if sec.sc.Mode != "" && (sec.name != "extend" || (sec.sc.Mode != "set" && sec.sc.Mode != "add")) {
-			return nil, fmt.Errorf(`%s:%d: mode %q in [%s]: mode is an option of [extend] only, "set" (default) or "add"`,
-				path, fieldLine(src, sec.name, "mode"), sec.sc.Mode, sec.name)
-		}
-		var err error
-		if sec.sc.keys, err = s.compile(src, sec.name, "keys", sec.sc.Keys); err != nil {
-			return nil, err
-		}
-		if sec.sc.args, err = s.compile(src, sec.name, "args", sec.sc.Args); err != nil {
+	if err := s.checkShape(src, md); err != nil {
+		return nil, err
+	}
+	for _, sec := range s.sections() {
+		if err := s.section(src, md, sec.name, sec.sc); err != nil {
 			return nil, err
 		}
 	}
-	return &s, nil
+	return &s, s.shapeTakes(src)
+}
+
+// specSection is one section of a spec and its name.
+type specSection struct {
+	name string
+	sc   *SpecScript
+}
+
+// sections are the spec's sections: [read_acquire] a read-write lock's
+// only.
+func (s *Spec) sections() []specSection {
+	secs := []specSection{{"acquire", &s.Acquire}, {"release", &s.Release}, {"extend", &s.Extend}}
+	if s.Shape == SpecRWLock {
+		secs = append(secs, specSection{"read_acquire", &s.ReadAcquire})
+	}
+	return secs
+}
+
+// checkShape checks the shape the spec declares, and that only a
+// read-write lock has a [read_acquire] and a writer preference.
+func (s *Spec) checkShape(src []byte, md toml.MetaData) error {
+	switch s.Shape {
+	case "":
+		s.Shape = SpecMutex
+	case SpecMutex, SpecSemaphore, SpecRWLock:
+	default:
+		return fmt.Errorf(`%s:%d: shape %q: a spec's shape is "mutex" (the default), "semaphore" or "rwlock"`, s.Path, fieldLine(src, "", "shape"), s.Shape)
+	}
+	if s.Shape == SpecRWLock {
+		return nil
+	}
+	if md.IsDefined("read_acquire") {
+		return fmt.Errorf(`%s:%d: [read_acquire] is a read-write lock's: add shape = "rwlock" at the top, or drop the section`, s.Path, lineOf(src, "[read_acquire]"))
+	}
+	if md.IsDefined("writer_preference") {
+		return fmt.Errorf(`%s:%d: writer_preference is a read-write lock's: add shape = "rwlock" at the top, or drop it`, s.Path, fieldLine(src, "", "writer_preference"))
+	}
+	return nil
+}
+
+// shapeTakes checks that {permits} is where the shape needs it: in a
+// semaphore's [acquire], and in no other shape's spec.
+func (s *Spec) shapeTakes(src []byte) error {
+	switch {
+	case s.Shape == SpecSemaphore && !s.permitsIn["acquire"]:
+		return fmt.Errorf(`%s:%d: [acquire] of a semaphore takes {permits} (the k of --permits) in its keys or args`, s.Path, lineOf(src, "[acquire]"))
+	case s.Shape != SpecSemaphore && len(s.permitsIn) > 0:
+		return fmt.Errorf(`%s:%d: {permits} is a semaphore's: add shape = "semaphore" at the top`, s.Path, lineOf(src, "{permits}"))
+	}
+	return nil
+}
+
+// section checks one section and compiles its keys and args.
+func (s *Spec) section(src []byte, md toml.MetaData, name string, sc *SpecScript) error {
+	path := s.Path
+	if !md.IsDefined(name) {
+		if name == "read_acquire" {
+			return fmt.Errorf("%s: no [read_acquire] section (a read-write lock's spec has one beside [acquire], its write acquire)", path)
+		}
+		return fmt.Errorf("%s: no [%s] section (a spec needs [acquire], [release] and [extend], each with script, keys and args)", path, name)
+	}
+	if strings.TrimSpace(sc.Script) == "" {
+		return fmt.Errorf("%s:%d: [%s] has no script", path, lineOf(src, "["+name+"]"), name)
+	}
+	if sc.Fence && name != "acquire" && name != "read_acquire" {
+		return fmt.Errorf("%s:%d: fence is an option of [acquire] and [read_acquire] only, not [%s]", path, fieldLine(src, name, "fence"), name)
+	}
+	if sc.Mode != "" && (name != "extend" || (sc.Mode != "set" && sc.Mode != "add")) {
+		return fmt.Errorf(`%s:%d: mode %q in [%s]: mode is an option of [extend] only, "set" (default) or "add"`,
+			path, fieldLine(src, name, "mode"), sc.Mode, name)
+	}
+	var err error
+	if sc.keys, err = s.compile(src, name, "keys", sc.Keys); err != nil {
+		return err
+	}
+	sc.args, err = s.compile(src, name, "args", sc.Args)
+	return err
 }
 
 func (s *Spec) compile(src []byte, section, field string, in []string) ([]template, error) {
@@ -200,10 +283,16 @@ func (s *Spec) compile(src []byte, section, field string, in []string) ([]templa
 			name := rest[loc[0]:loc[1]]
 			ph, ok := placeholders[name]
 			if !ok {
-				return nil, fmt.Errorf("%s:%d: unknown placeholder %s in [%s] %s (known: {key} {token} {ttl_ms} {ttl_s} {client})",
+				return nil, fmt.Errorf("%s:%d: unknown placeholder %s in [%s] %s (known: {key} {token} {ttl_ms} {ttl_s} {client} {permits})",
 					s.Path, lineOf(src, name), name, section, field)
 			}
 			s.usesTTLs = s.usesTTLs || ph == phTTLs
+			if ph == phPermits {
+				if s.permitsIn == nil {
+					s.permitsIn = map[string]bool{}
+				}
+				s.permitsIn[section] = true
+			}
 			t = append(t, tpart{ph: ph})
 			rest = rest[loc[1]:]
 		}
@@ -264,16 +353,16 @@ func (s *Spec) Factory(env Env) (Locker, error) {
 		c.Close()
 		return nil, err
 	}
-	l := &specLock{spec: s, c: c, now: ClockOf(env)}
+	l := &specLock{spec: s, c: c, now: ClockOf(env), scripts: map[string]*redis.Script{}, k: 1}
+	if s.Shape == SpecSemaphore {
+		l.k = max(env.Permits, 1)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	for _, sec := range []struct {
-		name string
-		sc   *SpecScript
-		dst  **redis.Script
-	}{{"acquire", &s.Acquire, &l.acquire}, {"release", &s.Release, &l.release}, {"extend", &s.Extend, &l.extend}} {
-		*sec.dst = redis.NewScript(sec.sc.Script)
-		if err := (*sec.dst).Load(ctx, c).Err(); err != nil {
+	for _, sec := range s.sections() {
+		sc := redis.NewScript(sec.sc.Script)
+		l.scripts[sec.name] = sc
+		if err := sc.Load(ctx, c).Err(); err != nil {
 			c.Close()
 			var re redis.Error
 			if errors.As(err, &re) && strings.HasPrefix(re.Error(), "NOPERM") {
@@ -302,7 +391,8 @@ func (s *Spec) underPrefix(prefix string) error {
 		return nil
 	}
 	v := &specVars{key: prefix + "{lock:0}", token: "t", ttl: time.Second}
-	for _, ss := range []*SpecScript{&s.Acquire, &s.Release, &s.Extend} {
+	for _, sec := range s.sections() {
+		ss := sec.sc
 		if err := reachesOut(ss.Script); err != nil {
 			return fmt.Errorf("%w: %s: %v: on an external Redis lockcheck touches only keys under --key-prefix, and a lock's script only the KEYS it is given", ErrBadLock, s.Path, err)
 		}
@@ -353,7 +443,8 @@ func reachesOut(script string) error {
 func (s *Spec) sameSlot(ctx context.Context, c redis.UniversalClient) error {
 	v := &specVars{key: "lock:0", token: "t", ttl: time.Second}
 	first, firstSlot := "", int64(-1)
-	for _, ss := range []*SpecScript{&s.Acquire, &s.Release, &s.Extend} {
+	for _, sec := range s.sections() {
+		ss := sec.sc
 		for i, t := range ss.keys {
 			k := t.render(v)
 			slot, err := c.ClusterKeySlot(ctx, k).Result()
@@ -372,11 +463,18 @@ func (s *Spec) sameSlot(ctx context.Context, c redis.UniversalClient) error {
 }
 
 type specLock struct {
-	spec                     *Spec
-	c                        redis.UniversalClient
-	now                      func() int64
-	acquire, release, extend *redis.Script
+	spec *Spec
+	c    redis.UniversalClient
+	now  func() int64
+	// scripts are the sections' scripts, by section name.
+	scripts map[string]*redis.Script
+	// k is a semaphore's permits a key (1: another shape).
+	k int
 }
+
+// Permits implements Permitter: the run's --permits for a semaphore's
+// spec, 1 for any other.
+func (l *specLock) Permits() int { return l.k }
 
 // ExtendAdds implements AddExtender.
 func (l *specLock) ExtendAdds() bool { return l.spec.Extend.Mode == "add" }
@@ -390,7 +488,9 @@ func (l *specLock) Close() error { return l.c.Close() }
 // is indeterminate; an error with which Redis refuses a command as
 // written (badReply: NOPERM, WRONGTYPE, a failing script) and any other
 // reply are spec errors (ErrBadLock).
-func (l *specLock) call(ctx context.Context, name string, sc *redis.Script, ss *SpecScript, v *specVars, notHeld error) (int64, error) {
+func (l *specLock) call(ctx context.Context, name string, ss *SpecScript, v *specVars, notHeld error) (int64, error) {
+	sc := l.scripts[name]
+	v.permits = l.k
 	keys := make([]string, len(ss.keys))
 	for i, t := range ss.keys {
 		keys[i] = t.render(v)
@@ -422,7 +522,7 @@ func (l *specLock) call(ctx context.Context, name string, sc *redis.Script, ss *
 
 func (l *specLock) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, error) {
 	ls := Lease{Key: key, Token: NewToken(), Acquired: time.Duration(l.now()), TTL: ttl}
-	n, err := l.call(ctx, "acquire", l.acquire, &l.spec.Acquire, &specVars{key: key, token: ls.Token, ttl: ttl, client: ClientFrom(ctx)}, ErrNotAcquired)
+	n, err := l.call(ctx, "acquire", &l.spec.Acquire, &specVars{key: key, token: ls.Token, ttl: ttl, client: ClientFrom(ctx)}, ErrNotAcquired)
 	if err != nil {
 		return Lease{}, err
 	}
@@ -436,13 +536,13 @@ func (l *specLock) Acquire(ctx context.Context, key string, ttl time.Duration) (
 }
 
 func (l *specLock) Release(ctx context.Context, ls Lease) error {
-	_, err := l.call(ctx, "release", l.release, &l.spec.Release, &specVars{key: ls.Key, token: ls.Token, ttl: ls.TTL, client: ClientFrom(ctx)}, ErrNotHeld)
+	_, err := l.call(ctx, "release", &l.spec.Release, &specVars{key: ls.Key, token: ls.Token, ttl: ls.TTL, client: ClientFrom(ctx)}, ErrNotHeld)
 	return err
 }
 
 func (l *specLock) Extend(ctx context.Context, ls Lease, ttl time.Duration) (Lease, error) {
 	call := time.Duration(l.now())
-	if _, err := l.call(ctx, "extend", l.extend, &l.spec.Extend, &specVars{key: ls.Key, token: ls.Token, ttl: ttl, client: ClientFrom(ctx)}, ErrNotHeld); err != nil {
+	if _, err := l.call(ctx, "extend", &l.spec.Extend, &specVars{key: ls.Key, token: ls.Token, ttl: ttl, client: ClientFrom(ctx)}, ErrNotHeld); err != nil {
 		return Lease{}, err
 	}
 	if l.ExtendAdds() {

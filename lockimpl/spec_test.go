@@ -52,9 +52,15 @@ func TestLoadSpec_Errors(t *testing.T) {
 		{"unknown placeholder", strings.Replace(goodSpec, `args = ["{token}"]`, `args = ["{tokn}"]`, 1), `lock.toml:11: unknown placeholder {tokn} in [release] args`},
 		{"unknown field", strings.Replace(goodSpec, "[extend]\n", "[extend]\nttl = 5\n", 1), `lock.toml:14: unknown field "extend.ttl"`},
 		{"bad mode", strings.Replace(goodSpec, "[extend]\n", "[extend]\nmode = \"double\"\n", 1), `lock.toml:14: mode "double" in [extend]`},
-		{"fence on release", strings.Replace(goodSpec, "[release]\n", "[release]\nfence = true\n", 1), "fence is an option of [acquire] only"},
+		{"fence on release", strings.Replace(goodSpec, "[release]\n", "[release]\nfence = true\n", 1), "fence is an option of [acquire] and [read_acquire] only"},
 		{"no name", strings.Replace(goodSpec, `name = "t"`, "", 1), "no name"},
 		{"empty script", strings.Replace(goodSpec, `script = 'return redis.call("set", KEYS[1], ARGV[1], "NX", "PX", ARGV[2])'`, `script = ""`, 1), "lock.toml:3: [acquire] has no script"},
+		{"unknown shape", strings.Replace(goodSpec, `name = "t"`, "name = \"t\"\nshape = \"queue\"", 1), `lock.toml:2: shape "queue"`},
+		{"permits in a mutex", strings.Replace(goodSpec, `args = ["{token}", "{ttl_ms}"]`, `args = ["{token}", "{ttl_ms}", "{permits}"]`, 1), `{permits} is a semaphore's: add shape = "semaphore"`},
+		{"semaphore without permits", strings.Replace(goodSpec, `name = "t"`, "name = \"t\"\nshape = \"semaphore\"", 1), `lock.toml:4: [acquire] of a semaphore takes {permits}`},
+		{"read acquire in a mutex", goodSpec + "\n[read_acquire]\nscript = 'return 1'\n", `[read_acquire] is a read-write lock's`},
+		{"writer preference in a mutex", strings.Replace(goodSpec, `name = "t"`, "name = \"t\"\nwriter_preference = true", 1), `lock.toml:2: writer_preference is a read-write lock's`},
+		{"rwlock without read acquire", strings.Replace(goodSpec, `name = "t"`, "name = \"t\"\nshape = \"rwlock\"", 1), "no [read_acquire] section"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -256,6 +262,99 @@ func TestSpec_ReachesOut(t *testing.T) {
 			t.Errorf("%s: %v, want it accepted", tc.script, err)
 		case tc.want != "" && (!errors.Is(err, lockimpl.ErrBadLock) || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s: got %v, want ErrBadLock saying %q", tc.script, err, tc.want)
+		}
+	}
+}
+
+// TestSpec_Semaphore runs examples/specs/semaphore.toml against Redis with
+// 3 permits: {permits} reaches the script, three acquires of a key
+// succeed and a fourth is refused, a release frees a permit, and a permit
+// whose score Redis's clock has passed is neither released nor extended
+// and frees its place. The off-by-one variant admits a fourth.
+func TestSpec_Semaphore(t *testing.T) {
+	ctx := context.Background()
+	c := testutil.StartRedis(t)
+	sem := func(file string, k int) (lockimpl.Locker, *redis.Client) {
+		s, err := lockimpl.LoadSpec("../examples/specs/" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lockOn(t, c, func(env lockimpl.Env) (lockimpl.Locker, error) {
+			env.Permits = k
+			return s.Factory(env)
+		}, nil)
+	}
+	l, rc := sem("semaphore.toml", 3)
+	if got := lockimpl.PermitsOf(l); got != 3 {
+		t.Fatalf("PermitsOf: got %d, want 3 (the run's permits)", got)
+	}
+	var held []lockimpl.Lease
+	for i := range 3 {
+		le, err := l.Acquire(ctx, "k", time.Minute)
+		if err != nil {
+			t.Fatalf("acquire %d of 3 permits: %v", i+1, err)
+		}
+		held = append(held, le)
+	}
+	if _, err := l.Acquire(ctx, "k", time.Minute); !errors.Is(err, lockimpl.ErrNotAcquired) {
+		t.Fatalf("acquire a 4th of 3 permits: got %v, want ErrNotAcquired", err)
+	}
+	if err := l.Release(ctx, held[0]); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	if err := l.Release(ctx, held[0]); !errors.Is(err, lockimpl.ErrNotHeld) {
+		t.Errorf("release twice: got %v, want ErrNotHeld", err)
+	}
+	rc.ZAdd(ctx, "k", redis.Z{Score: 1, Member: held[1].Token})
+	if _, err := l.Extend(ctx, held[1], time.Minute); !errors.Is(err, lockimpl.ErrNotHeld) {
+		t.Errorf("extend an expired permit: got %v, want ErrNotHeld", err)
+	}
+	if _, err := l.Extend(ctx, held[2], time.Minute); err != nil {
+		t.Errorf("extend a held permit: %v", err)
+	}
+	for i := range 2 {
+		if _, err := l.Acquire(ctx, "k", time.Minute); err != nil {
+			t.Fatalf("acquire %d in place of the released and the expired permit: %v", i+1, err)
+		}
+	}
+	if _, err := l.Acquire(ctx, "k", time.Minute); !errors.Is(err, lockimpl.ErrNotAcquired) {
+		t.Errorf("acquire past 3 again: got %v, want ErrNotAcquired", err)
+	}
+	if got := rc.PTTL(ctx, "k").Val(); got <= 0 || got > time.Minute {
+		t.Errorf("PTTL: got %v, want in (0, 1m] (the key lives as long as its last permit)", got)
+	}
+
+	b, _ := sem("broken-semaphore-off-by-one.toml", 3)
+	for i := range 4 {
+		if _, err := b.Acquire(ctx, "b", time.Minute); err != nil {
+			t.Fatalf("off-by-one: acquire %d of 3 permits: %v, want it admitted (the mistake)", i+1, err)
+		}
+	}
+	if _, err := b.Acquire(ctx, "b", time.Minute); !errors.Is(err, lockimpl.ErrNotAcquired) {
+		t.Errorf("off-by-one: acquire a 5th: got %v, want ErrNotAcquired", err)
+	}
+}
+
+// TestSpec_ShapeOfRun: a mutex's spec has one permit a key whatever the
+// run asks (the workload then refuses --permits K with one line), and a
+// semaphore's spec run without --permits has one.
+func TestSpec_ShapeOfRun(t *testing.T) {
+	c := testutil.StartRedis(t)
+	for _, tc := range []struct {
+		file    string
+		permits int
+		want    int
+	}{{"setnx.toml", 3, 1}, {"semaphore.toml", 0, 1}, {"semaphore.toml", 5, 5}} {
+		s, err := lockimpl.LoadSpec("../examples/specs/" + tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, _ := lockOn(t, c, func(env lockimpl.Env) (lockimpl.Locker, error) {
+			env.Permits = tc.permits
+			return s.Factory(env)
+		}, nil)
+		if got := lockimpl.PermitsOf(l); got != tc.want {
+			t.Errorf("%s at permits %d: PermitsOf %d, want %d", tc.file, tc.permits, got, tc.want)
 		}
 	}
 }
