@@ -1,6 +1,7 @@
 package lockimpl
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockcheck/lockcheck/history"
 )
 
 // Spec is a lock written as three Lua scripts in a TOML file
@@ -40,8 +43,10 @@ type Spec struct {
 	// run.json.
 	Path, Version string
 	usesTTLs      bool
-	// permitsIn are the sections whose keys or args take {permits}.
-	permitsIn map[string]bool
+	// permitsIn are the sections whose keys or args take {permits};
+	// usesAccess: a section's take {access}.
+	permitsIn  map[string]bool
+	usesAccess bool
 }
 
 // SpecScript is one section: a Lua script and the KEYS and ARGV it is
@@ -75,10 +80,11 @@ const (
 	phTTLs
 	phClient
 	phPermits
+	phAccess
 )
 
 var placeholders = map[string]int{"{key}": phKey, "{token}": phToken, "{ttl_ms}": phTTLms, "{ttl_s}": phTTLs, "{client}": phClient,
-	"{permits}": phPermits}
+	"{permits}": phPermits, "{access}": phAccess}
 
 // placeholderRE finds anything that looks like a placeholder.
 var placeholderRE = regexp.MustCompile(`\{[^{}\s]*\}`)
@@ -92,9 +98,9 @@ type tpart struct {
 }
 
 type specVars struct {
-	key, token      string
-	ttl             time.Duration
-	client, permits int
+	key, token, access string
+	ttl                time.Duration
+	client, permits    int
 }
 
 func (t template) render(v *specVars) string {
@@ -125,6 +131,8 @@ func (t template) render(v *specVars) string {
 			b.WriteString(strconv.Itoa(v.client))
 		case phPermits:
 			b.WriteString(strconv.Itoa(v.permits))
+		case phAccess:
+			b.WriteString(v.access)
 		}
 	}
 	return b.String()
@@ -228,13 +236,16 @@ func (s *Spec) checkShape(src []byte, md toml.MetaData) error {
 }
 
 // shapeTakes checks that {permits} is where the shape needs it: in a
-// semaphore's [acquire], and in no other shape's spec.
+// semaphore's [acquire], and in no other shape's spec; {access} is a
+// read-write lock's only.
 func (s *Spec) shapeTakes(src []byte) error {
 	switch {
 	case s.Shape == SpecSemaphore && !s.permitsIn["acquire"]:
 		return fmt.Errorf(`%s:%d: [acquire] of a semaphore takes {permits} (the k of --permits) in its keys or args`, s.Path, lineOf(src, "[acquire]"))
 	case s.Shape != SpecSemaphore && len(s.permitsIn) > 0:
 		return fmt.Errorf(`%s:%d: {permits} is a semaphore's: add shape = "semaphore" at the top`, s.Path, lineOf(src, "{permits}"))
+	case s.Shape != SpecRWLock && s.usesAccess:
+		return fmt.Errorf(`%s:%d: {access} is a read-write lock's: add shape = "rwlock" at the top`, s.Path, lineOf(src, "{access}"))
 	}
 	return nil
 }
@@ -283,7 +294,7 @@ func (s *Spec) compile(src []byte, section, field string, in []string) ([]templa
 			name := rest[loc[0]:loc[1]]
 			ph, ok := placeholders[name]
 			if !ok {
-				return nil, fmt.Errorf("%s:%d: unknown placeholder %s in [%s] %s (known: {key} {token} {ttl_ms} {ttl_s} {client} {permits})",
+				return nil, fmt.Errorf("%s:%d: unknown placeholder %s in [%s] %s (known: {key} {token} {ttl_ms} {ttl_s} {client} {permits} {access})",
 					s.Path, lineOf(src, name), name, section, field)
 			}
 			s.usesTTLs = s.usesTTLs || ph == phTTLs
@@ -293,6 +304,7 @@ func (s *Spec) compile(src []byte, section, field string, in []string) ([]templa
 				}
 				s.permitsIn[section] = true
 			}
+			s.usesAccess = s.usesAccess || ph == phAccess
 			t = append(t, tpart{ph: ph})
 			rest = rest[loc[1]:]
 		}
@@ -379,6 +391,9 @@ func (s *Spec) Factory(env Env) (Locker, error) {
 			c.Close()
 			return nil, err
 		}
+	}
+	if s.Shape == SpecRWLock {
+		return &specRWLock{l}, nil
 	}
 	return l, nil
 }
@@ -521,28 +536,61 @@ func (l *specLock) call(ctx context.Context, name string, ss *SpecScript, v *spe
 }
 
 func (l *specLock) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, error) {
-	ls := Lease{Key: key, Token: NewToken(), Acquired: time.Duration(l.now()), TTL: ttl}
-	n, err := l.call(ctx, "acquire", &l.spec.Acquire, &specVars{key: key, token: ls.Token, ttl: ttl, client: ClientFrom(ctx)}, ErrNotAcquired)
+	return l.acquireIn(ctx, key, ttl, history.AccessWrite)
+}
+
+// acquireIn runs [acquire] (access write) or [read_acquire] (read). The
+// lease keeps its access (Handle) for the {access} of its release and
+// extends.
+func (l *specLock) acquireIn(ctx context.Context, key string, ttl time.Duration, access string) (Lease, error) {
+	name, sec := "acquire", &l.spec.Acquire
+	if access == history.AccessRead {
+		name, sec = "read_acquire", &l.spec.ReadAcquire
+	}
+	ls := Lease{Key: key, Token: NewToken(), Acquired: time.Duration(l.now()), TTL: ttl, Handle: access}
+	n, err := l.call(ctx, name, sec, &specVars{key: key, token: ls.Token, access: access, ttl: ttl, client: ClientFrom(ctx)}, ErrNotAcquired)
 	if err != nil {
 		return Lease{}, err
 	}
-	if l.spec.Acquire.Fence {
+	if sec.Fence {
 		if n < 1 {
-			return Lease{}, fmt.Errorf("%w: %s: [acquire] has fence = true but replied OK, not an integer fencing token", ErrBadLock, l.spec.Path)
+			return Lease{}, fmt.Errorf("%w: %s: [%s] has fence = true but replied OK, not an integer fencing token", ErrBadLock, l.spec.Path, name)
 		}
 		ls.Fence = n
 	}
 	return ls, nil
 }
 
+// accessOf is the access a lease of acquireIn was taken in.
+func accessOf(ls Lease) string {
+	a, _ := ls.Handle.(string)
+	return cmp.Or(a, history.AccessWrite)
+}
+
+// specRWLock is a read-write lock's spec (shape = "rwlock"): a
+// ReadWriter, whose read acquires run [read_acquire].
+type specRWLock struct{ *specLock }
+
+// AcquireIn implements ReadWriter.
+func (l *specRWLock) AcquireIn(ctx context.Context, key string, ttl time.Duration, access string) (Lease, error) {
+	if err := CheckAccess(access); err != nil {
+		return Lease{}, err
+	}
+	return l.acquireIn(ctx, key, ttl, access)
+}
+
+// WritersPreferred implements ReadWriter: as the spec declares
+// (writer_preference).
+func (l *specRWLock) WritersPreferred() bool { return l.spec.WriterPreference }
+
 func (l *specLock) Release(ctx context.Context, ls Lease) error {
-	_, err := l.call(ctx, "release", &l.spec.Release, &specVars{key: ls.Key, token: ls.Token, ttl: ls.TTL, client: ClientFrom(ctx)}, ErrNotHeld)
+	_, err := l.call(ctx, "release", &l.spec.Release, &specVars{key: ls.Key, token: ls.Token, access: accessOf(ls), ttl: ls.TTL, client: ClientFrom(ctx)}, ErrNotHeld)
 	return err
 }
 
 func (l *specLock) Extend(ctx context.Context, ls Lease, ttl time.Duration) (Lease, error) {
 	call := time.Duration(l.now())
-	if _, err := l.call(ctx, "extend", &l.spec.Extend, &specVars{key: ls.Key, token: ls.Token, ttl: ttl, client: ClientFrom(ctx)}, ErrNotHeld); err != nil {
+	if _, err := l.call(ctx, "extend", &l.spec.Extend, &specVars{key: ls.Key, token: ls.Token, access: accessOf(ls), ttl: ttl, client: ClientFrom(ctx)}, ErrNotHeld); err != nil {
 		return Lease{}, err
 	}
 	if l.ExtendAdds() {

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockcheck/lockcheck/cluster"
+	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/testutil"
 	"github.com/lockcheck/lockcheck/lockimpl"
 )
@@ -61,6 +62,7 @@ func TestLoadSpec_Errors(t *testing.T) {
 		{"read acquire in a mutex", goodSpec + "\n[read_acquire]\nscript = 'return 1'\n", `[read_acquire] is a read-write lock's`},
 		{"writer preference in a mutex", strings.Replace(goodSpec, `name = "t"`, "name = \"t\"\nwriter_preference = true", 1), `lock.toml:2: writer_preference is a read-write lock's`},
 		{"rwlock without read acquire", strings.Replace(goodSpec, `name = "t"`, "name = \"t\"\nshape = \"rwlock\"", 1), "no [read_acquire] section"},
+		{"access in a mutex", strings.Replace(goodSpec, `args = ["{token}"]`, `args = ["{token}", "{access}"]`, 1), `lock.toml:11: {access} is a read-write lock's`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -356,5 +358,82 @@ func TestSpec_ShapeOfRun(t *testing.T) {
 		if got := lockimpl.PermitsOf(l); got != tc.want {
 			t.Errorf("%s at permits %d: PermitsOf %d, want %d", tc.file, tc.permits, got, tc.want)
 		}
+	}
+}
+
+// TestSpec_RWLock runs examples/specs/rwlock.toml against Redis: it is a
+// ReadWriter (a mutex's spec is not) without writer preference; readers
+// share a key, a writer waits for none of them to hold it and then holds
+// it alone; release and extend find a lease by {access}, the mode it was
+// taken in. The readers-ignore-writer variant lets a reader in beside
+// the writer.
+func TestSpec_RWLock(t *testing.T) {
+	ctx := context.Background()
+	c := testutil.StartRedis(t)
+	open := func(file string) lockimpl.ReadWriter {
+		s, err := lockimpl.LoadSpec("../examples/specs/" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, _ := lockOn(t, c, s.Factory, nil)
+		rw, ok := lockimpl.ReadWriterOf(l)
+		if !ok {
+			t.Fatalf("%s: not a ReadWriter", file)
+		}
+		return rw
+	}
+	if l, _ := specLockOn(t, c, goodSpec); func() bool { _, ok := lockimpl.ReadWriterOf(l); return ok }() {
+		t.Fatal("a mutex's spec is a ReadWriter")
+	}
+	rw := open("rwlock.toml")
+	l := rw.(lockimpl.Locker)
+	if rw.WritersPreferred() {
+		t.Error("rwlock.toml: WritersPreferred, want false (it declares none)")
+	}
+	r1, err := rw.AcquireIn(ctx, "k", time.Minute, history.AccessRead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := rw.AcquireIn(ctx, "k", time.Minute, history.AccessRead)
+	if err != nil {
+		t.Fatalf("a second reader: %v", err)
+	}
+	if _, err := l.Acquire(ctx, "k", time.Minute); !errors.Is(err, lockimpl.ErrNotAcquired) {
+		t.Fatalf("write while two read: got %v, want ErrNotAcquired", err)
+	}
+	if _, err := l.Extend(ctx, r1, time.Minute); err != nil {
+		t.Errorf("extend a read lease: %v", err)
+	}
+	for _, r := range []lockimpl.Lease{r1, r2} {
+		if err := l.Release(ctx, r); err != nil {
+			t.Fatalf("release a read lease: %v", err)
+		}
+	}
+	w, err := rw.AcquireIn(ctx, "k", time.Minute, history.AccessWrite)
+	if err != nil {
+		t.Fatalf("write on a free key: %v", err)
+	}
+	if _, err := rw.AcquireIn(ctx, "k", time.Minute, history.AccessRead); !errors.Is(err, lockimpl.ErrNotAcquired) {
+		t.Errorf("read while a writer holds: got %v, want ErrNotAcquired", err)
+	}
+	if _, err := rw.AcquireIn(ctx, "k", time.Minute, "shared"); err == nil || lockimpl.Outcome(err) != history.Info {
+		t.Errorf("access \"shared\": got %v, want an error that is no refusal", err)
+	}
+	if _, err := l.Extend(ctx, w, time.Minute); err != nil {
+		t.Errorf("extend the write lease: %v", err)
+	}
+	if err := l.Release(ctx, w); err != nil {
+		t.Errorf("release the write lease: %v", err)
+	}
+	if err := l.Release(ctx, w); !errors.Is(err, lockimpl.ErrNotHeld) {
+		t.Errorf("release the write lease twice: got %v, want ErrNotHeld", err)
+	}
+
+	b := open("broken-rwlock-readers-ignore-writer.toml")
+	if _, err := b.AcquireIn(ctx, "b", time.Minute, history.AccessWrite); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.AcquireIn(ctx, "b", time.Minute, history.AccessRead); err != nil {
+		t.Errorf("readers-ignore-writer: read while a writer holds: %v, want it admitted (the mistake)", err)
 	}
 }
