@@ -288,6 +288,10 @@ type Config struct {
 	Targets      string
 	AgentTargets string
 	Seed         int64
+	// Windows, if not nil, is the schedule as data (a plan's, lockcheck
+	// run --plan): these windows and no others, each fault one of
+	// Faults. Nil: the windows the seed derives (Schedule), without end.
+	Windows []Window
 }
 
 // AgentTargets are the agent targets of --nemesis-targets (agent:one ...).
@@ -327,6 +331,11 @@ func (c Config) WithDefaults() (Config, error) {
 			return c, err
 		}
 	}
+	for _, w := range c.Windows {
+		if !slices.Contains(c.Faults, w.Fault) || w.Start < 0 || w.Length < 0 {
+			return c, fmt.Errorf("window %d (%s at %v for %v): want one of the run's faults (%s), a start and a length of 0 or more", w.ID, w.Fault, w.Start, w.Length, strings.Join(c.Faults, ", "))
+		}
+	}
 	return c, nil
 }
 
@@ -348,44 +357,63 @@ func Run(ctx context.Context, cfg Config, env Env, record func(history.Op), now 
 			return fmt.Errorf("fault %s: %w", name, err)
 		}
 	}
-	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x6e656d))
-	for ctxwait.Sleep(ctx, cfg.Interval) {
-		i := rng.IntN(len(faults))
-		name, f := cfg.Faults[i], faults[i]
+	// Each window starts at its time, and no sooner than Interval after
+	// the previous one healed (a slow heal delays the next as before).
+	start := now()
+	healed := start - int64(cfg.Interval)
+	for i := 0; ; i++ {
+		w, ok := cfg.window(i)
+		if !ok {
+			return nil
+		}
+		at := max(start+int64(w.Start), healed+int64(cfg.Interval))
+		if !ctxwait.Sleep(ctx, time.Duration(at-now())) {
+			return nil
+		}
+		name, f := w.Fault, faults[slices.Index(cfg.Faults, w.Fault)]
 		call := now()
-		targets, err := f.Start(ctx, rng)
+		targets, err := f.Start(ctx, targetRNG(cfg.Seed, w.ID))
 		recordOp(record, &history.NemesisValue{Fault: name, Phase: "start", Targets: targets}, call, now(), err)
-		hold := cfg.Duration
+		hold := w.Length
 		if l, ok := f.(Lasting); ok && l.Hold() >= 0 {
 			hold = l.Hold()
 		}
 		ctxwait.Sleep(ctx, hold)
-		// Healing must happen even when the run is stopping.
-		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		call = now()
-		err = f.Stop(hctx)
-		cancel()
-		v := &history.NemesisValue{Fault: name, Phase: "stop", Targets: targets}
-		if o, ok := f.(Observer); ok {
-			v.Events = o.Events()
+		if err := heal(ctx, f, name, targets, record, now); err != nil {
+			return err
 		}
-		// The history's clock is time since the run began.
-		offset := time.Now().UnixNano() - now()
-		if r, ok := f.(Retaker); ok {
-			v.Retaken = r.Retaken()
-			for i := range v.Retaken {
-				v.Retaken[i].At -= offset
-			}
+		healed = now()
+	}
+}
+
+// heal stops fault f (name, on targets) and records the stop, with what
+// the fault observed in its window.
+func heal(ctx context.Context, f Fault, name string, targets []string, record func(history.Op), now func() int64) error {
+	// Healing must happen even when the run is stopping.
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	call := now()
+	err := f.Stop(hctx)
+	cancel()
+	v := &history.NemesisValue{Fault: name, Phase: "stop", Targets: targets}
+	if o, ok := f.(Observer); ok {
+		v.Events = o.Events()
+	}
+	// The history's clock is time since the run began.
+	offset := time.Now().UnixNano() - now()
+	if r, ok := f.(Retaker); ok {
+		v.Retaken = r.Retaken()
+		for i := range v.Retaken {
+			v.Retaken[i].At -= offset
 		}
-		if h, ok := f.(Healer); ok {
-			if at := h.Healed(); !at.IsZero() {
-				v.Healed = max(call, min(at.UnixNano()-offset, now()))
-			}
+	}
+	if h, ok := f.(Healer); ok {
+		if at := h.Healed(); !at.IsZero() {
+			v.Healed = max(call, min(at.UnixNano()-offset, now()))
 		}
-		recordOp(record, v, call, now(), err)
-		if err != nil {
-			return fmt.Errorf("heal %s: %w", name, err)
-		}
+	}
+	recordOp(record, v, call, now(), err)
+	if err != nil {
+		return fmt.Errorf("heal %s: %w", name, err)
 	}
 	return nil
 }

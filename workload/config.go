@@ -93,6 +93,11 @@ type Config struct {
 	// mutex): more than one runs only a semaphore (lockimpl.Permitter),
 	// and every acquire records it (history.Op.Permits).
 	Permits int
+	// Streams, if set, names each client's random stream, one a client
+	// (client i draws from stream Streams[i]; nil: from stream i): a
+	// plan that drops clients (lockcheck shrink) keeps the others'
+	// draws as they were.
+	Streams []int
 }
 
 // solo is how many clients have keys of their own (SoloKeys, leaving one
@@ -165,6 +170,9 @@ func (c Config) validate() error {
 	}
 	if c.Permits < 0 || c.Permits > history.MaxPermits {
 		errs = append(errs, fmt.Errorf("--permits %d: want 1 to %d", c.Permits, history.MaxPermits))
+	}
+	if c.Streams != nil && len(c.Streams) != c.Clients {
+		errs = append(errs, fmt.Errorf("client streams: %d for %d clients, want one a client", len(c.Streams), c.Clients))
 	}
 	if c.SoloKeys < 0 {
 		errs = append(errs, fmt.Errorf("solo keys %d: want 0 or more", c.SoloKeys))

@@ -126,9 +126,14 @@ type client struct {
 }
 
 // newClient is client id's state: its random source, seeded from the run's
-// seed and its id, and its key distribution.
+// seed and its stream (its id, unless Config.Streams names another), and
+// its key distribution.
 func newClient(cfg Config, id int) *client {
-	c := &client{id: id, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(id)))}
+	stream := id
+	if id < len(cfg.Streams) {
+		stream = cfg.Streams[id]
+	}
+	c := &client{id: id, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(stream)))}
 	if cfg.KeyDist == KeyZipf && cfg.Keys > 1 {
 		c.zipf = rand.NewZipf(c.rng, 1.1, 1, uint64(cfg.Keys-1))
 	}
@@ -422,9 +427,12 @@ func (r *Runner) clientNow(c *client, l lockimpl.Lease) int64 {
 	return now - r.faults.drift(c.id, int64(l.Acquired), now)
 }
 
-func (r *Runner) holdTime(c *client) time.Duration {
-	h := r.cfg.Hold
-	switch r.cfg.HoldDist {
+func (r *Runner) holdTime(c *client) time.Duration { return holdTime(r.cfg, c) }
+
+// holdTime is a hold drawn from c's source by cfg's distribution.
+func holdTime(cfg Config, c *client) time.Duration {
+	h := cfg.Hold
+	switch cfg.HoldDist {
 	case HoldExp:
 		return time.Duration(c.rng.ExpFloat64() * float64(h))
 	case HoldUniform:
