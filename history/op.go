@@ -47,6 +47,9 @@ const (
 	AccessWrite = "write"
 )
 
+// MaxDepth is the deepest re-entry an acquire may declare.
+const MaxDepth = 1 << 20
+
 // MaxPermits is the most permits an acquire may declare.
 const MaxPermits = 1 << 20
 
@@ -114,6 +117,11 @@ type Op struct {
 	// ignores its script's answer, as Symfony's release does): the op
 	// took effect by its return if at all, with no info horizon (Latest).
 	Answered bool `json:"answered,omitempty"`
+	// Depth is set on a reentrant lock's acquires: the holds its owner
+	// asked for with it (1 its outer acquire, 2 and up a re-entry, which
+	// names the owner's token as its outer acquire does). Absent: not a
+	// reentrant lock's.
+	Depth int `json:"depth,omitempty"`
 	// Value is set on nemesis operations only.
 	Value *NemesisValue `json:"value,omitempty"`
 }
@@ -219,6 +227,9 @@ func (o *Op) validate() error {
 	}
 	if o.Scheduled != 0 && (o.F != Acquire || o.Scheduled < 0 || o.Scheduled > o.Call) {
 		return fmt.Errorf("scheduled %d on %s op called at %d (only acquires take it, due at or before their call)", o.Scheduled, o.F, o.Call)
+	}
+	if o.Depth != 0 && (o.F != Acquire || o.Depth < 1 || o.Depth > MaxDepth || o.Permits > 1 || o.Access != "") {
+		return fmt.Errorf("depth %d on %s op (only a reentrant lock's acquires take a depth, 1 to %d, and no permits or access)", o.Depth, o.F, MaxDepth)
 	}
 	if o.ClockBound < 0 || o.ClockBound > MaxClockBound {
 		return fmt.Errorf("clock_bound %d: want 0 to %d ns", o.ClockBound, MaxClockBound)

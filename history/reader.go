@@ -103,6 +103,10 @@ func Scan(r io.Reader, fn func([]Op) error) error {
 // batcher gathers Scan's lines into batches, decodes each and hands its
 // ops to fn.
 type batcher struct {
+	// depths is whether the history's first acquire declared a depth
+	// (a reentrant lock's: 1 no, 2 yes, 0 none seen yet), which every
+	// acquire after must match.
+	depths int8
 	fn     func([]Op) error
 	lines  [][]byte
 	arena  []byte
@@ -163,8 +167,9 @@ func (b *batcher) flush() error {
 }
 
 // onePermits checks that batch's acquires declare the permits the
-// history's first did: a history has one shape (a run one k), and a
-// checker given two would judge every key by one of them.
+// history's first did, and a depth if it did: a history has one shape (a
+// run one k), and a checker given two would judge every key by one of
+// them.
 func (b *batcher) onePermits(batch []Op) error {
 	for i := range batch {
 		op := &batch[i]
@@ -174,6 +179,15 @@ func (b *batcher) onePermits(batch []Op) error {
 		k := max(op.Permits, 1)
 		if b.permits == 0 {
 			b.permits = k
+		}
+		r := int8(1)
+		if op.Depth > 0 {
+			r = 2
+		}
+		if b.depths == 0 {
+			b.depths = r
+		} else if r != b.depths {
+			return &LineError{Line: b.seen + i + 1, Err: fmt.Errorf("acquire with depth %d in a history whose first acquire had %s: a history is of one lock, one shape (a reentrant lock's acquires all declare a depth)", op.Depth, map[bool]string{true: "one", false: "none"}[b.depths == 2])}
 		}
 		if k != b.permits {
 			return &LineError{Line: b.seen + i + 1, Err: fmt.Errorf("acquire of %d permits in a history whose acquires have %d: a history is of one lock, one shape", k, b.permits)}
@@ -289,6 +303,7 @@ type wireOp struct {
 	Value     *NemesisValue `json:"value"`
 	Bound     int64         `json:"clock_bound"`
 	Answered  bool          `json:"answered"`
+	Depth     int           `json:"depth"`
 }
 
 // strict is how a line is decoded: the history is a contract, and a line
@@ -330,6 +345,7 @@ func decodeLine(line []byte, op *Op, want int64) error {
 			return fmt.Errorf("ttl_ms %d: want 1 to %d", op.TTLms, MaxTTLms)
 		}
 	}
+	op.Depth = w.Depth
 	return op.validate()
 }
 

@@ -188,6 +188,10 @@ func AppendBody(b []byte, op *Op) []byte {
 	if op.Answered {
 		b = append(b, `,"answered":true`...)
 	}
+	if op.Depth != 0 {
+		b = append(b, `,"depth":`...)
+		b = strconv.AppendInt(b, int64(op.Depth), 10)
+	}
 	if op.Value != nil {
 		v, _ := json.Marshal(op.Value) // a struct of strings cannot fail
 		b = append(b, `,"value":`...)
