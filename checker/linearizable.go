@@ -37,6 +37,9 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 	if k := HistoryPermits(ops); k > 1 {
 		return linearizablePermits(ctx, ops, opt, k)
 	}
+	if HistoryReentrant(ops) {
+		return linearizableReentrant(ctx, ops, opt)
+	}
 	res := Result{Name: "linearizable", Verdict: Valid, Figures: map[string]int64{}}
 	keys, groups := byKey(ops, func(op *history.Op) bool {
 		return op.F == history.Acquire || op.F == history.Release || op.F == history.Extend

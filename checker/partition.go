@@ -362,6 +362,7 @@ const (
 	spillCutShort = 1 << 4
 	spillLate     = 1 << 5
 	spillAdd      = 1 << 6
+	spillDepth    = 1 << 7 // a reentrant lock's acquire: its depth follows the strings
 )
 
 var (
@@ -383,6 +384,9 @@ func appendSpill(b []byte, op *history.Op) []byte {
 	if op.Mode == history.ExtendAdd {
 		flags |= spillAdd
 	}
+	if op.Depth != 0 {
+		flags |= spillDepth
+	}
 	b = append(b, flags)
 	b = binary.AppendUvarint(b, uint64(op.Index))
 	b = binary.AppendVarint(b, int64(op.Process))
@@ -397,6 +401,9 @@ func appendSpill(b []byte, op *history.Op) []byte {
 	for _, s := range [...]string{op.Key, op.Token, op.Error} {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
+	}
+	if op.Depth != 0 {
+		b = binary.AppendUvarint(b, uint64(op.Depth))
 	}
 	return b
 }
@@ -464,6 +471,13 @@ func (d *spillDecoder) decode(b []byte, op *history.Op) ([]byte, error) {
 	op.Permits, op.Access = int(u[8]), spillAccess[u[9]]
 	if flags&spillAdd != 0 {
 		op.Mode = history.ExtendAdd
+	}
+	if flags&spillDepth != 0 {
+		depth, n := binary.Uvarint(b)
+		if n <= 0 || depth == 0 || depth > history.MaxDepth {
+			return nil, errSpill
+		}
+		op.Depth, b = int(depth), b[n:]
 	}
 	return b, nil
 }
