@@ -71,27 +71,30 @@ func linearizablePermits(ctx context.Context, ops []history.Op, opt Options, k i
 }
 
 // surelyRefused drops from one key's ops (of a semaphore of k) each
-// definite refusal during all of whose interval k leases were surely
-// held, and says how many it dropped. It is exact: such a refusal is
-// legal at any instant of its interval in every timeline, and a refusal
-// changes no state, so a linearization of the rest takes it anywhere in
-// its interval, and one of the whole is one of the rest. A lease is
-// surely held over [call, ret] when its ok acquire returned before call,
-// no release that may have happened (ok or info) was called by ret, and
-// its earliest end is past ret: from its acquire's call and from each
-// extend that may have happened and sets a new TTL (an additive one
-// only lengthens), plus the TTL, less eps. The contention a semaphore
-// meets is mostly such refusals (a hot key's clients try while its k
-// permits are held), which the model would otherwise carry in flight.
+// definite refusal at some instant of whose interval k leases were
+// surely held, then each whose interval holds another's
+// (nestedRefusals), and says how many it dropped. It is exact: such a
+// refusal is legal at that instant in every timeline, and a refusal
+// changes no state, so a linearization of the rest takes it there, and
+// one of the whole is one of the rest. A lease is surely held at t when
+// its ok acquire returned before t, no release that may have happened
+// (ok or info) was called by t, and its earliest end is past t: from its
+// acquire's call and from each extend that may have happened and sets a
+// new TTL (an additive one only lengthens), plus the TTL, less eps. The
+// contention a semaphore meets is mostly such refusals (a hot key's
+// clients try while its k permits are held), which the model would
+// otherwise carry in flight.
 func surelyRefused(ops []*permitOp, k int, eps int64) ([]*permitOp, int) {
 	spans := surelyHeldSpans(ops, eps)
+	longest := longestSpan(spans)
 	out := ops[:0:0]
 	for _, o := range ops {
-		if o.f == history.Acquire && o.typ == history.Fail && heldThrough(spans, o) >= k {
+		if o.f == history.Acquire && o.typ == history.Fail && heldWithin(spans, longest, o) >= k {
 			continue
 		}
 		out = append(out, o)
 	}
+	out, _ = nestedRefusals(out)
 	return out, len(ops) - len(out)
 }
 
