@@ -12,7 +12,8 @@ import (
 // livenessSpec registers Liveness, of the lease contract: the longest
 // stalls merge by maximum.
 var livenessSpec = Spec{Check: Func("liveness", func(_ context.Context, ops []history.Op, opt Options) Result { return Liveness(ops, opt) }),
-	Figures:   map[string]FigureMerge{"stuck_acquires": Sum, "longest_stuck_ms": Max, "abandoned_leases": Sum, "longest_abandoned_stall_ms": Max},
+	Figures: map[string]FigureMerge{"stuck_acquires": Sum, "longest_stuck_ms": Max, "abandoned_leases": Sum, "longest_abandoned_stall_ms": Max,
+		"blocking_acquires": Sum, "starved_waiters": Sum, "longest_starved_past_bound_ms": Max},
 	Guarantee: LeaseContract}
 
 // Liveness finds stuck locks: a key whose acquires keep failing longer than
@@ -21,7 +22,8 @@ var livenessSpec = Spec{Check: Func("liveness", func(_ context.Context, ops []hi
 // it flags only locks that truly never let go; the linearizable checker
 // catches the finer cases. Its figures also say how many leases were never
 // released and the longest their key then stayed unavailable (Abandoned).
-// opt is resolved (Options.Resolved).
+// On a history of blocking acquires it also finds starved waiters
+// (starvedWaiters). opt is resolved (Options.Resolved).
 func Liveness(ops []history.Op, opt Options) Result {
 	res := Result{Name: "liveness", Verdict: Valid, Figures: map[string]int64{}}
 	keys, groups := byKey(ops, func(op *history.Op) bool { return op.F == history.Acquire || op.F == history.Extend })
@@ -45,6 +47,12 @@ func Liveness(ops []history.Op, opt Options) Result {
 	}
 	res.Figures["abandoned_leases"] = int64(len(abandoned))
 	res.Figures["longest_abandoned_stall_ms"] = time.Duration(stall).Milliseconds()
+	// Waiters that slept on a free key past their lock's wake-up bound
+	// (starved.go), on a history with blocking acquires.
+	if judged, starved, past := starvedWaiters(ops, opt, res.add); judged > 0 {
+		res.Figures["blocking_acquires"], res.Figures["starved_waiters"] = judged, starved
+		res.Figures["longest_starved_past_bound_ms"] = past.Milliseconds()
+	}
 	if res.ViolationCount > 0 {
 		res.Verdict = Invalid
 	}

@@ -398,6 +398,9 @@ func appendSpill(b []byte, op *history.Op) []byte {
 	b = binary.AppendUvarint(b, uint64(op.ClockBound))
 	b = binary.AppendUvarint(b, uint64(op.Permits))
 	b = binary.AppendUvarint(b, uint64(slices.Index(spillAccess[:], op.Access)))
+	b = binary.AppendUvarint(b, uint64(op.WaitMs))
+	b = binary.AppendUvarint(b, uint64(op.WakeMs))
+	b = binary.AppendUvarint(b, uint64(op.Tried))
 	for _, s := range [...]string{op.Key, op.Token, op.Error} {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
@@ -426,7 +429,7 @@ func (d *spillDecoder) decode(b []byte, op *history.Op) ([]byte, error) {
 	if ti >= len(spillTypes) {
 		return nil, errSpill
 	}
-	var u [10]uint64
+	var u [13]uint64
 	for i := range u {
 		var n int
 		if i == 1 || i == 2 {
@@ -469,6 +472,7 @@ func (d *spillDecoder) decode(b []byte, op *history.Op) ([]byte, error) {
 		return nil, errSpill
 	}
 	op.Permits, op.Access = int(u[8]), spillAccess[u[9]]
+	op.WaitMs, op.WakeMs, op.Tried = int64(u[10]), int64(u[11]), int64(u[12]) // a blocking acquire's (starved waiters)
 	if flags&spillAdd != 0 {
 		op.Mode = history.ExtendAdd
 	}

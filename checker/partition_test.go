@@ -238,6 +238,9 @@ func TestSpill_RoundTrip(t *testing.T) {
 		if r.IntN(2) == 0 {
 			op.Permits = r.IntN(history.MaxPermits) + 1
 		}
+		if r.IntN(2) == 0 {
+			op.WaitMs, op.WakeMs, op.Tried = r.Int64N(history.MaxTTLms)+1, r.Int64N(history.MaxTTLms)+1, op.Call+r.Int64N(op.Return-op.Call+1)
+		}
 		op.Access = spillAccess[r.IntN(len(spillAccess))]
 		ops = append(ops, op)
 	}
