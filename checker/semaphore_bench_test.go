@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -71,21 +72,40 @@ func genSemaphoreKey(seed uint64, clients, k, n int, ttl int64, lost int) []hist
 // acquires refused, and never all free for long), as checkPermits does
 // (pieces carried where nothing is in flight), and with porcupine alone
 // on the whole key. "lost" has one reply in 1000 lost, each in flight up
-// to the default info horizon (10 s), which the pieces carry.
+// to the default info horizon (10 s), which the pieces carry. Each is
+// decided on the key's ops as they are ("whole"), as verify did before
+// nestedRefusals ("held-through": refusals dropped only where k leases
+// were surely held through all their interval) and as verify does now
+// (surelyRefused: "reduced"), side by side in one run.
 func BenchmarkSemaphore_HotKey(b *testing.B) {
 	for _, bc := range []struct {
 		name      string
 		lost      int
 		porcupine bool
 	}{{"definite", 0, false}, {"lost", 1000, false}, {"porcupine-alone", 0, true}} {
-		b.Run(bc.name, func(b *testing.B) {
-			ops := genSemaphoreKey(1, 8, 5, 100_000, int64(100*time.Millisecond), bc.lost)
-			benchSemaphore(b, ops, bc.porcupine)
-		})
+		for _, reduce := range []string{"whole", "held-through", "reduced"} {
+			if bc.porcupine && reduce != "whole" {
+				continue
+			}
+			b.Run(bc.name+"/"+reduce, func(b *testing.B) {
+				ops := genSemaphoreKey(1, 8, 5, 100_000, int64(100*time.Millisecond), bc.lost)
+				benchSemaphore(b, ops, bc.porcupine, reduce)
+			})
+		}
 	}
 }
 
-func benchSemaphore(b *testing.B, ops []history.Op, alone bool) {
+// refusedThrough is surelyRefused as it was before nestedRefusals: a
+// refusal dropped only where k leases were surely held through all of
+// its interval.
+func refusedThrough(ops []*permitOp, k int, eps int64) []*permitOp {
+	spans := surelyHeldSpans(ops, eps)
+	return slices.DeleteFunc(slices.Clone(ops), func(o *permitOp) bool {
+		return o.f == history.Acquire && o.typ == history.Fail && heldThrough(spans, o) >= k
+	})
+}
+
+func benchSemaphore(b *testing.B, ops []history.Op, alone bool, reduce string) {
 	ptrs := make([]*history.Op, len(ops))
 	fails := 0
 	for i := range ops {
@@ -93,19 +113,28 @@ func benchSemaphore(b *testing.B, ops []history.Op, alone bool) {
 		fails += btoi(ops[i].F == history.Acquire && ops[i].Type == history.Fail)
 	}
 	opt := Options{}.Resolved()
+	k := Permits(ptrs)
 	pops := toPermitOps(ptrs, int64(opt.InfoHorizon), false)
-	m := newPermitModel(semaphore{Permits(ptrs)}, int64(opt.ClockTolerance))
+	m := newPermitModel(semaphore{k}, int64(opt.ClockTolerance))
 	b.ResetTimer()
 	for range b.N {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		r := checkPermits(ctx, m, pops)
+		judged := pops
+		switch reduce {
+		case "held-through":
+			judged = refusedThrough(pops, k, m.eps)
+		case "reduced":
+			judged, _ = surelyRefused(pops, k, m.eps)
+		}
+		r := checkPermits(ctx, m, judged)
 		if alone {
-			r = porcupine.CheckOperationsTimeout(m.porcupine(), toPorcupinePermits(pops), 5*time.Minute)
+			r = porcupine.CheckOperationsTimeout(m.porcupine(), toPorcupinePermits(judged), 5*time.Minute)
 		}
 		cancel()
 		if r != porcupine.Ok {
 			b.Fatalf("a correct semaphore's hot key: %v, want ok", r)
 		}
+		b.ReportMetric(float64(len(pops)-len(judged)), "dropped")
 	}
 	pieces, _ := infoPieces(pops)
 	b.ReportMetric(float64(len(pieces)), "pieces")
