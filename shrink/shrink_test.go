@@ -1,0 +1,132 @@
+package shrink
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/nemesis"
+)
+
+var (
+	target = Finding{Checker: "mutex", Guarantee: "mutex", Kind: "double holder"}
+	other  = Finding{Checker: "linearizable", Guarantee: "lease", Kind: "nothing held it"}
+)
+
+// bug is a lock's break as a trial sees it: plans with clients of
+// streams 3 and 7 and window 2 break with target; plans with 3 and not 7
+// break with another finding; the rest do not break.
+type bug struct {
+	mu     sync.Mutex
+	tried  []Plan
+	stopAt int // cancel after this many trials (0: never)
+	cancel context.CancelFunc
+}
+
+func (b *bug) trial(ctx context.Context, p Plan) (Outcome, error) {
+	b.mu.Lock()
+	b.tried = append(b.tried, p)
+	if b.stopAt > 0 && len(b.tried) == b.stopAt {
+		b.cancel()
+	}
+	b.mu.Unlock()
+	has3, has7 := slices.Contains(p.Clients, 3), slices.Contains(p.Clients, 7)
+	w2 := slices.ContainsFunc(p.Windows, func(w nemesis.Window) bool { return w.ID == 2 })
+	switch {
+	case has3 && has7 && w2:
+		return Outcome{Breaks: []Break{{target, int64(10 * time.Second)}}}, nil
+	case has3 && !has7:
+		return Outcome{Breaks: []Break{{other, int64(10 * time.Second)}}}, nil
+	}
+	return Outcome{}, nil
+}
+
+func wide() Plan {
+	p := Plan{Args: []string{"lockcheck", "run"}, Seed: 1, Keys: 5, Duration: 20 * time.Second}
+	for i := range 20 {
+		p.Clients = append(p.Clients, i)
+	}
+	for i := range 6 {
+		p.Windows = append(p.Windows, nemesis.Window{ID: i, Fault: "pause-client", Start: time.Duration(i+1) * 3 * time.Second, Length: time.Second})
+	}
+	return p
+}
+
+// TestShrink_SameFindingOnly: the shrink ends at the smallest plan that
+// breaks with the original's finding (clients 3 and 7, window 2, one
+// key, the length cut past the break); candidates that broke with
+// another finding were run and none was kept.
+func TestShrink_SameFindingOnly(t *testing.T) {
+	b := &bug{}
+	res, err := Shrink(context.Background(), Config{From: wide(), Target: target, BreakAt: int64(10 * time.Second), Trial: b.trial, Runs: 2, Budget: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := res.After
+	if !slices.Equal(got.Clients, []int{3, 7}) || len(got.Windows) != 1 || got.Windows[0].ID != 2 || got.Keys != 1 {
+		t.Errorf("shrunk to clients %v, windows %v, %d keys; want clients [3 7], window 2, 1 key", got.Clients, got.Windows, got.Keys)
+	}
+	if got.Duration >= 20*time.Second {
+		t.Errorf("duration %v: not cut past the break at 10s", got.Duration)
+	}
+	others := 0
+	for _, p := range b.tried {
+		if slices.Contains(p.Clients, 3) && !slices.Contains(p.Clients, 7) {
+			others++
+		}
+	}
+	if others == 0 {
+		t.Fatal("no candidate broke with another finding: the test shows nothing")
+	}
+	if res.Reproduced != 2 || res.Measured != 2 {
+		t.Errorf("reproduced %d of %d, want 2 of 2", res.Reproduced, res.Measured)
+	}
+}
+
+// TestShrink_ResumesFromState: a shrink interrupted midway leaves its
+// state; run again with it, it starts from the best plan so far (its
+// first run is of no plan the first shrink ran before its best), and
+// ends where an uninterrupted shrink ends.
+func TestShrink_ResumesFromState(t *testing.T) {
+	whole := &bug{}
+	want, err := Shrink(context.Background(), Config{From: wide(), Target: target, BreakAt: int64(10 * time.Second), Trial: whole.trial, Runs: 2, Budget: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(t.TempDir(), "shrink-state.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	first := &bug{stopAt: len(whole.tried) / 2, cancel: cancel}
+	cfg := Config{From: wide(), Target: target, BreakAt: int64(10 * time.Second), Trial: first.trial, Runs: 2, Budget: time.Minute, State: state}
+	part, err := Shrink(ctx, cfg)
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("interrupted shrink: %v, want ErrInterrupted", err)
+	}
+	if part.After.Size() == wide().Size() {
+		t.Fatalf("interrupted after %d runs with nothing cut: the test shows nothing", len(first.tried))
+	}
+	second := &bug{}
+	var log bytes.Buffer
+	cfg.Trial, cfg.Log = second.trial, &log
+	got, err := Shrink(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "shrink: resuming from "+state) {
+		t.Errorf("second shrink does not say it resumes:\n%s", log.String())
+	}
+	if len(second.tried) == 0 || second.tried[0].Key() == wide().Key() {
+		t.Errorf("resumed shrink ran the original plan first")
+	}
+	if got.After.Key() != want.After.Key() {
+		t.Errorf("resumed shrink ended at %v, an uninterrupted one at %v", got.After.Size(), want.After.Size())
+	}
+	if got.Runs >= len(first.tried)+len(second.tried)+1 || len(second.tried) >= len(whole.tried) {
+		t.Errorf("resumed: %d runs counted, %d+%d made; uninterrupted %d", got.Runs, len(first.tried), len(second.tried), len(whole.tried))
+	}
+}
