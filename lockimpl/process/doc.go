@@ -5,5 +5,8 @@
 // their late replies are in process.go and late.go), PerClientEntry one
 // process a client (pool.go: a pause stops that process whole), and
 // Serve is the other side, a registered Go lock served as such a program
-// (lockcheck serve).
+// (lockcheck serve). A process declares its shape in its first ping's
+// reply (a semaphore's acquires then carry their permits, a read-write
+// lock's their access mode), and a lock of that shape is what the run
+// gets (process.go: fitsRun, shaped).
 package process

@@ -12,11 +12,24 @@ import (
 
 // PerClientEntry is the lock of --lock-cmd-per-client: one process
 // per client, each as Entry's, started at the client's first call.
+// Client 0's, which every run starts first (workload.StartProcesses),
+// is started at once: its ping's reply says the lock's shape, and so
+// which capabilities the pool has (a read-write lock's is a
+// lockimpl.ReadWriter).
 func PerClientEntry(name, cmdline, topology string) lockimpl.Entry {
 	e := Entry(name, cmdline, topology)
 	e.PerClient = true
 	e.Factory = func(env lockimpl.Env) (lockimpl.Locker, error) {
-		return &Pool{cmdline: cmdline, topology: topology, env: env, procs: map[int]*procSlot{}}, nil
+		pp := &Pool{cmdline: cmdline, topology: topology, env: env, procs: map[int]*procSlot{}}
+		first, err := pp.start(0)
+		if err != nil {
+			_ = pp.Close()
+			return nil, err
+		}
+		if first.Shape() == ShapeRWLock {
+			return rwPool{pp}, nil
+		}
+		return pp, nil
 	}
 	return e
 }
@@ -113,6 +126,37 @@ func (pp *Pool) Acquire(ctx context.Context, key string, ttl time.Duration) (loc
 		return lockimpl.Lease{}, err
 	}
 	return p.Acquire(ctx, key, ttl)
+}
+
+// Permits implements lockimpl.Permitter, as the clients' processes said
+// (the first one started).
+func (pp *Pool) Permits() int {
+	if p := pp.started(); p != nil {
+		return p.Permits()
+	}
+	return 1
+}
+
+// rwPool is the processes of a read-write lock, one per client.
+type rwPool struct{ *Pool }
+
+// AcquireIn implements lockimpl.ReadWriter.
+func (pp rwPool) AcquireIn(ctx context.Context, key string, ttl time.Duration, access string) (lockimpl.Lease, error) {
+	if err := lockimpl.CheckAccess(access); err != nil {
+		return lockimpl.Lease{}, err
+	}
+	p, err := pp.proc(ctx)
+	if err != nil {
+		return lockimpl.Lease{}, err
+	}
+	return p.acquireIn(ctx, key, ttl, access)
+}
+
+// WritersPreferred implements lockimpl.ReadWriter, as the clients'
+// processes said.
+func (pp rwPool) WritersPreferred() bool {
+	p := pp.started()
+	return p != nil && p.WritersPreferred()
 }
 
 // Release implements lockimpl.Locker.

@@ -33,7 +33,20 @@ type Request struct {
 	TTLms  int64  `json:"ttl_ms,omitempty"`
 	Token  string `json:"token,omitempty"`
 	Client int    `json:"client"`
+	// Permits, on a semaphore's acquire, is the k permits its key has
+	// (--permits); Access, on a read-write lock's, the mode, "read" or
+	// "write". Each goes only to a process whose first ping's reply
+	// declared that shape (Reply.Shape).
+	Permits int    `json:"permits,omitempty"`
+	Access  string `json:"access,omitempty"`
 }
+
+// The shapes a lock process declares (Reply.Shape).
+const (
+	ShapeMutex     = "mutex"
+	ShapeSemaphore = "semaphore"
+	ShapeRWLock    = "rwlock"
+)
 
 // Reply is one line a lock process writes to its stdout. OK true is
 // success; OK false without Error a definite failure; Error set means the
@@ -70,6 +83,16 @@ type Reply struct {
 	// that long more than its op timeout for an acquire's reply, which
 	// would otherwise end indeterminate whenever the key was taken.
 	AcquireWaitsTTL bool `json:"acquire_waits_ttl,omitempty"`
+	// Shape, on the reply to the first ping, is the lock's shape:
+	// ShapeMutex (or absent), ShapeSemaphore (each acquire carries the
+	// key's permits, lockimpl.Permitter) or ShapeRWLock (each acquire
+	// carries its access mode, lockimpl.ReadWriter). MaxPermits is the
+	// most permits a semaphore takes (0: any); WriterPreference says a
+	// read-write lock refuses a read acquire while a write acquire of
+	// its key is in flight, not only while a writer holds it.
+	Shape            string `json:"shape,omitempty"`
+	MaxPermits       int    `json:"max_permits,omitempty"`
+	WriterPreference bool   `json:"writer_preference,omitempty"`
 	// NotSent, with Error, says the request never reached Redis (a
 	// client's circuit breaker refused it, no connection could be had):
 	// it did not happen, and is counted, not recorded (lockimpl.ErrNotSent).
@@ -134,9 +157,15 @@ type Lock struct {
 	round, add time.Duration
 	// own is the command timeout the process declared (0: none);
 	// waits: its acquires wait up to their TTL (AcquireWaitsTTL).
-	own    time.Duration
-	waits  bool
-	events map[int64]*history.Op // announced extends, by seq
+	own   time.Duration
+	waits bool
+	// shape is the lock's shape (Shape*), from its first ping, k the
+	// run's permits (Env.Permits), writerPref its declared writer
+	// preference.
+	shape      string
+	k          int
+	writerPref bool
+	events     map[int64]*history.Op // announced extends, by seq
 	// killed: the process was killed on purpose (crash-client); its end
 	// is not the lock's fault.
 	killed atomic.Bool
@@ -198,7 +227,13 @@ func (t *tail) String() string {
 // talks to Redis through a client of its own (OwnClient).
 func Entry(name, cmdline, topology string) lockimpl.Entry {
 	return lockimpl.Entry{Name: name, Description: "command " + cmdline, Topology: topology, OwnClient: true, Version: "command " + cmdline,
-		Factory: func(env lockimpl.Env) (lockimpl.Locker, error) { return Start(cmdline, topology, env) }}
+		Factory: func(env lockimpl.Env) (lockimpl.Locker, error) {
+			p, err := Start(cmdline, topology, env)
+			if err != nil {
+				return nil, err
+			}
+			return p.shaped(), nil
+		}}
 }
 
 // Start starts a lock process and waits until it answers a ping
@@ -250,13 +285,39 @@ func (p *Lock) ready(timeout time.Duration, say func(string)) error {
 	p.emu.Lock()
 	p.scope, p.round, p.add = r.Scope, time.Duration(r.TTLRoundMs)*time.Millisecond, time.Duration(r.TTLAddMs)*time.Millisecond
 	p.own, p.waits = time.Duration(r.OpTimeoutMs)*time.Millisecond, r.AcquireWaitsTTL
+	p.shape, p.writerPref = cmp.Or(r.Shape, ShapeMutex), r.WriterPreference
 	p.emu.Unlock()
 	var le *LateError
 	if errors.As(err, &le) {
 		return fmt.Errorf("%w: lock process %q did not answer {\"id\":%d,\"op\":\"ping\"} within %v (a lock process replies to every request, ping included: {\"id\":%d,\"ok\":true}); stderr: %s",
 			lockimpl.ErrBadLock, p.cmdline, le.id, timeout, le.id, p.stderr.String())
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return p.fitsRun(r)
+}
+
+// fitsRun checks the shape the process declared in its ping's reply r
+// against the run's: a semaphore's permits, and the options only a
+// shape has. Each mismatch is one line.
+func (p *Lock) fitsRun(r Reply) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: lock process %q %s", lockimpl.ErrBadLock, p.cmdline, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case p.shape != ShapeMutex && p.shape != ShapeSemaphore && p.shape != ShapeRWLock:
+		return bad(`replied "shape":%q to its ping: a lock process's shape is %q (the default), %q or %q`, r.Shape, ShapeMutex, ShapeSemaphore, ShapeRWLock)
+	case p.k > 1 && p.shape != ShapeSemaphore:
+		return bad(`is a %s (its ping's reply says "shape":%q), not a semaphore: --permits %d takes a process that replies "shape":"semaphore" and reads each acquire's "permits"`, p.shape, p.shape, p.k)
+	case r.MaxPermits != 0 && p.shape != ShapeSemaphore:
+		return bad(`replied "max_permits":%d to its ping as a %s: max_permits is a semaphore's ("shape":"semaphore")`, r.MaxPermits, p.shape)
+	case r.MaxPermits != 0 && p.k > r.MaxPermits:
+		return bad(`takes at most %d permits (its ping's reply says "max_permits":%d), not --permits %d`, r.MaxPermits, r.MaxPermits, p.k)
+	case r.WriterPreference && p.shape != ShapeRWLock:
+		return bad(`replied "writer_preference":true to its ping as a %s: writer preference is a read-write lock's ("shape":"rwlock")`, p.shape)
+	}
+	return nil
 }
 
 // dialMap is LOCKCHECK_DIAL_MAP: "announced=dial,..." for each address
@@ -278,7 +339,7 @@ func dialMap(env lockimpl.Env) string {
 
 // spawn starts the process.
 func spawn(cmdline, topology string, env lockimpl.Env) (*Lock, error) {
-	p := &Lock{cmdline: cmdline, timeout: env.OpTimeout, now: lockimpl.ClockOf(env), pending: map[int64]waiter{}, late: map[int64]*late{}, owner: -2, done: make(chan struct{}),
+	p := &Lock{cmdline: cmdline, timeout: env.OpTimeout, now: lockimpl.ClockOf(env), pending: map[int64]waiter{}, late: map[int64]*late{}, owner: -2, done: make(chan struct{}), k: env.Permits,
 		record: env.Record, holders: map[string]holder{}, scopes: map[string]*lockimpl.Watch{}, events: map[int64]*history.Op{}}
 	if p.record == nil {
 		p.record = func(history.Op) {}
@@ -293,6 +354,10 @@ func spawn(cmdline, topology string, env lockimpl.Env) (*Lock, error) {
 		"LOCKCHECK_REDIS_PASSWORD="+env.Password,
 		"LOCKCHECK_TOPOLOGY="+cmp.Or(topology, env.Topology, "single"),
 		"LOCKCHECK_OP_TIMEOUT_MS="+strconv.FormatInt(p.timeout.Milliseconds(), 10))
+	if env.Permits > 1 {
+		// A semaphore that takes its k once, at start-up.
+		cmd.Env = append(cmd.Env, "LOCKCHECK_PERMITS="+strconv.Itoa(env.Permits))
+	}
 	if env.TLS != nil {
 		// The program sets up TLS itself (an external Redis over TLS).
 		cmd.Env = append(cmd.Env, "LOCKCHECK_REDIS_TLS=1")
@@ -628,10 +693,23 @@ func outcome(r Reply, req Request, definite error) error {
 	return nil
 }
 
-// Acquire implements lockimpl.Locker. The process chooses the token; one it leaves
-// empty is an error in the process.
+// Acquire implements lockimpl.Locker (a read-write lock's write acquire).
+// The process chooses the token; one it leaves empty is an error in the
+// process.
 func (p *Lock) Acquire(ctx context.Context, key string, ttl time.Duration) (lockimpl.Lease, error) {
+	return p.acquireIn(ctx, key, ttl, history.AccessWrite)
+}
+
+// acquireIn is an acquire in access mode, which the request carries to a
+// read-write lock's process; a semaphore's carries its permits.
+func (p *Lock) acquireIn(ctx context.Context, key string, ttl time.Duration, access string) (lockimpl.Lease, error) {
 	req := Request{Op: "acquire", Key: key, TTLms: ttl.Milliseconds()}
+	switch p.Shape() {
+	case ShapeSemaphore:
+		req.Permits = max(p.k, 1)
+	case ShapeRWLock:
+		req.Access = access
+	}
 	call := time.Duration(p.now())
 	r, err := p.ask(ctx, req, p.timeout+p.acquireWait(ttl))
 	if err == nil {
@@ -670,6 +748,50 @@ func (p *Lock) KeyTTL(ttl time.Duration) time.Duration {
 	p.emu.Lock()
 	defer p.emu.Unlock()
 	return lockimpl.TTLRule{Round: p.round, Add: p.add}.KeyTTL(ttl)
+}
+
+// Shape is the lock's shape, as the process declared it in its first
+// ping's reply (ShapeMutex if it declared none).
+func (p *Lock) Shape() string {
+	p.emu.Lock()
+	defer p.emu.Unlock()
+	return p.shape
+}
+
+// Permits implements lockimpl.Permitter: a semaphore's the run's
+// permits, any other shape's 1.
+func (p *Lock) Permits() int {
+	if p.Shape() == ShapeSemaphore {
+		return max(p.k, 1)
+	}
+	return 1
+}
+
+// WritersPreferred is the writer preference the process declared.
+func (p *Lock) WritersPreferred() bool {
+	p.emu.Lock()
+	defer p.emu.Unlock()
+	return p.writerPref
+}
+
+// shaped is p as the Locker of its shape: a read-write lock's process is
+// a lockimpl.ReadWriter.
+func (p *Lock) shaped() lockimpl.Locker {
+	if p.Shape() == ShapeRWLock {
+		return rwProcess{p}
+	}
+	return p
+}
+
+// rwProcess is the process of a read-write lock.
+type rwProcess struct{ *Lock }
+
+// AcquireIn implements lockimpl.ReadWriter.
+func (p rwProcess) AcquireIn(ctx context.Context, key string, ttl time.Duration, access string) (lockimpl.Lease, error) {
+	if err := lockimpl.CheckAccess(access); err != nil {
+		return lockimpl.Lease{}, err
+	}
+	return p.acquireIn(ctx, key, ttl, access)
 }
 
 // Scope implements lockimpl.Scoped: what the process said of its leases

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -13,12 +14,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/lockimpl"
 )
 
 // EnvFromProcess is the lockimpl.Env a lock process is given in its
 // environment (Start): where Redis is, how to authenticate, the op
-// timeout.
+// timeout, a semaphore's permits.
 func EnvFromProcess() lockimpl.Env {
 	env := lockimpl.Env{Username: os.Getenv("LOCKCHECK_REDIS_USER"), Password: os.Getenv("LOCKCHECK_REDIS_PASSWORD"),
 		Topology: os.Getenv("LOCKCHECK_TOPOLOGY"), MasterName: os.Getenv("LOCKCHECK_MASTER_NAME"),
@@ -42,6 +44,9 @@ func EnvFromProcess() lockimpl.Env {
 	if ms, err := strconv.Atoi(os.Getenv("LOCKCHECK_OP_TIMEOUT_MS")); err == nil && ms > 0 {
 		env.OpTimeout = time.Duration(ms) * time.Millisecond
 	}
+	if k, err := strconv.Atoi(os.Getenv("LOCKCHECK_PERMITS")); err == nil && k > 1 {
+		env.Permits = k
+	}
 	return env
 }
 
@@ -51,7 +56,9 @@ func EnvFromProcess() lockimpl.Env {
 // Watch) is reported with a lost event; a lock whose leases are scopes
 // says so in the ping's reply. So any Go lock runs as a lock process,
 // one per client if asked (lockcheck serve), where a stop-the-world pause
-// (SIGSTOP) stops the library's own goroutines too.
+// (SIGSTOP) stops the library's own goroutines too. The ping's reply
+// declares the lock's shape (shapeOf); a read-write lock's acquires are
+// taken in the mode their request says.
 func Serve(l lockimpl.Locker, opTimeout time.Duration, in io.Reader, out io.Writer) error {
 	s := &server{l: l, timeout: opTimeout, out: json.NewEncoder(out), leases: map[string]lockimpl.Lease{}}
 	sc := bufio.NewScanner(in)
@@ -109,10 +116,11 @@ func (s *server) serve(req Request) Reply {
 			rule := tr.TTLRule()
 			r.TTLRoundMs, r.TTLAddMs = rule.Round.Milliseconds(), rule.Add.Milliseconds()
 		}
+		r.Shape, r.WriterPreference = shapeOf(s.l), lockimpl.WritersPreferredOf(s.l)
 		return r
 	case "acquire":
 		var l lockimpl.Lease
-		if l, err = s.l.Acquire(ctx, req.Key, time.Duration(req.TTLms)*time.Millisecond); err == nil {
+		if l, err = s.acquire(ctx, req); err == nil {
 			r.Token, r.Fence = l.Token, l.Fence
 			s.hold(l)
 		}
@@ -144,6 +152,37 @@ func (s *server) serve(req Request) Reply {
 		r.Error, r.NotSent = err.Error(), errors.Is(err, lockimpl.ErrNotSent)
 	}
 	return r
+}
+
+// shapeOf is the shape a served lock declares: a read-write lock's
+// (lockimpl.ReadWriter), a semaphore's where it has more than one permit
+// a key (built with LOCKCHECK_PERMITS), else a mutex's.
+func shapeOf(l lockimpl.Locker) string {
+	if _, ok := lockimpl.ReadWriterOf(l); ok {
+		return ShapeRWLock
+	}
+	if lockimpl.PermitsOf(l) > 1 {
+		return ShapeSemaphore
+	}
+	return ShapeMutex
+}
+
+// acquire takes req's lease: in the mode it names from a read-write
+// lock; a write (or no mode) from any other. A semaphore's permits were
+// its lock's from the start (LOCKCHECK_PERMITS): a request naming others
+// is answered with an error, never served as if it had the same.
+func (s *server) acquire(ctx context.Context, req Request) (lockimpl.Lease, error) {
+	ttl := time.Duration(req.TTLms) * time.Millisecond
+	if k := lockimpl.PermitsOf(s.l); req.Permits != 0 && req.Permits != k {
+		return lockimpl.Lease{}, fmt.Errorf("acquire %s of %d permits: the served lock has %d (LOCKCHECK_PERMITS)", req.Key, req.Permits, k)
+	}
+	if rw, ok := lockimpl.ReadWriterOf(s.l); ok && req.Access != "" {
+		return rw.AcquireIn(ctx, req.Key, ttl, req.Access)
+	}
+	if req.Access != "" && req.Access != history.AccessWrite {
+		return lockimpl.Lease{}, fmt.Errorf("acquire %s in access %q: the served lock is no read-write lock", req.Key, req.Access)
+	}
+	return s.l.Acquire(ctx, req.Key, ttl)
 }
 
 // hold keeps l, and reports its loss if the lock watches it.
