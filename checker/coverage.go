@@ -93,6 +93,15 @@ const (
 	// by other leases: the chance over-admission and a refusal with a
 	// free permit both need. A mutex's history has no such figure.
 	AllPermitsTried = "all_permits_tried"
+	// WriterTriedOverReaders counts, on a read-write lock's history
+	// (acquires that name their access), write acquires called while a
+	// read lease of their key was surely held: the chance a writer that
+	// ignores readers needs. ReaderTriedOverWriter counts read acquires
+	// called while a write lease of their key was surely held: the
+	// chance a reader that ignores the writer needs. A history of
+	// another shape has neither.
+	WriterTriedOverReaders = "writer_tried_over_readers"
+	ReaderTriedOverWriter  = "reader_tried_over_writer"
 	// InfoSettled counts acquires that ended indeterminate, called on a
 	// key no lease surely held (so that they, or an indeterminate acquire
 	// before them, may have won it), after which the key went quiet (no
@@ -112,6 +121,8 @@ var CoverageFigures = []struct{ Name, Meaning string }{
 	{Contended, "acquires refused because another client held the key"},
 	{InfoContended, "acquires that ended indeterminate on a key while acquires of it were refused"},
 	{AllPermitsTried, "acquires of a semaphore's key called while all its permits were surely held (a semaphore's history only)"},
+	{WriterTriedOverReaders, "write acquires of a read-write lock's key called while a reader surely held it (a read-write lock's history only)"},
+	{ReaderTriedOverWriter, "read acquires of a read-write lock's key called while a writer surely held it (a read-write lock's history only)"},
 	{InfoSettled, "acquires that ended indeterminate on a key no lease surely held, which then went quiet past their lease and was tried"},
 	{LateReleaseFree, "releases called after their lease expired, on a free key"},
 	{LateReleaseTaken, "releases called after their lease expired, while another client held the key"},
@@ -290,9 +301,9 @@ func CoverageOf(ops []history.Op, o Options) Coverage {
 func coverageOf(ops []history.Op, o Options) (Coverage, []windowHit) {
 	byToken, keys := leaseSpans(ops, o)
 	cov := Coverage{}
-	permits := HistoryPermits(ops)
+	permits, rw := HistoryPermits(ops), HistoryReadWrite(ops)
 	for _, f := range CoverageFigures {
-		if f.Name != AllPermitsTried || permits > 1 {
+		if shapeFigure(f.Name, permits, rw) {
 			cov[f.Name] = 0
 		}
 	}
@@ -332,6 +343,9 @@ func coverageOf(ops []history.Op, o Options) (Coverage, []windowHit) {
 	cov[HeldPastTried] = heldPastTried(ops, acquires, o)
 	if permits > 1 {
 		cov[AllPermitsTried] = allPermitsTried(acquires, keys, permits, o)
+	}
+	if rw {
+		cov[WriterTriedOverReaders], cov[ReaderTriedOverWriter] = triedOverOtherMode(acquires, keys, o)
 	}
 	cov[InfoContended] = infoContended(ops, o)
 	cov[InfoSettled] = infoSettled(ops, o, func(op *history.Op) (mayWin bool) {
@@ -570,6 +584,56 @@ func allPermitsTried(acquires map[string][]*history.Op, keys map[string]*keyLeas
 		}
 	}
 	return n
+}
+
+// shapeFigure says whether the figure name is one a history of its
+// shape has: a semaphore's (permits > 1) all_permits_tried, a read-write
+// lock's (rw) its two, every other figure any history's.
+func shapeFigure(name string, permits int, rw bool) bool {
+	switch name {
+	case AllPermitsTried:
+		return permits > 1
+	case WriterTriedOverReaders, ReaderTriedOverWriter:
+		return rw
+	}
+	return true
+}
+
+// triedOverOtherMode counts a read-write lock's acquires called while a
+// lease of their key in the other mode was surely live: write acquires
+// over a reader (writer), read acquires over a writer (reader).
+func triedOverOtherMode(acquires map[string][]*history.Op, keys map[string]*keyLeases, o Options) (writer, reader int) {
+	for key, as := range acquires {
+		kl := keys[key]
+		if kl == nil {
+			continue
+		}
+		for _, a := range as {
+			write, over := a.Access == history.AccessWrite, false
+			kl.near(a.Call, func(l *leaseSpan) bool {
+				over = l.writes() != write && l.liveAt(a.Call, o)
+				return !over
+			})
+			switch {
+			case over && write:
+				writer++
+			case over:
+				reader++
+			}
+		}
+	}
+	return writer, reader
+}
+
+// writes says the lease was taken in write mode: its first acquire's
+// access.
+func (l *leaseSpan) writes() bool {
+	for _, s := range l.steps {
+		if s.F == history.Acquire {
+			return s.Access == history.AccessWrite
+		}
+	}
+	return false
 }
 
 // abandoned counts the leases never released (crashed holders) whose

@@ -37,6 +37,9 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 	if k := HistoryPermits(ops); k > 1 {
 		return linearizablePermits(ctx, ops, opt, k)
 	}
+	if HistoryReadWrite(ops) {
+		return linearizableReadWrite(ctx, ops, opt)
+	}
 	if HistoryReentrant(ops) {
 		return linearizableReentrant(ctx, ops, opt)
 	}

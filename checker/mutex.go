@@ -15,12 +15,15 @@ var mutexSpec = Spec{Check: Func("mutex", func(_ context.Context, ops []history.
 	if k := HistoryPermits(ops); k > 1 {
 		return semaphoreAtResource(ops, k)
 	}
+	if HistoryReadWrite(ops) {
+		return readWriteAtResource(ops)
+	}
 	if HistoryReentrant(ops) {
 		return reentrantAtResource(ops)
 	}
 	return Mutex(ops)
 }),
-	Figures:   map[string]FigureMerge{"writes": Sum, "keys": Sum, "double_holders": Sum, "over_admitted": Sum, "peak_holders": Max, "permits": Max, "reentries": Sum},
+	Figures:   map[string]FigureMerge{"writes": Sum, "keys": Sum, "double_holders": Sum, "over_admitted": Sum, "peak_holders": Max, "permits": Max, "writer_overlaps": Sum, "reentries": Sum},
 	Guarantee: MutualExclusion}
 
 // surely is ws with each write shrunk to when it was in its section for

@@ -36,6 +36,16 @@ func HistoryPermits(ops []history.Op) int {
 // (checkPermits with semaphore{k}), keys in parallel, a key not decided
 // within opt.Timeout unknown.
 func linearizablePermits(ctx context.Context, ops []history.Op, opt Options, k int) Result {
+	return linearizableShape(ctx, ops, opt, semaphore{k}, func(pops []*permitOp, eps int64) ([]*permitOp, int) {
+		return surelyRefused(pops, k, eps)
+	})
+}
+
+// linearizableShape is Linearizable for the shape sh: each key's ops,
+// less those reduce drops (refusals legal anywhere in their interval),
+// against sh's model.
+func linearizableShape(ctx context.Context, ops []history.Op, opt Options, sh shape, reduce func([]*permitOp, int64) ([]*permitOp, int)) Result {
+	rw, _ := sh.(readWrite)
 	res := Result{Name: "linearizable", Verdict: Valid, Figures: map[string]int64{}}
 	keys, groups := byKey(ops, func(op *history.Op) bool {
 		return op.F == history.Acquire || op.F == history.Release || op.F == history.Extend
@@ -46,8 +56,8 @@ func linearizablePermits(ctx context.Context, ops []history.Op, opt Options, k i
 	out := make([]keyResult, len(keys))
 	parallel(len(keys), func(i int) {
 		key, kr, start := keys[i], &out[i], time.Now()
-		m := newPermitModel(semaphore{k}, int64(opt.ClockTolerance))
-		pops, dropped := surelyRefused(toPermitOps(groups[key], int64(opt.InfoHorizon), false), k, m.eps)
+		m := newPermitModel(sh, int64(opt.ClockTolerance))
+		pops, dropped := reduce(toPermitOps(groups[key], int64(opt.InfoHorizon), rw.writerPref), m.eps)
 		kr.reduced = dropped
 		switch checkPermits(ctx, m, pops) {
 		case porcupine.Ok:
@@ -65,7 +75,7 @@ func linearizablePermits(ctx context.Context, ops []history.Op, opt Options, k i
 	})
 	collectKeys(&res, keys, groups, out)
 	if res.Note == "" {
-		res.Note = fmt.Sprintf("judged as a %s", semaphore{k})
+		res.Note = fmt.Sprintf("judged as a %s", sh)
 	}
 	return res
 }
