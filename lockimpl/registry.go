@@ -114,6 +114,7 @@ func All() *Registry {
 	for _, e := range added.With([]Entry{setnxEntry, watchdogEntry, fencedEntry, setnxWaitEntry, setnxWaitAllEntry, redislockEntry, redlockEntry, redlockGuardedEntry, redsyncEntry, semaphoreEntry, reentrantEntry, rwlockEntry,
 		brokenSetNXExpireEntry, brokenFixedValueEntry, brokenDelReleaseEntry, brokenGetDelReleaseEntry, brokenNoTTLEntry, brokenCheckThenSetEntry,
 		brokenResendEntry, brokenWatchdogSwallowEntry, brokenFailOpenEntry, brokenRedlockExtendCleanupEntry, brokenWaitIgnoredEntry, brokenWatchdogLeakEntry, brokenCancelKeepEntry,
+		brokenWatchdogNoLossCheckEntry,
 		brokenSemaphoreCheckAddEntry, brokenSemaphoreCounterEntry, brokenReentrantReleaseDeletesEntry, brokenReentrantNoOwnerCheckEntry, brokenRWLockWriterIgnoresReadersEntry, brokenRWLockReadersIgnoreWriterEntry}) {
 		r.Register(e)
 	}
