@@ -25,6 +25,7 @@ type verifyOpts struct {
 	// overrides of every scenario's workload
 	clients, keys   int
 	permits         int
+	reenter         int
 	ttl, hold, dur  time.Duration
 	extendEvery     time.Duration
 	backend, server string
@@ -51,6 +52,7 @@ func verifyFlags(o *verifyOpts) *flag.FlagSet {
 	fs.IntVar(&o.clients, "clients", 0, "override every scenario's client count")
 	fs.IntVar(&o.keys, "keys", 0, "override every scenario's key count")
 	fs.IntVar(&o.permits, "permits", 0, "permits a key has: more than 1 verifies a semaphore (--lock semaphore) by its own model")
+	fs.IntVar(&o.reenter, "reenter", 0, "depth every holder re-enters to, writing in each nested section: verifies a reentrant lock (--lock reentrant) by its own model")
 	fs.DurationVar(&o.ttl, "ttl", 0, "override every scenario's TTL")
 	fs.DurationVar(&o.hold, "hold", 0, "override every scenario's mean hold")
 	fs.DurationVar(&o.dur, "duration", 0, "override every scenario's run length")
@@ -156,4 +158,5 @@ func (o *verifyOpts) override(w *workload.Config) {
 	w.TTL, w.Hold, w.Duration = cmp.Or(o.ttl, w.TTL), cmp.Or(o.hold, w.Hold), cmp.Or(o.dur, w.Duration)
 	w.ExtendEvery = cmp.Or(o.extendEvery, w.ExtendEvery)
 	w.Permits = cmp.Or(o.permits, w.Permits)
+	w.Reenter = cmp.Or(o.reenter, w.Reenter)
 }

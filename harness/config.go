@@ -231,5 +231,8 @@ func toJSON(c workload.Config) report.RunWorkload {
 	if c.Permits > 1 {
 		w.Shape, w.Permits = "semaphore", c.Permits
 	}
+	if c.Reenter > 0 {
+		w.Shape, w.Reenter = "reentrant", c.Reenter
+	}
 	return w
 }

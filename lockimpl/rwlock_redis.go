@@ -88,9 +88,9 @@ func NewRWLock(env Env) (Locker, error) {
 // writer that holds the key.
 func (r *RWLock) WritersPreferred() bool { return false }
 
-// Acquire implements Locker: in the mode ctx names (AccessOf).
+// Acquire implements Locker: a write acquire.
 func (r *RWLock) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, error) {
-	return r.AcquireIn(ctx, key, ttl, AccessOf(ctx))
+	return r.AcquireIn(ctx, key, ttl, history.AccessWrite)
 }
 
 // AcquireIn implements ReadWriter.

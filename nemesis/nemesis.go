@@ -171,7 +171,6 @@ func All() []Kind {
 		clientPartitionKind,
 		clientClockKind,
 		cancelKind,
-		starveKind,
 		killRedisKind,
 		reshardKind,
 	})

@@ -102,10 +102,12 @@ type RunWorkload struct {
 	SkipRelease float64 `json:"skip_release,omitempty"`
 	// TTLFactor is the factor of ttl_advice's p99 rule (0: the default).
 	TTLFactor float64 `json:"ttl_factor,omitempty"`
-	// Shape is the lock's shape where it is not a mutex ("semaphore"),
-	// and Permits a semaphore's permits a key.
+	// Shape is the lock's shape where it is not a mutex ("semaphore",
+	// "reentrant"), Permits a semaphore's permits a key, and Reenter the
+	// depth a reentrant lock's holders re-entered to.
 	Shape   string `json:"shape,omitempty"`
 	Permits int    `json:"permits,omitempty"`
+	Reenter int    `json:"reenter,omitempty"`
 }
 
 // RunNemesis is run.json's fault schedule.

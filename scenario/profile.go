@@ -9,10 +9,12 @@ import (
 )
 
 // The shapes: Mutex, a lock that one holder at a time holds; Semaphore,
-// one of Permits holders at a time.
+// one of Permits holders at a time; Reentrant, one owner at a time,
+// which may acquire again while it holds (--reenter).
 const (
 	Mutex     = "mutex"
 	Semaphore = "semaphore"
+	Reentrant = "reentrant"
 )
 
 // Profile is what a battery knows of the lock under test, resolved once
@@ -92,4 +94,4 @@ func (s Scenario) Fits(p Profile) (topo, na string, req checker.Coverage) {
 
 // shared are the needs of every scenario, after its own: what its
 // figures and faults need of a lock whose leases are scopes (scope.go).
-var shared = []Need{leaseScopes}
+var shared = []Need{leaseScopes, reentersUnwatched}

@@ -94,7 +94,7 @@ func BuildLock(factory lockimpl.Factory, name string, env lockimpl.Env, runner *
 		lockimpl.Close(locker)
 		return nil, ConfigErr(fmt.Errorf("lock %s has %d permits a key, not --permits %d: more than one needs a semaphore (lockcheck list)", name, lockimpl.PermitsOf(locker), k))
 	}
-	if err := runner.waitIn(locker, name, w.Wait); err != nil {
+	if err := runner.reenterIn(locker, name, w.Reenter); err != nil {
 		lockimpl.Close(locker)
 		return nil, err
 	}

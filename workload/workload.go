@@ -20,9 +20,6 @@ import (
 type Runner struct {
 	cfg    Config
 	locker lockimpl.Locker
-	// waiter is locker as a blocking lock, under --wait (waitIn); nil
-	// otherwise.
-	waiter lockimpl.Waiter
 	// keyTTLms is the TTL the lock sets in Redis for cfg.TTL
 	// (lockimpl.KeyTTL), what each acquire records: the same for the
 	// whole run, read once.
@@ -39,6 +36,10 @@ type Runner struct {
 	// stop ends the run with a cause (a client panic, a lock that
 	// misbehaved as a program).
 	stop context.CancelCauseFunc
+
+	// reenterer is locker as a reentrant lock, under --reenter
+	// (reenterIn); nil otherwise.
+	reenterer lockimpl.Reenterer
 }
 
 // New returns a Runner. cfg must have been through WithDefaults. record
@@ -164,7 +165,11 @@ func (r *Runner) client(ctx context.Context, id int) {
 // holdAndRelease holds a lease, then releases it, unless --skip-release
 // has the client forget to.
 func (r *Runner) holdAndRelease(ctx context.Context, c *client, lease lockimpl.Lease) {
-	r.hold(ctx, c, lease)
+	if r.reenterer != nil {
+		lease = r.holdNested(ctx, c, lease)
+	} else {
+		r.hold(ctx, c, lease)
+	}
 	if r.cfg.SkipRelease > 0 && c.rng.Float64() < r.cfg.SkipRelease && ctx.Err() == nil {
 		// Code that returned early and never reached its unlock: the
 		// lease runs out its TTL.
@@ -266,7 +271,7 @@ func (r *Runner) attempt(ctx context.Context, c *client, key string, due int64) 
 	// call is read before the request is sent and ret after its reply
 	// is read, so [call, ret] contains the moment Redis applied it.
 	call := r.now()
-	lease, err := r.tryAcquire(octx, key)
+	lease, err := r.locker.Acquire(octx, key, r.cfg.TTL)
 	ret := r.now()
 	if r.notSent(ctx, err) {
 		return lockimpl.Lease{}, notSent
@@ -276,7 +281,9 @@ func (r *Runner) attempt(ctx context.Context, c *client, key string, due int64) 
 	if r.cfg.Permits > 1 {
 		op.Permits = r.cfg.Permits
 	}
-	r.markWait(&op, lease, err)
+	if r.cfg.Reenter > 0 {
+		op.Depth = 1 // a reentrant owner's outer acquire
+	}
 	if lockimpl.Outcome(err) == history.Info && op.Token == "" {
 		// It may have taken effect under a token the lock did not
 		// return: a lease of its own that no one releases.
@@ -293,8 +300,7 @@ func (r *Runner) attempt(ctx context.Context, c *client, key string, due int64) 
 	}
 	// The lease runs from our call, which is no later than the one the
 	// lock took: the deadline we honour is never too late.
-	// A blocking acquire's runs from the try that took it (op.Tried).
-	if op.Tried == 0 && (lease.Acquired == 0 || time.Duration(call) < lease.Acquired) {
+	if lease.Acquired == 0 || time.Duration(call) < lease.Acquired {
 		lease.Acquired = time.Duration(call)
 	}
 	return lease, held
@@ -446,9 +452,9 @@ func holdTime(cfg Config, c *client) time.Duration {
 	return h
 }
 
-func (r *Runner) release(ctx context.Context, c *client, l lockimpl.Lease) {
+func (r *Runner) release(ctx context.Context, c *client, l lockimpl.Lease) error {
 	if r.crashProcess(c) {
-		return
+		return ErrCrashed
 	}
 	octx, end := r.cancellable(r.opCtx(c), c)
 	defer end()
@@ -456,7 +462,7 @@ func (r *Runner) release(ctx context.Context, c *client, l lockimpl.Lease) {
 	err := r.locker.Release(octx, l)
 	ret := r.now()
 	if r.notSent(ctx, err) {
-		return
+		return err
 	}
 	lockimpl.Record(r.record, history.Op{Process: c.id, F: history.Release, Key: l.Key,
 		Token: l.Token, Fence: l.Fence, Call: call, Return: ret}, err)
@@ -464,6 +470,7 @@ func (r *Runner) release(ctx context.Context, c *client, l lockimpl.Lease) {
 	if errors.Is(err, ErrCrashed) {
 		r.die(c)
 	}
+	return err
 }
 
 // badLock stops the run if err says the lock under test misbehaved as a
