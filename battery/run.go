@@ -15,7 +15,9 @@ import (
 )
 
 // workloadOf is scenario s's workload for a lock on topo: the base, s's
-// adjustments, then adjust's (the user's --clients, --ttl, ...), if set.
+// adjustments (its client count for Redlock, or for a lock run as a
+// process per client), then adjust's (the user's --clients, --ttl, ...),
+// if set.
 // A lock that keeps its leases alive itself (p.Renews) gets no
 // client-side extends.
 func workloadOf(s scenario.Scenario, topo string, p scenario.Profile, adjust func(*workload.Config)) workload.Config {
@@ -25,6 +27,9 @@ func workloadOf(s scenario.Scenario, topo string, p scenario.Profile, adjust fun
 	}
 	if s.RedlockClients > 0 && topo == cluster.Redlock {
 		w.Clients = s.RedlockClients
+	}
+	if s.ProcessClients > 0 && p.PerClient {
+		w.Clients = min(w.Clients, s.ProcessClients)
 	}
 	if s.Extends && !p.Renews {
 		w.ExtendEvery = w.TTL / 3
@@ -51,11 +56,17 @@ func ScenarioRun(s scenario.Scenario, base harness.Config, topo string, w worklo
 }
 
 // verifyRun is the run config of verify's attempt of s with seed, for
-// the lock of profile p.
+// the lock of profile p. Where verify has a lock of a process per client
+// for the client faults (ClientFaultLock), p says PerClient; the
+// scenarios it does not run that lock in run one process, and are sized
+// as such.
 func verifyRun(cfg VerifyConfig, s scenario.Scenario, topo string, p scenario.Profile, seed int64, dir string) harness.Config {
 	rc := cfg.Lock
-	if cfg.ClientFaultLock != nil && (s.Nemesis.ActsOnClients() || s.MovesMaster()) {
-		rc = *cfg.ClientFaultLock
+	if cfg.ClientFaultLock != nil {
+		p.PerClient = s.Nemesis.ActsOnClients() || s.MovesMaster()
+		if p.PerClient {
+			rc = *cfg.ClientFaultLock
+		}
 	}
 	w := workloadOf(s, topo, p, cfg.Workload)
 	return ScenarioRun(s, rc, topo, w, seed, s.Name, filepath.Join(dir, "runs"), append(append([]string{}, cfg.Args...), "scenario="+s.Name))
