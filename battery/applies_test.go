@@ -103,6 +103,10 @@ func TestApplies_WhereTheFaultCannotReach(t *testing.T) {
 		{"cancel", single, false, ""},
 		{"cancel", lockimpl.Entry{Name: "a-process-per-client", OwnClient: true, PerClient: true}, false, "the lock-process protocol"},
 		{"cancel", lockimpl.Entry{Name: "one-process", OwnClient: true}, false, "inside lockcheck's own Redis client"},
+		{"starve", single, false, ""},
+		{"starve", single, true, ""},
+		{"starve", lockimpl.Entry{Name: "a-process-per-client", OwnClient: true, PerClient: true}, false, "a duty cycle of stops"},
+		{"starve", lockimpl.Entry{Name: "one-process", OwnClient: true}, false, "inside lockcheck's own Redis client"},
 	} {
 		s, err := scenario.Lookup(c.scenario)
 		if err != nil {

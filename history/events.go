@@ -65,7 +65,13 @@ const (
 	// cancel: the client kept the connection, and a client that did not
 	// read that reply first reads it as its next command's.
 	SentBehindCancel = "sent_behind_cancel"
+	// RenewalStarved counts the renewals a starve fault held back inside
+	// the client (read from the go-redis hook of the lock's client) from
+	// while their holder was in its critical section until a TTL later,
+	// past the end of the lease they were to renew: whatever the holder
+	// then did, left at its lease's end or worked on.
+	RenewalStarved = "renewal_starved"
 )
 
 // ServerEvents are the events above, each once.
-var ServerEvents = []string{GrantedByDeposed, GrantedBothSides, LostAtHeal, LostAtPromotion, LostRetaken, ExpiredByClock, LostAtRestart, UnsyncedAtKill, LostReply, CancelledApplied, SentBehindCancel}
+var ServerEvents = []string{GrantedByDeposed, GrantedBothSides, LostAtHeal, LostAtPromotion, LostRetaken, ExpiredByClock, LostAtRestart, UnsyncedAtKill, LostReply, CancelledApplied, SentBehindCancel, RenewalStarved}

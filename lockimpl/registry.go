@@ -111,10 +111,11 @@ func Register(e Entry) (unregister func()) { return added.Add(e) }
 // and its name in the list here.
 func All() *Registry {
 	r := &Registry{}
-	for _, e := range added.With([]Entry{setnxEntry, watchdogEntry, fencedEntry, setnxWaitEntry, setnxWaitAllEntry, redislockEntry, redlockEntry, redlockGuardedEntry, redsyncEntry, semaphoreEntry, reentrantEntry, rwlockEntry,
+	for _, e := range added.With([]Entry{setnxEntry, watchdogEntry, fencedEntry, setnxWaitEntry, setnxWaitAllEntry, redislockEntry, redlockEntry, redlockGuardedEntry, redsyncEntry, semaphoreEntry, reentrantEntry, rwlockEntry, setnxBlockEntry,
 		brokenSetNXExpireEntry, brokenFixedValueEntry, brokenDelReleaseEntry, brokenGetDelReleaseEntry, brokenNoTTLEntry, brokenCheckThenSetEntry,
 		brokenResendEntry, brokenWatchdogSwallowEntry, brokenFailOpenEntry, brokenRedlockExtendCleanupEntry, brokenWaitIgnoredEntry, brokenWatchdogLeakEntry, brokenCancelKeepEntry,
-		brokenSemaphoreCheckAddEntry, brokenSemaphoreCounterEntry, brokenReentrantReleaseDeletesEntry, brokenReentrantNoOwnerCheckEntry, brokenRWLockWriterIgnoresReadersEntry, brokenRWLockReadersIgnoreWriterEntry}) {
+		brokenWatchdogNoLossCheckEntry,
+		brokenSemaphoreCheckAddEntry, brokenSemaphoreCounterEntry, brokenReentrantReleaseDeletesEntry, brokenReentrantNoOwnerCheckEntry, brokenRWLockWriterIgnoresReadersEntry, brokenRWLockReadersIgnoreWriterEntry, brokenWaitSlowPollEntry}) {
 		r.Register(e)
 	}
 	return r

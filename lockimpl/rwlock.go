@@ -11,8 +11,10 @@ import (
 // ReadWriter is implemented by a read-write lock (DESIGN "Shapes beyond
 // the mutex"): a key's lease is taken in one of two access modes,
 // history.AccessRead (shared with other readers) or history.AccessWrite
-// (exclusive). Acquire, as Locker has it, is a write acquire, so a run
-// with no readers is a mutex's run. Release and Extend are per lease, in
+// (exclusive). Acquire, as Locker has it, takes the mode its context
+// names (WithAccess), a write if none: so a run with no readers is a
+// mutex's run, and a wrapper that calls Acquire (the watchdog of
+// --extend-every) keeps the mode the workload asked for. Release and Extend are per lease, in
 // whichever mode it was taken. A workload with readers (--readers)
 // runs only a lock that has it, and records each acquire's mode
 // (history.Op.Access).
@@ -39,6 +41,22 @@ func ReadWriterOf(l Locker) (ReadWriter, bool) {
 func WritersPreferredOf(l Locker) bool {
 	rw, ok := l.(ReadWriter)
 	return ok && rw.WritersPreferred()
+}
+
+type accessKey struct{}
+
+// WithAccess tags ctx with the access mode an Acquire of a ReadWriter
+// takes.
+func WithAccess(ctx context.Context, access string) context.Context {
+	return context.WithValue(ctx, accessKey{}, access)
+}
+
+// AccessOf is the access mode ctx names: history.AccessWrite if none.
+func AccessOf(ctx context.Context) string {
+	if a, ok := ctx.Value(accessKey{}).(string); ok && a != "" {
+		return a
+	}
+	return history.AccessWrite
 }
 
 // CheckAccess says why access is not a mode a ReadWriter takes, if it

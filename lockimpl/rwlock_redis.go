@@ -88,9 +88,9 @@ func NewRWLock(env Env) (Locker, error) {
 // writer that holds the key.
 func (r *RWLock) WritersPreferred() bool { return false }
 
-// Acquire implements Locker: a write acquire.
+// Acquire implements Locker: in the mode ctx names (AccessOf).
 func (r *RWLock) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, error) {
-	return r.AcquireIn(ctx, key, ttl, history.AccessWrite)
+	return r.AcquireIn(ctx, key, ttl, AccessOf(ctx))
 }
 
 // AcquireIn implements ReadWriter.

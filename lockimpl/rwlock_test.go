@@ -46,6 +46,13 @@ func TestRWLock_Semantics(t *testing.T) {
 	if _, err := l.Acquire(ctx, "k", time.Minute); !errors.Is(err, lockimpl.ErrNotAcquired) {
 		t.Fatalf("Acquire (a write) while readers hold: got %v, want ErrNotAcquired", err)
 	}
+	r3, err := l.Acquire(lockimpl.WithAccess(ctx, history.AccessRead), "k", time.Minute)
+	if err != nil {
+		t.Fatalf("Acquire in the read mode its context names, beside readers: %v", err)
+	}
+	if err := l.Release(ctx, r3); err != nil {
+		t.Fatalf("release the reader Acquire took: %v", err)
+	}
 	if got := rc.PTTL(ctx, "k").Val(); got <= 0 || got > time.Minute {
 		t.Errorf("PTTL: got %v, want in (0, 1m]", got)
 	}

@@ -27,7 +27,12 @@ type Watchdog struct {
 	// leak: an acquire whose outcome the caller never learnt arms a
 	// renewal all the same, which nothing cancels and the caller never
 	// sees (broken-watchdog-leak).
-	leak   bool
+	leak bool
+	// trust: the holder is given no lease end to check (its lease's
+	// deadline is the renewal's to keep), only the renewal's failure
+	// (broken-watchdog-no-loss-check).
+	trust bool
+
 	now    func() int64
 	record func(history.Op)
 	wait   func(context.Context) // Env.Wait
@@ -130,6 +135,9 @@ func (w *Watchdog) Acquire(ctx context.Context, key string, ttl time.Duration) (
 		l.Acquired = call
 	}
 	l.Watch = newWatch(l.Deadline())
+	if w.trust {
+		l.Watch = NewScope()
+	}
 	w.arm(ctx, l)
 	return l, nil
 }
@@ -199,7 +207,9 @@ func (w *Watchdog) keepAlive(ctx context.Context, l Lease) {
 			next.Acquired, next.TTL = time.Duration(call), l.TTL
 		}
 		cur = next
-		l.Watch.deadline.Store(int64(cur.Deadline()))
+		if !w.trust {
+			l.Watch.deadline.Store(int64(cur.Deadline()))
+		}
 	}
 }
 

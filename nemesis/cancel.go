@@ -16,19 +16,6 @@ type ClientTally interface {
 	Tally(kind string) map[string]int64
 }
 
-// cancelFault is cancel: a client fault whose clients count its chance.
-type cancelFault struct{ clientFault }
-
-// Events is what the clients counted in the window: ops cancelled while
-// their reply was held (history.CancelledApplied) and commands sent
-// behind such a reply (history.SentBehindCancel).
-func (c *cancelFault) Events() map[string]int64 {
-	if t, ok := c.env.Clients.(ClientTally); ok {
-		return t.Tally(ClientCancel)
-	}
-	return nil
-}
-
 // cancelKind is the "cancel" fault: for the acquires and releases of 3
 // clients in the window, the reply of a command that reached Redis is
 // held on the connection the client dialed, the caller's context is
@@ -40,7 +27,10 @@ func (c *cancelFault) Events() map[string]int64 {
 var cancelKind = Kind{Name: "cancel", Needs: Needs{Clients: true, CrashesClients: true},
 	Description: "cancel the acquires and releases of 3 clients in flight: each reply is held on the wire after Redis applied the command, the caller's context cancelled meanwhile, and the reply released TTL/4 later down the same connection (a client that kept it without reading reads it late, as its next command's)",
 	New: func(e Env) (Fault, error) {
-		return &cancelFault{clientFault{env: e, what: func(_ *rand.Rand, e Env) (ClientFault, string) {
+		// Its figures (talliedFault): ops cancelled while their reply
+		// was held (history.CancelledApplied) and commands sent behind
+		// such a reply (history.SentBehindCancel).
+		return &talliedFault{clientFault: clientFault{env: e, what: func(_ *rand.Rand, e Env) (ClientFault, string) {
 			return ClientFault{Kind: ClientCancel, D: e.TTL / 4}, ""
-		}}}, nil
+		}}, kind: ClientCancel}, nil
 	}}

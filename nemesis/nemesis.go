@@ -171,6 +171,7 @@ func All() []Kind {
 		clientPartitionKind,
 		clientClockKind,
 		cancelKind,
+		starveKind,
 		killRedisKind,
 		reshardKind,
 	})

@@ -93,10 +93,14 @@ func (c *cancelState) heal() {
 	}
 }
 
-// Tally is nemesis.ClientTally: the cancel fault's figures since the
-// last call.
+// Tally is nemesis.ClientTally: the figures of the cancel fault (or of
+// the starve fault: starve.go) since the last call.
 func (r *Runner) Tally(kind string) map[string]int64 {
-	if kind != nemesis.ClientCancel {
+	switch kind {
+	case nemesis.ClientStarve:
+		return map[string]int64{history.RenewalStarved: r.faults.starves.starved.Swap(0)}
+	case nemesis.ClientCancel:
+	default:
 		return nil
 	}
 	c := r.faults.cancels

@@ -31,14 +31,16 @@ func (r *Runner) Play(rng *rand.Rand, f nemesis.ClientFault) ([]int, error) {
 		return r.skewClients(rng, f.N, f.Rate, f.Jump), nil
 	case nemesis.ClientCancel:
 		return r.cancelClients(rng, f.N, f.D), nil
+	case nemesis.ClientStarve:
+		return r.starveClients(rng, f.N, f.D), nil
 	}
 	for _, c := range clientFaults.With(nil) {
 		if c.kind == f.Kind {
 			return c.play(r, rng, f), nil
 		}
 	}
-	return nil, fmt.Errorf("client fault %q: not one these clients play (%s, %s, %s, %s, %s, or one registered)", f.Kind,
-		nemesis.ClientPause, nemesis.ClientCrash, nemesis.ClientCut, nemesis.ClientSkew, nemesis.ClientCancel)
+	return nil, fmt.Errorf("client fault %q: not one these clients play (%s, %s, %s, %s, %s, %s, or one registered)", f.Kind,
+		nemesis.ClientPause, nemesis.ClientCrash, nemesis.ClientCut, nemesis.ClientSkew, nemesis.ClientCancel, nemesis.ClientStarve)
 }
 
 // ClientFaultPlayer plays a registered client fault on a run's clients
@@ -85,13 +87,14 @@ type faults struct {
 	opTimeout time.Duration
 	cutOps    *atomic.Int64 // commands that timed out cut off (Counters)
 	cancels   *cancelState  // the cancel fault (cancel.go)
+	starves   *starveState  // the starve fault (starve.go)
 }
 
 func newFaults(clients int) *faults {
 	f := &faults{slots: clients, ids: make([]atomic.Int64, clients), pause: make([]atomic.Int64, clients), holdPause: make([]atomic.Int64, clients),
 		crash: make([]atomic.Int32, clients), gates: make([]gate, clients),
 		holding: make([]atomic.Bool, clients), poke: make([]chan struct{}, clients), cut: map[int]chan struct{}{},
-		clocks: map[int]clientClock{}, cancels: newCancelState(clients)}
+		clocks: map[int]clientClock{}, cancels: newCancelState(clients), starves: newStarveState(clients)}
 	for i := range f.poke {
 		f.poke[i] = make(chan struct{}, 1)
 	}
@@ -314,6 +317,7 @@ func (r *Runner) HealClients() {
 	r.faults.faulty.Store(false)
 	r.faults.cutMu.Unlock()
 	r.faults.cancels.heal()
+	r.faults.starves.heal()
 	for s := 0; s < r.faults.slots; s++ {
 		r.faults.pause[s].Store(0)
 		r.faults.holdPause[s].Store(0)
@@ -331,7 +335,7 @@ func (r *Runner) Instrument(env *lockimpl.Env, crashes bool) {
 	env.Wait = waitGate
 	r.faults.opTimeout = cmp.Or(env.OpTimeout, 3*time.Second) // go-redis's default read timeout
 	if crashes {
-		env.Hooks = append(env.Hooks, crashHook{r.faults}, cancelHook{r.faults.cancels})
+		env.Hooks = append(env.Hooks, crashHook{r.faults}, cancelHook{r.faults.cancels}, starveHook{r.faults})
 	}
 }
 
