@@ -9,15 +9,16 @@ import (
 )
 
 // semaphoreOf3 is the semaphore's workload for verify: 3 permits a key,
-// and at most 30 clients (contention's 200 on 5 keys keep 40 acquires a
-// key in flight, more than its model decides in the check's time).
+// and at most 30 clients (CI's time: verify itself runs contention's 200,
+// whose refusals surelyRefused drops enough of for its model to decide).
 func semaphoreOf3(w *workload.Config) { w.Permits, w.Clients = 3, min(w.Clients, 30) }
 
 // TestVerify_SemaphoreBothWays: the semaphore of 3 permits, judged by its
 // own model under one run configuration: the correct one passes
-// contention (all_permits_tried met) and crash; a count and an add in two
-// commands over-admits at contention; a counter leaks a crashed holder's
-// permit at crash (refusals with fewer than 3 held).
+// contention (all_permits_tried met), crash and client-clock; a count
+// and an add in two commands over-admits at contention; a counter leaks
+// a crashed holder's permit at crash (refusals with fewer than 3 held);
+// permits scored by the client's clock expire early at client-clock.
 func TestVerify_SemaphoreBothWays(t *testing.T) {
 	testutil.RequireRedis(t)
 	for _, tc := range []struct {
@@ -25,9 +26,10 @@ func TestVerify_SemaphoreBothWays(t *testing.T) {
 		scenarios []string
 		want      []string
 	}{
-		{lock: "semaphore", scenarios: []string{"contention", "crash"}, want: []string{report.StatusPassed, report.StatusPassed}},
+		{lock: "semaphore", scenarios: []string{"contention", "crash", "client-clock"}, want: []string{report.StatusPassed, report.StatusPassed, report.StatusPassed}},
 		{lock: "broken-semaphore-check-add", scenarios: []string{"contention"}, want: []string{report.StatusBroken}},
 		{lock: "broken-semaphore-counter", scenarios: []string{"crash"}, want: []string{report.StatusBroken}},
+		{lock: "broken-semaphore-client-clock", scenarios: []string{"client-clock"}, want: []string{report.StatusBroken}},
 	} {
 		t.Run(tc.lock, func(t *testing.T) {
 			want := map[string]string{}

@@ -193,6 +193,11 @@ type Env struct {
 	Say func(string)
 	// Now reads the history clock (ns since the run started).
 	Now func() int64
+	// ClientLag, if set, is how far behind the true time the calling
+	// client's own clock is now (the client-clock fault skews it; 0
+	// otherwise): a lock that reads its client's clock reads time.Now
+	// less it (ClientTime).
+	ClientLag func(ctx context.Context) time.Duration
 	// Record appends an op to the history. Locks call it only for
 	// operations the workload does not see.
 	Record func(history.Op)

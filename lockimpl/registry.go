@@ -115,7 +115,7 @@ func All() *Registry {
 		brokenSetNXExpireEntry, brokenFixedValueEntry, brokenDelReleaseEntry, brokenGetDelReleaseEntry, brokenNoTTLEntry, brokenCheckThenSetEntry,
 		brokenResendEntry, brokenWatchdogSwallowEntry, brokenFailOpenEntry, brokenRedlockExtendCleanupEntry, brokenWaitIgnoredEntry, brokenWatchdogLeakEntry, brokenCancelKeepEntry,
 		brokenWatchdogNoLossCheckEntry,
-		brokenSemaphoreCheckAddEntry, brokenSemaphoreCounterEntry, brokenReentrantReleaseDeletesEntry, brokenReentrantNoOwnerCheckEntry, brokenRWLockWriterIgnoresReadersEntry, brokenRWLockReadersIgnoreWriterEntry, brokenWaitSlowPollEntry}) {
+		brokenSemaphoreCheckAddEntry, brokenSemaphoreCounterEntry, brokenSemaphoreClientClockEntry, brokenReentrantReleaseDeletesEntry, brokenReentrantNoOwnerCheckEntry, brokenRWLockWriterIgnoresReadersEntry, brokenRWLockReadersIgnoreWriterEntry, brokenWaitSlowPollEntry}) {
 		r.Register(e)
 	}
 	return r

@@ -333,6 +333,7 @@ func (r *Runner) HealClients() {
 // a cancelled one's reply (cancel.go). The lock is built with env before Run.
 func (r *Runner) Instrument(env *lockimpl.Env, crashes bool) {
 	env.Wait = waitGate
+	env.ClientLag = r.clientLag
 	r.faults.opTimeout = cmp.Or(env.OpTimeout, 3*time.Second) // go-redis's default read timeout
 	if crashes {
 		env.Hooks = append(env.Hooks, crashHook{r.faults}, cancelHook{r.faults.cancels}, starveHook{r.faults})
