@@ -166,6 +166,9 @@ func verifyProfile(cfg VerifyConfig, e lockimpl.Entry) scenario.Profile {
 		if p.Permits > 1 {
 			p.Shape = scenario.Semaphore
 		}
+		if w.Readers > 0 {
+			p.Shape = scenario.ReadWrite
+		}
 		if w.Reenter > 0 {
 			p.Shape = scenario.Reentrant
 		}

@@ -231,6 +231,9 @@ func toJSON(c workload.Config) report.RunWorkload {
 	if c.Permits > 1 {
 		w.Shape, w.Permits = "semaphore", c.Permits
 	}
+	if c.Readers > 0 {
+		w.Shape, w.Readers = "rwlock", c.Readers
+	}
 	if c.Reenter > 0 {
 		w.Shape, w.Reenter = "reentrant", c.Reenter
 	}

@@ -102,6 +102,9 @@ type RunWorkload struct {
 	SkipRelease float64 `json:"skip_release,omitempty"`
 	// TTLFactor is the factor of ttl_advice's p99 rule (0: the default).
 	TTLFactor float64 `json:"ttl_factor,omitempty"`
+	// Readers is a read-write lock's chance of a read acquire (shape
+	// "rwlock").
+	Readers float64 `json:"readers,omitempty"`
 	// Shape is the lock's shape where it is not a mutex ("semaphore",
 	// "reentrant"), Permits a semaphore's permits a key, and Reenter the
 	// depth a reentrant lock's holders re-entered to.

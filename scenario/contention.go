@@ -16,7 +16,7 @@ var contention = Scenario{Name: "contention", Description: "200 clients on 5 key
 	Workload: func(w *workload.Config) {
 		w.Clients, w.TTL, w.Hold, w.HoldDist, w.Retry, w.Margin = 200, time.Second, 10*time.Millisecond, workload.HoldUniform, workload.RetryNone, 0
 	},
-	ProcessClients: 20, Requires: checker.Coverage{checker.Contended: 2000}, Needs: []Need{fillsPermits}}
+	ProcessClients: 20, Requires: checker.Coverage{checker.Contended: 2000}, Needs: []Need{fillsPermits, triesOverModes}}
 
 // fillsPermits: on a semaphore, contention's chance is every permit of a
 // key held while another client tries it (all_permits_tried), required
@@ -27,5 +27,18 @@ func fillsPermits(_ Scenario, p Profile, _ string, req checker.Coverage) (string
 	}
 	req = maps.Clone(req)
 	req[checker.AllPermitsTried] = 500
+	return "", req
+}
+
+// triesOverModes: on a read-write lock, contention's chances are a
+// writer trying a key readers hold (writer_tried_over_readers) and a
+// reader trying one a writer holds (reader_tried_over_writer), each
+// required beside the refusals.
+func triesOverModes(_ Scenario, p Profile, _ string, req checker.Coverage) (string, checker.Coverage) {
+	if p.Shape != ReadWrite {
+		return "", req
+	}
+	req = maps.Clone(req)
+	req[checker.WriterTriedOverReaders], req[checker.ReaderTriedOverWriter] = 500, 500
 	return "", req
 }

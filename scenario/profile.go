@@ -14,6 +14,7 @@ import (
 const (
 	Mutex     = "mutex"
 	Semaphore = "semaphore"
+	ReadWrite = "rwlock"
 	Reentrant = "reentrant"
 )
 

@@ -93,11 +93,11 @@ type Config struct {
 	// mutex): more than one runs only a semaphore (lockimpl.Permitter),
 	// and every acquire records it (history.Op.Permits).
 	Permits int
-	// Wait, if set, is how long each acquire may wait inside the lock
-	// (--wait): only a lock that can (lockimpl.Waiter) runs with it, and
-	// each acquire records it with the lock's wake-up bound
-	// (history.Op.WaitMs, WakeMs).
-	Wait time.Duration
+	// Readers is the chance an acquire is a read (--readers; 0: a
+	// mutex's run): more than 0 runs only a read-write lock
+	// (lockimpl.ReadWriter), and every acquire records its mode
+	// (history.Op.Access).
+	Readers float64
 	// Reenter, if set, is the depth each holder re-enters to (--reenter
 	// N): only a reentrant lock (lockimpl.Reenterer) runs with it, and
 	// every acquire records its depth (history.Op.Depth).
@@ -180,7 +180,7 @@ func (c Config) validate() error {
 	if c.Permits < 0 || c.Permits > history.MaxPermits {
 		errs = append(errs, fmt.Errorf("--permits %d: want 1 to %d", c.Permits, history.MaxPermits))
 	}
-	if err := c.validateWait(); err != nil {
+	if err := c.validateReaders(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := c.validateReenter(); err != nil {
@@ -199,19 +199,4 @@ func (c Config) validate() error {
 		errs = append(errs, fmt.Errorf("margin %v: want less than the TTL %v", c.Margin, c.TTL))
 	}
 	return errors.Join(errs...)
-}
-
-// validateWait says what is wrong with --wait: a blocking acquire's
-// lease is the lock's from its grant, which the client-side watchdog
-// (--extend-every), wrapping Acquire, does not see.
-func (c Config) validateWait() error {
-	switch {
-	case c.Wait < 0 || c.Wait.Milliseconds() > history.MaxTTLms:
-		return fmt.Errorf("--wait %v: want 0 (no blocking acquire) to %v", c.Wait, time.Duration(history.MaxTTLms)*time.Millisecond)
-	case c.Wait > 0 && c.Wait < time.Millisecond:
-		return fmt.Errorf("--wait %v: want at least 1ms (the history records it in ms)", c.Wait)
-	case c.Wait > 0 && c.ExtendEvery > 0:
-		return fmt.Errorf("--wait %v with --extend-every %v: a blocking acquire runs without the client-side watchdog; drop one", c.Wait, c.ExtendEvery)
-	}
-	return nil
 }

@@ -94,11 +94,11 @@ func BuildLock(factory lockimpl.Factory, name string, env lockimpl.Env, runner *
 		lockimpl.Close(locker)
 		return nil, ConfigErr(fmt.Errorf("lock %s has %d permits a key, not --permits %d: more than one needs a semaphore (lockcheck list)", name, lockimpl.PermitsOf(locker), k))
 	}
-	if err := runner.reenterIn(locker, name, w.Reenter); err != nil {
+	if err := readersIn(locker, name, w.Readers); err != nil {
 		lockimpl.Close(locker)
 		return nil, err
 	}
-	if err := runner.waitIn(locker, name, w.Wait); err != nil {
+	if err := runner.reenterIn(locker, name, w.Reenter); err != nil {
 		lockimpl.Close(locker)
 		return nil, err
 	}

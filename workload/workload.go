@@ -20,9 +20,6 @@ import (
 type Runner struct {
 	cfg    Config
 	locker lockimpl.Locker
-	// waiter is locker as a blocking lock, under --wait (waitIn); nil
-	// otherwise.
-	waiter lockimpl.Waiter
 	// keyTTLms is the TTL the lock sets in Redis for cfg.TTL
 	// (lockimpl.KeyTTL), what each acquire records: the same for the
 	// whole run, read once.
@@ -271,10 +268,11 @@ func (r *Runner) attempt(ctx context.Context, c *client, key string, due int64) 
 	}
 	octx, end := r.cancellable(r.opCtx(c), c)
 	defer end()
+	octx, access := r.drawAccess(octx, c)
 	// call is read before the request is sent and ret after its reply
 	// is read, so [call, ret] contains the moment Redis applied it.
 	call := r.now()
-	lease, err := r.tryAcquire(octx, key)
+	lease, err := r.locker.Acquire(octx, key, r.cfg.TTL)
 	ret := r.now()
 	if r.notSent(ctx, err) {
 		return lockimpl.Lease{}, notSent
@@ -284,7 +282,7 @@ func (r *Runner) attempt(ctx context.Context, c *client, key string, due int64) 
 	if r.cfg.Permits > 1 {
 		op.Permits = r.cfg.Permits
 	}
-	r.markWait(&op, lease, err)
+	op.Access = access
 	if r.cfg.Reenter > 0 {
 		op.Depth = 1 // a reentrant owner's outer acquire
 	}
@@ -304,8 +302,7 @@ func (r *Runner) attempt(ctx context.Context, c *client, key string, due int64) 
 	}
 	// The lease runs from our call, which is no later than the one the
 	// lock took: the deadline we honour is never too late.
-	// A blocking acquire's runs from the try that took it (op.Tried).
-	if op.Tried == 0 && (lease.Acquired == 0 || time.Duration(call) < lease.Acquired) {
+	if lease.Acquired == 0 || time.Duration(call) < lease.Acquired {
 		lease.Acquired = time.Duration(call)
 	}
 	return lease, held
