@@ -65,6 +65,7 @@ usage:
                                 one page putting two runs side by side
   lockcheck bench [flags]       a sweep of locks × clients × keys, with an optional redis-benchmark baseline
   lockcheck verify [flags]      a battery of scenarios for one lock, each until its coverage is met; gates on its guarantees
+  lockcheck shrink --from DIR   a broken run shrunk to the smallest plan that still breaks with the same finding: plan.json, run by lockcheck run --plan
   lockcheck matrix [flags]      locks × fault scenarios, one run per cell: matrix.md, matrix.html; --expect gates on it
   lockcheck agent --join ADDR   clients on this machine for a coordinator elsewhere (lockcheck run --agents N)
   lockcheck k8s [run flags] --agents N --agent-image IMAGE
@@ -100,6 +101,8 @@ func run(args []string) int {
 		code, err = matrixCmd(ctx, args[1:])
 	case "verify":
 		code, err = verifyCmd(ctx, args[1:])
+	case "shrink":
+		code, err = shrinkCmd(ctx, args[1:])
 	case "agent":
 		code, err = agentCmd(ctx, args[1:])
 	case "k8s":
@@ -116,7 +119,7 @@ func run(args []string) int {
 		fmt.Println(usage)
 		return exitValid
 	default:
-		err = usageError{fmt.Errorf("unknown command %q (want run, check, report, bench, verify, matrix, agent, k8s, image, list, serve or cleanup)", args[0])}
+		err = usageError{fmt.Errorf("unknown command %q (want run, check, report, bench, verify, shrink, matrix, agent, k8s, image, list, serve or cleanup)", args[0])}
 	}
 	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		// Not a harness failure: the user stopped it before a verdict.
@@ -225,6 +228,7 @@ var flagFloor = map[string]int64{
 	"ttl": int64(time.Millisecond), "op-timeout": 1, "check-timeout": 1, "nemesis-interval": 1, "nemesis-duration": 1,
 	"duration": 0, "ops": 0, "hold": 0, "think": 0, "margin": 0, "extend-every": 0, "repl-lag": 0,
 	"restart-delay": 0, "warmup": 0, "clock-tolerance": 0, "info-horizon": 0,
+	"runs": 1, "measure": 1,
 }
 
 // flagCeiling bounds the flags that the checker adds to history times.

@@ -50,6 +50,10 @@ type runOpts struct {
 	metrics         string
 	agents          agentOpts
 	linger          time.Duration
+	// plan is --plan: a plan file (lockcheck shrink's) run as written,
+	// runs times.
+	plan string
+	runs int
 }
 
 // agentOpts are the coordinator's flags: clients on agents.
@@ -170,6 +174,8 @@ func runFlags(o *runOpts) *flag.FlagSet {
 	fs.StringVar(&o.redisServer, "redis-server", "", "redis-server program (default: found on PATH)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress line")
 	agentFlags(fs, &o.agents)
+	fs.StringVar(&o.plan, "plan", "", "run a plan file (lockcheck shrink writes one): its clients, keys, length and fault windows over its command's flags; flags given here override its command's")
+	fs.IntVar(&o.runs, "runs", 1, "--plan: run the plan this many times, and say how many broke")
 	fs.DurationVar(&o.linger, "linger", 0, "after the run, stay up this long (a pod whose results kubectl cp fetches; lockcheck k8s: 1h)")
 	return fs
 }
@@ -180,42 +186,16 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 	if done, code, err := parseNoArgs(fs, args); done {
 		return code, err
 	}
+	if o.plan != "" {
+		return planCmd(ctx, o.plan, o.runs, args)
+	}
 	sweepLeftovers()
-	if o.w.Seed == 0 {
-		o.w.Seed = time.Now().UnixNano()
-	}
-	if !fs.Changed("duration") && fs.Changed("ops") {
-		o.w.Duration = 0
-	}
-	o.nemesis.Faults = o.nemesisList
-	ext, thresholds, err := o.externalAndThresholds(fs, o.backend)
+	cfg, code, err := o.config(fs)
 	if err != nil {
-		return exitUsage, err
-	}
-	if o.clockSkew != 0 && o.backend != cluster.Local {
-		return exitUsage, usageError{fmt.Errorf("--redis-clock-skew needs --backend local (the clock shim runs under local redis-server processes), not %s", o.backend)}
-	}
-	cfg := harness.Config{Name: o.name, OutDir: o.out, Lock: o.lock, Workload: o.w, Check: o.check, Thresholds: thresholds, Metrics: o.metrics,
-		Nemesis: o.nemesis, RestartDelay: o.restartDelay,
-		Cluster: cluster.Config{RedisServer: o.redisServer, Persistence: o.persistence, Topology: o.topology,
-			ReplicationLag: o.replLag, ClockSkew: o.clockSkew, Failover: o.failover, Nodes: o.nodes, Backend: o.backend, Image: o.image, RedisConf: o.redisConf, External: ext,
-			Say: func(s string) { fmt.Fprintln(os.Stderr, "lockcheck:", s) }},
-		Args: reproduce(fs, o.w.Seed)}
-	if !o.quiet {
-		cfg.Progress = os.Stderr
-	}
-	if err := o.ownLock(fs, &cfg); err != nil {
-		return exitUsage, err
-	}
-	o.agents.listenSet = fs.Changed("listen")
-	if err := o.agents.apply(&cfg); err != nil {
-		return exitUsage, err
-	}
-	if err := harness.Validate(cfg); err != nil {
-		return exitUsage, err
+		return code, err
 	}
 	seed := o.w.Seed
-	code, err := eachSeed(ctx, o.seeds, o.keepGoing, func(i int) (int, error) {
+	code, err = eachSeed(ctx, o.seeds, o.keepGoing, func(i int) (int, error) {
 		cfg.Workload.Seed = seed + int64(i)
 		cfg.Args = reproduce(fs, cfg.Workload.Seed)
 		return runOnce(ctx, cfg)
@@ -228,6 +208,45 @@ func runCmd(ctx context.Context, args []string) (int, error) {
 		}
 	}
 	return code, err
+}
+
+// config is the run the flags in fs (parsed into o) ask for, checked,
+// or the exit status of what is wrong with it.
+func (o *runOpts) config(fs *flag.FlagSet) (harness.Config, int, error) {
+	if o.w.Seed == 0 {
+		o.w.Seed = time.Now().UnixNano()
+	}
+	if !fs.Changed("duration") && fs.Changed("ops") {
+		o.w.Duration = 0
+	}
+	o.nemesis.Faults = o.nemesisList
+	ext, thresholds, err := o.externalAndThresholds(fs, o.backend)
+	if err != nil {
+		return harness.Config{}, exitUsage, err
+	}
+	if o.clockSkew != 0 && o.backend != cluster.Local {
+		return harness.Config{}, exitUsage, usageError{fmt.Errorf("--redis-clock-skew needs --backend local (the clock shim runs under local redis-server processes), not %s", o.backend)}
+	}
+	cfg := harness.Config{Name: o.name, OutDir: o.out, Lock: o.lock, Workload: o.w, Check: o.check, Thresholds: thresholds, Metrics: o.metrics,
+		Nemesis: o.nemesis, RestartDelay: o.restartDelay,
+		Cluster: cluster.Config{RedisServer: o.redisServer, Persistence: o.persistence, Topology: o.topology,
+			ReplicationLag: o.replLag, ClockSkew: o.clockSkew, Failover: o.failover, Nodes: o.nodes, Backend: o.backend, Image: o.image, RedisConf: o.redisConf, External: ext,
+			Say: func(s string) { fmt.Fprintln(os.Stderr, "lockcheck:", s) }},
+		Args: reproduce(fs, o.w.Seed)}
+	if !o.quiet {
+		cfg.Progress = os.Stderr
+	}
+	if err := o.ownLock(fs, &cfg); err != nil {
+		return cfg, exitUsage, err
+	}
+	o.agents.listenSet = fs.Changed("listen")
+	if err := o.agents.apply(&cfg); err != nil {
+		return cfg, exitUsage, err
+	}
+	if err := harness.Validate(cfg); err != nil {
+		return cfg, exitUsage, err
+	}
+	return cfg, 0, nil
 }
 
 // externalAndThresholds reads the external Redis's settings (for

@@ -34,6 +34,19 @@ type Plan struct {
 	Duration time.Duration `json:"-"`
 	// Windows are the fault windows, in the order they start.
 	Windows []nemesis.Window `json:"windows"`
+	// Command runs the plan, and Shrunk says what shrink made of it: in
+	// the file a shrink writes, not part of the plan (Key).
+	Command string  `json:"command,omitempty"`
+	Shrunk  *Shrunk `json:"shrunk,omitempty"`
+}
+
+// Shrunk is a shrunk plan's account: the finding it keeps, how often it
+// broke with it, the size it came from.
+type Shrunk struct {
+	Finding    Finding `json:"finding"`
+	Reproduced int     `json:"reproduced"`
+	Measured   int     `json:"measured"`
+	From       string  `json:"from"`
 }
 
 // MarshalJSON writes p with its duration as text ("3s").
@@ -124,6 +137,7 @@ func without[T any](xs []T, drop []int) []T {
 
 // Key is p as a cache key: two plans that run alike have the same.
 func (p Plan) Key() string {
+	p.Command, p.Shrunk = "", nil
 	b, _ := json.Marshal(p)
 	return string(b)
 }
