@@ -98,6 +98,11 @@ type Config struct {
 	// (lockimpl.ReadWriter), and every acquire records its mode
 	// (history.Op.Access).
 	Readers float64
+	// Wait, if set, is how long each acquire may wait inside the lock
+	// (--wait): only a lock that can (lockimpl.Waiter) runs with it, and
+	// each acquire records it with the lock's wake-up bound
+	// (history.Op.WaitMs, WakeMs).
+	Wait time.Duration
 	// Reenter, if set, is the depth each holder re-enters to (--reenter
 	// N): only a reentrant lock (lockimpl.Reenterer) runs with it, and
 	// every acquire records its depth (history.Op.Depth).
@@ -183,6 +188,9 @@ func (c Config) validate() error {
 	if err := c.validateReaders(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.validateWait(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := c.validateReenter(); err != nil {
 		errs = append(errs, err)
 	}
@@ -199,4 +207,19 @@ func (c Config) validate() error {
 		errs = append(errs, fmt.Errorf("margin %v: want less than the TTL %v", c.Margin, c.TTL))
 	}
 	return errors.Join(errs...)
+}
+
+// validateWait says what is wrong with --wait: a blocking acquire's
+// lease is the lock's from its grant, which the client-side watchdog
+// (--extend-every), wrapping Acquire, does not see.
+func (c Config) validateWait() error {
+	switch {
+	case c.Wait < 0 || c.Wait.Milliseconds() > history.MaxTTLms:
+		return fmt.Errorf("--wait %v: want 0 (no blocking acquire) to %v", c.Wait, time.Duration(history.MaxTTLms)*time.Millisecond)
+	case c.Wait > 0 && c.Wait < time.Millisecond:
+		return fmt.Errorf("--wait %v: want at least 1ms (the history records it in ms)", c.Wait)
+	case c.Wait > 0 && c.ExtendEvery > 0:
+		return fmt.Errorf("--wait %v with --extend-every %v: a blocking acquire runs without the client-side watchdog; drop one", c.Wait, c.ExtendEvery)
+	}
+	return nil
 }

@@ -102,6 +102,10 @@ func BuildLock(factory lockimpl.Factory, name string, env lockimpl.Env, runner *
 		lockimpl.Close(locker)
 		return nil, err
 	}
+	if err := runner.waitIn(locker, name, w.Wait); err != nil {
+		lockimpl.Close(locker)
+		return nil, err
+	}
 	if err := StartProcesses(locker, w.Clients); err != nil {
 		lockimpl.Close(locker)
 		return nil, ConfigErr(fmt.Errorf("lock %s: %w", name, err))

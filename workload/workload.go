@@ -20,6 +20,9 @@ import (
 type Runner struct {
 	cfg    Config
 	locker lockimpl.Locker
+	// waiter is locker as a blocking lock, under --wait (waitIn); nil
+	// otherwise.
+	waiter lockimpl.Waiter
 	// keyTTLms is the TTL the lock sets in Redis for cfg.TTL
 	// (lockimpl.KeyTTL), what each acquire records: the same for the
 	// whole run, read once.
@@ -272,7 +275,7 @@ func (r *Runner) attempt(ctx context.Context, c *client, key string, due int64) 
 	// call is read before the request is sent and ret after its reply
 	// is read, so [call, ret] contains the moment Redis applied it.
 	call := r.now()
-	lease, err := r.locker.Acquire(octx, key, r.cfg.TTL)
+	lease, err := r.tryAcquire(octx, key)
 	ret := r.now()
 	if r.notSent(ctx, err) {
 		return lockimpl.Lease{}, notSent
@@ -283,6 +286,7 @@ func (r *Runner) attempt(ctx context.Context, c *client, key string, due int64) 
 		op.Permits = r.cfg.Permits
 	}
 	op.Access = access
+	r.markWait(&op, lease, err)
 	if r.cfg.Reenter > 0 {
 		op.Depth = 1 // a reentrant owner's outer acquire
 	}
@@ -302,7 +306,8 @@ func (r *Runner) attempt(ctx context.Context, c *client, key string, due int64) 
 	}
 	// The lease runs from our call, which is no later than the one the
 	// lock took: the deadline we honour is never too late.
-	if lease.Acquired == 0 || time.Duration(call) < lease.Acquired {
+	// A blocking acquire's runs from the try that took it (op.Tried).
+	if op.Tried == 0 && (lease.Acquired == 0 || time.Duration(call) < lease.Acquired) {
 		lease.Acquired = time.Duration(call)
 	}
 	return lease, held
