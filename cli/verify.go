@@ -25,6 +25,7 @@ type verifyOpts struct {
 	// overrides of every scenario's workload
 	clients, keys   int
 	permits         int
+	wait            time.Duration
 	readers         float64
 	reenter         int
 	ttl, hold, dur  time.Duration
@@ -53,6 +54,7 @@ func verifyFlags(o *verifyOpts) *flag.FlagSet {
 	fs.IntVar(&o.clients, "clients", 0, "override every scenario's client count")
 	fs.IntVar(&o.keys, "keys", 0, "override every scenario's key count")
 	fs.IntVar(&o.permits, "permits", 0, "permits a key has: more than 1 verifies a semaphore (--lock semaphore) by its own model")
+	fs.DurationVar(&o.wait, "wait", 0, "every acquire waits up to this long inside the lock (a blocking lock: --lock setnx-block), its waiters judged by the lock's wake-up bound")
 	fs.Float64Var(&o.readers, "readers", 0, "fraction of acquires in read mode: more than 0 verifies a read-write lock (--lock rwlock) by its own model")
 	fs.IntVar(&o.reenter, "reenter", 0, "depth every holder re-enters to, writing in each nested section: verifies a reentrant lock (--lock reentrant) by its own model")
 	fs.DurationVar(&o.ttl, "ttl", 0, "override every scenario's TTL")
@@ -160,6 +162,7 @@ func (o *verifyOpts) override(w *workload.Config) {
 	w.TTL, w.Hold, w.Duration = cmp.Or(o.ttl, w.TTL), cmp.Or(o.hold, w.Hold), cmp.Or(o.dur, w.Duration)
 	w.ExtendEvery = cmp.Or(o.extendEvery, w.ExtendEvery)
 	w.Permits = cmp.Or(o.permits, w.Permits)
+	w.Wait = cmp.Or(o.wait, w.Wait)
 	w.Readers = cmp.Or(o.readers, w.Readers)
 	w.Reenter = cmp.Or(o.reenter, w.Reenter)
 }

@@ -231,6 +231,9 @@ func toJSON(c workload.Config) report.RunWorkload {
 	if c.Permits > 1 {
 		w.Shape, w.Permits = "semaphore", c.Permits
 	}
+	if c.Wait > 0 {
+		w.Wait = c.Wait.String()
+	}
 	if c.Readers > 0 {
 		w.Shape, w.Readers = "rwlock", c.Readers
 	}

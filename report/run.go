@@ -110,6 +110,9 @@ type RunWorkload struct {
 	// depth a reentrant lock's holders re-entered to.
 	Shape   string `json:"shape,omitempty"`
 	Permits int    `json:"permits,omitempty"`
+	// Wait is each acquire's wait inside the lock (--wait), if any; the
+	// lock's wake-up bound is on each blocking acquire (wake_ms).
+	Wait    string `json:"wait,omitempty"`
 	Reenter int    `json:"reenter,omitempty"`
 }
 
