@@ -11,6 +11,10 @@
 //
 // A factory gets a lockimpl.Env (Redis addresses, password, op timeout)
 // and returns a lockimpl.Locker; see examples/gotest.
+//
+// A lock that is not a mutex is checked as its shape: a semaphore
+// (lockimpl.Permitter, built with Env.Permits) with Workload.Permits or
+// VerifyOptions.Permits set to its k, judged by the semaphore's model.
 package lockchecktest
 
 import (
@@ -137,6 +141,12 @@ type VerifyOptions struct {
 	// Watchdog: the lock extends its leases on its own (verify's extend
 	// scenario then adds no client-side extends).
 	Watchdog bool
+	// Permits verifies a semaphore of this many permits a key (0 or 1:
+	// a mutex), as lockcheck verify --permits does.
+	Permits int
+	// Workload, if set, adjusts every scenario's workload last (the
+	// clients of a semaphore's contention, say).
+	Workload func(*workload.Config)
 	Cluster  cluster.Config
 	// Want is the verdict the test expects (default valid).
 	Want    checker.Verdict
@@ -157,7 +167,7 @@ func Verify(tb testing.TB, name string, factory lockimpl.Factory, opts VerifyOpt
 	v, dir, err := battery.Verify(ctx, battery.VerifyConfig{
 		Lock:     harness.Config{Lock: name, Factory: factory, LockVersion: opts.Version, Cluster: opts.Cluster},
 		Watchdog: opts.Watchdog, Scenarios: opts.Scenarios, Budget: opts.Budget, Require: opts.Require, Seed: opts.Seed,
-		OutDir: outDir(tb, opts.OutDir), Args: []string{"lockchecktest.Verify", tb.Name()}})
+		Workload: opts.adjust(), OutDir: outDir(tb, opts.OutDir), Args: []string{"lockchecktest.Verify", tb.Name()}})
 	if err != nil {
 		tb.Fatalf("lockchecktest.Verify %s: %v (results: %s)", name, err, dir)
 	}
@@ -174,6 +184,20 @@ func Verify(tb testing.TB, name string, factory lockimpl.Factory, opts VerifyOpt
 		tb.Logf("lockchecktest.Verify %s: %s as wanted in %s; results: %s", name, v.Verdict, v.Elapsed, md)
 	}
 	return v
+}
+
+// adjust is what opts changes in every scenario's workload: its
+// permits, then its own Workload.
+func (opts VerifyOptions) adjust() func(*workload.Config) {
+	if opts.Permits == 0 && opts.Workload == nil {
+		return nil
+	}
+	return func(w *workload.Config) {
+		w.Permits = cmp.Or(opts.Permits, w.Permits)
+		if opts.Workload != nil {
+			opts.Workload(w)
+		}
+	}
 }
 
 // violations lists each checker's verdict and its first violations.

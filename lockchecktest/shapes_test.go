@@ -1,0 +1,59 @@
+package lockchecktest_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/lockchecktest"
+	"github.com/lockcheck/lockcheck/lockimpl"
+	"github.com/lockcheck/lockcheck/workload"
+)
+
+// semaphoreRace is contention on a semaphore of 3 permits: 20 clients on
+// 5 keys (a few acquires of a key in flight, which the model decides in
+// a moment even under the race detector), short holds, no retry.
+var semaphoreRace = workload.Config{Clients: 20, Keys: 5, Permits: 3, Duration: 2 * time.Second, TTL: time.Second,
+	Hold: 10 * time.Millisecond, HoldDist: workload.HoldUniform, Retry: workload.RetryNone}
+
+// TestRun_SemaphoreBothWays: a semaphore is checked from a go test as a
+// semaphore (Workload.Permits): the correct one passes, and one that
+// counts and then adds in two commands fails the test with the
+// semaphore's violation, under the same workload.
+func TestRun_SemaphoreBothWays(t *testing.T) {
+	reg := lockimpl.All()
+	correct, _ := reg.Lookup("semaphore")
+	broken, _ := reg.Lookup("broken-semaphore-check-add")
+	opts := lockchecktest.Options{Workload: semaphoreRace}
+
+	rec := &recorder{TB: t}
+	res := lockchecktest.Run(rec, "semaphore", correct.Factory, opts)
+	if len(rec.errs) != 0 || res.Verdict != checker.Valid {
+		t.Errorf("correct semaphore: verdict %s, the helper reported %q", res.Verdict, rec.errs)
+	}
+
+	rec = &recorder{TB: t}
+	res = lockchecktest.Run(rec, "broken-semaphore-check-add", broken.Factory, opts)
+	if len(rec.errs) != 1 || !strings.Contains(rec.errs[0], "verdict invalid, want valid") || !strings.Contains(rec.errs[0], "semaphore of 3 permits") {
+		t.Errorf("broken semaphore: the helper reported %q, want one failure naming the semaphore of 3 permits (results %s)", rec.errs, res.Dir)
+	}
+}
+
+// TestVerify_Semaphore: VerifyOptions.Permits verifies a semaphore by its
+// own scenarios' figures: contention passes with all_permits_tried (a
+// semaphore's only) met.
+func TestVerify_Semaphore(t *testing.T) {
+	correct, _ := lockimpl.All().Lookup("semaphore")
+	rec := &recorder{TB: t}
+	v := lockchecktest.Verify(rec, "semaphore", correct.Factory, lockchecktest.VerifyOptions{Scenarios: []string{"contention"}, Budget: time.Minute,
+		Seed: 1, Permits: 3, Require: []string{"contention"}, Workload: func(w *workload.Config) { w.Clients = min(w.Clients, 30) }})
+	if len(rec.errs) != 0 || v.Verdict != checker.Valid {
+		t.Fatalf("semaphore: verdict %s, the helper reported %q", v.Verdict, rec.errs)
+	}
+	for _, r := range v.Rows {
+		if r.Scenario == "contention" && r.Coverage[checker.AllPermitsTried] < 500 {
+			t.Errorf("contention: %s, want all_permits_tried met (the semaphore's figure: the run was a semaphore's)", r.CoverageText())
+		}
+	}
+}
