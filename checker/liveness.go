@@ -13,7 +13,7 @@ import (
 // stalls merge by maximum.
 var livenessSpec = Spec{Check: Func("liveness", func(_ context.Context, ops []history.Op, opt Options) Result { return Liveness(ops, opt) }),
 	Figures: map[string]FigureMerge{"stuck_acquires": Sum, "longest_stuck_ms": Max, "abandoned_leases": Sum, "longest_abandoned_stall_ms": Max,
-		"blocking_acquires": Sum, "starved_waiters": Sum, "longest_starved_past_bound_ms": Max},
+		"blocking_acquires": Sum, "free_while_waiting": Sum, "starved_waiters": Sum, "longest_starved_past_bound_ms": Max},
 	Guarantee: LeaseContract}
 
 // Liveness finds stuck locks: a key whose acquires keep failing longer than
@@ -49,8 +49,8 @@ func Liveness(ops []history.Op, opt Options) Result {
 	res.Figures["longest_abandoned_stall_ms"] = time.Duration(stall).Milliseconds()
 	// Waiters that slept on a free key past their lock's wake-up bound
 	// (starved.go), on a history with blocking acquires.
-	if judged, starved, past := starvedWaiters(ops, opt, res.add); judged > 0 {
-		res.Figures["blocking_acquires"], res.Figures["starved_waiters"] = judged, starved
+	if judged, chances, starved, past := starvedWaiters(ops, opt, res.add); judged > 0 {
+		res.Figures["blocking_acquires"], res.Figures["free_while_waiting"], res.Figures["starved_waiters"] = judged, chances, starved
 		res.Figures["longest_starved_past_bound_ms"] = past.Milliseconds()
 	}
 	if res.ViolationCount > 0 {

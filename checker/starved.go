@@ -170,9 +170,11 @@ func longestFree(spans []heldSpan, own string, k int, ws, we int64) starvedSpan 
 }
 
 // starvedOn finds one key's starved waiters, reports each to add, and
-// returns how many waiters it judged, how many were starved, and the
-// longest a starved one slept past its bound.
-func starvedOn(key string, kops []*history.Op, opt Options, add func(Violation)) (judged, starved int64, longest time.Duration) {
+// returns how many waiters it judged, how many waited while their key
+// certainly had a free permit at all (the chance a lost wake-up needs),
+// how many were starved, and the longest a starved one slept past its
+// bound.
+func starvedOn(key string, kops []*history.Op, opt Options, add func(Violation)) (judged, chances, starved int64, longest time.Duration) {
 	spans := possiblyHeld(kops, int64(opt.InfoHorizon), int64(opt.ClockTolerance))
 	for _, op := range kops {
 		ws, we, ok := waitWindow(op)
@@ -182,6 +184,9 @@ func starvedOn(key string, kops []*history.Op, opt Options, add func(Violation))
 		judged++
 		bound := op.WakeMs * int64(time.Millisecond)
 		sp := longestFree(spans, op.Token, max(op.Permits, 1), ws, we)
+		if sp.to > sp.from {
+			chances++ // its key certainly had a free permit while it waited
+		}
 		if sp.to-sp.from <= bound {
 			continue
 		}
@@ -189,7 +194,7 @@ func starvedOn(key string, kops []*history.Op, opt Options, add func(Violation))
 		longest = max(longest, time.Duration(sp.to-sp.from-bound))
 		add(starvedViolation(key, op, sp))
 	}
-	return judged, starved, longest
+	return judged, chances, starved, longest
 }
 
 // starvedViolation names the waiter, the span and the bound.
@@ -212,19 +217,20 @@ func starvedViolation(key string, op *history.Op, sp starvedSpan) Violation {
 }
 
 // starvedWaiters is Liveness's starved-waiter check over ops: the
-// blocking acquires judged, those starved (each reported to add) and the
+// blocking acquires judged, those that waited while their key certainly
+// had a free permit, those starved (each reported to add) and the
 // longest a starved one slept past its bound. A history with no
 // blocking acquire is not grouped at all.
-func starvedWaiters(ops []history.Op, opt Options, add func(Violation)) (judged, starved int64, longest time.Duration) {
+func starvedWaiters(ops []history.Op, opt Options, add func(Violation)) (judged, chances, starved int64, longest time.Duration) {
 	if !slices.ContainsFunc(ops, func(op history.Op) bool { return op.WaitMs > 0 }) {
-		return 0, 0, 0
+		return 0, 0, 0, 0
 	}
 	keys, groups := byKey(ops, func(op *history.Op) bool {
 		return op.F == history.Acquire || op.F == history.Release || op.F == history.Extend
 	})
 	for _, key := range keys {
-		j, s, l := starvedOn(key, groups[key], opt, add)
-		judged, starved, longest = judged+j, starved+s, max(longest, l)
+		j, c, s, l := starvedOn(key, groups[key], opt, add)
+		judged, chances, starved, longest = judged+j, chances+c, starved+s, max(longest, l)
 	}
-	return judged, starved, longest
+	return judged, chances, starved, longest
 }

@@ -300,7 +300,8 @@ func dumpOps(ops []history.Op) string {
 // TestLiveness_StarvedWaiter: a waiter refused after its wait while the
 // key was free for longer than its bound is a liveness violation naming
 // it, the span and the bound; the same waiter on a key held all through
-// its wait, or freed within its bound before it took the key, is not.
+// its wait, or freed within its bound before it took the key, is not;
+// free_while_waiting counts the waiters whose key was free at all.
 func TestLiveness_StarvedWaiter(t *testing.T) {
 	ms := func(n int64) int64 { return n * unit }
 	holder := history.Op{Process: 1, F: history.Acquire, Type: history.OK, Key: "k", Token: "h", TTLms: 10000, Call: ms(0), Return: ms(1)}
@@ -316,12 +317,13 @@ func TestLiveness_StarvedWaiter(t *testing.T) {
 		name    string
 		ops     []history.Op
 		starved int64
+		chances int64 // free_while_waiting
 		want    string
 	}{
-		{"refused on a free key", []history.Op{holder, refused, release}, 1, "starved waiter on k: p2's blocking acquire (wait 2s, called 0.010s, gave up at 2.011s) slept 1.909s while the key certainly had a free permit (no lease possibly held from 0.101s to 2.010s), past its lock's wake-up bound of 250ms"},
-		{"took the key a second after it was free", []history.Op{holder, tookLate, release}, 1, "slept 909ms"},
-		{"took the key within its bound", []history.Op{holder, tookSoon, release}, 0, ""},
-		{"refused on a key held all through", []history.Op{holder, refused, heldThrough}, 0, ""},
+		{"refused on a free key", []history.Op{holder, refused, release}, 1, 1, "starved waiter on k: p2's blocking acquire (wait 2s, called 0.010s, gave up at 2.011s) slept 1.909s while the key certainly had a free permit (no lease possibly held from 0.101s to 2.010s), past its lock's wake-up bound of 250ms"},
+		{"took the key a second after it was free", []history.Op{holder, tookLate, release}, 1, 1, "slept 909ms"},
+		{"took the key within its bound", []history.Op{holder, tookSoon, release}, 0, 1, ""},
+		{"refused on a key held all through", []history.Op{holder, refused, heldThrough}, 0, 0, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ops := append([]history.Op(nil), tt.ops...)
@@ -331,6 +333,9 @@ func TestLiveness_StarvedWaiter(t *testing.T) {
 			res := Liveness(ops, opt)
 			if got := res.Figures["starved_waiters"]; got != tt.starved {
 				t.Fatalf("starved_waiters: got %d, want %d (%v)", got, tt.starved, res.Violations)
+			}
+			if got := res.Figures["free_while_waiting"]; got != tt.chances {
+				t.Errorf("free_while_waiting: got %d, want %d", got, tt.chances)
 			}
 			if res.Figures["blocking_acquires"] != 1 {
 				t.Errorf("blocking_acquires: got %d, want 1", res.Figures["blocking_acquires"])

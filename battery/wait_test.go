@@ -1,0 +1,53 @@
+package battery_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/internal/faultrun"
+	"github.com/lockcheck/lockcheck/internal/testutil"
+	"github.com/lockcheck/lockcheck/workload"
+)
+
+// TestWait_StarvedWaitersBothWays: blocking acquires (--wait 2s) of 10
+// clients on 2 keys, holds of 100 ms, under one run configuration and
+// no fault, at seeds 1 and 2. setnx-block, which polls every 25 ms
+// inside its declared bound of 1 s, has no starved waiter in either run
+// (liveness valid); broken-wait-slow-poll, which polls every 1 s and
+// declares 250 ms, has starved waiters in each. A run counts only if
+// some waiter's key certainly had a free permit while it waited
+// (free_while_waiting: the chance a late wake-up needs, whichever lock).
+func TestWait_StarvedWaitersBothWays(t *testing.T) {
+	testutil.RequireRedis(t)
+	c := faultrun.Case{Workload: workload.Config{Clients: 10, Keys: 2, Duration: 6 * time.Second, TTL: time.Second,
+		Hold: 100 * time.Millisecond, OpTimeout: time.Second, Wait: 2 * time.Second}}
+	for _, tc := range []struct {
+		lock    string
+		starved bool
+	}{{"setnx-block", false}, {"broken-wait-slow-poll", true}} {
+		t.Run(tc.lock, func(t *testing.T) {
+			for seed := int64(1); seed <= 2; seed++ {
+				res := c.Run(t, tc.lock, seed)
+				live, ok := res.Findings.Checker("liveness")
+				if !ok {
+					t.Fatalf("seed %d: no liveness checker in the findings", seed)
+				}
+				f := live.Figures
+				t.Logf("seed %d: liveness %s, blocking_acquires %d, free_while_waiting %d, starved_waiters %d", seed, live.Verdict, f["blocking_acquires"], f["free_while_waiting"], f["starved_waiters"])
+				if f["blocking_acquires"] == 0 || f["free_while_waiting"] == 0 {
+					t.Fatalf("seed %d: blocking_acquires %d, free_while_waiting %d: no waiter had its key freed while it waited, the run proves nothing", seed, f["blocking_acquires"], f["free_while_waiting"])
+				}
+				if got := f["starved_waiters"] > 0; got != tc.starved {
+					t.Errorf("seed %d: starved_waiters %d, want starved %v (%v)", seed, f["starved_waiters"], tc.starved, live.Violations)
+				}
+				if want := map[bool]checker.Verdict{false: checker.Valid, true: checker.Invalid}[tc.starved]; live.Verdict != want {
+					t.Errorf("seed %d: liveness %s, want %s", seed, live.Verdict, want)
+				}
+				if !tc.starved && res.Verdict != checker.Valid {
+					t.Errorf("seed %d: verdict %s, want valid", seed, res.Verdict)
+				}
+			}
+		})
+	}
+}
