@@ -2,6 +2,7 @@ package battery
 
 import (
 	"testing"
+	"time"
 
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/scenario"
@@ -9,7 +10,8 @@ import (
 )
 
 // TestVerifyRun_ProcessClients: contention and overrun run 20 clients
-// for a lock run as a process per client (Scenario.ProcessClients), 200
+// for a lock run as a process per client (Scenario.ProcessWorkload), and
+// overrun twice as long (12 s, 6 s otherwise), 200
 // for any other lock and for a --lock-cmd lock's one process beside its
 // lock for the client faults; the user's --clients still decides; the
 // scenarios without a count of their own keep theirs.
@@ -36,8 +38,13 @@ func TestVerifyRun_ProcessClients(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := verifyRun(c.cfg, s, "", c.p, 1, t.TempDir()).Workload.Clients; got != c.want {
-			t.Errorf("%s, lock %s (per client %v): %d clients, want %d", c.scenario, c.cfg.Lock.Lock, c.p.PerClient, got, c.want)
+		w := verifyRun(c.cfg, s, "", c.p, 1, t.TempDir()).Workload
+		if w.Clients != c.want {
+			t.Errorf("%s, lock %s (per client %v): %d clients, want %d", c.scenario, c.cfg.Lock.Lock, c.p.PerClient, w.Clients, c.want)
+		}
+		// Sized for a process a client where it runs 20.
+		if want := map[bool]time.Duration{false: 6 * time.Second, true: 12 * time.Second}[c.want == 20]; c.scenario == "overrun" && w.Duration != want {
+			t.Errorf("overrun, lock %s (per client %v): runs %v, want %v", c.cfg.Lock.Lock, c.p.PerClient, w.Duration, want)
 		}
 	}
 	user := VerifyConfig{Lock: per, Workload: func(w *workload.Config) { w.Clients = 50 }}

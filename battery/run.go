@@ -15,8 +15,8 @@ import (
 )
 
 // workloadOf is scenario s's workload for a lock on topo: the base, s's
-// adjustments (its client count for Redlock, or for a lock run as a
-// process per client), then adjust's (the user's --clients, --ttl, ...),
+// adjustments (its client count for Redlock, its workload for a lock
+// run as a process per client), then adjust's (the user's --clients, --ttl, ...),
 // if set.
 // A lock that keeps its leases alive itself (p.Renews) gets no
 // client-side extends.
@@ -28,8 +28,8 @@ func workloadOf(s scenario.Scenario, topo string, p scenario.Profile, adjust fun
 	if s.RedlockClients > 0 && topo == cluster.Redlock {
 		w.Clients = s.RedlockClients
 	}
-	if s.ProcessClients > 0 && p.PerClient {
-		w.Clients = min(w.Clients, s.ProcessClients)
+	if s.ProcessWorkload != nil && p.PerClient {
+		s.ProcessWorkload(&w)
 	}
 	if s.Extends && !p.Renews {
 		w.ExtendEvery = w.TTL / 3

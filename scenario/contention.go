@@ -16,7 +16,7 @@ var contention = Scenario{Name: "contention", Description: "200 clients on 5 key
 	Workload: func(w *workload.Config) {
 		w.Clients, w.TTL, w.Hold, w.HoldDist, w.Retry, w.Margin = 200, time.Second, 10*time.Millisecond, workload.HoldUniform, workload.RetryNone, 0
 	},
-	ProcessClients: 20, Requires: checker.Coverage{checker.Contended: 2000}, Needs: []Need{fillsPermits, triesOverModes}}
+	ProcessWorkload: func(w *workload.Config) { w.Clients = min(w.Clients, 20) }, Requires: checker.Coverage{checker.Contended: 2000}, Needs: []Need{fillsPermits, triesOverModes}}
 
 // fillsPermits: on a semaphore, contention's chance is every permit of a
 // key held while another client tries it (all_permits_tried), required

@@ -62,12 +62,13 @@ type Scenario struct {
 	// op is a round trip to each of five nodes, and two cores serve fewer
 	// clients within redsync's per-node timeout (5% of the TTL).
 	RedlockClients int
-	// ProcessClients, if set, is the client count for a lock run as a
-	// process per client (Profile.PerClient): each run starts a process
-	// of the lock's language a client (a Python interpreter and its
-	// imports, a quarter of a second of CPU), and two cores start and
-	// serve fewer within the scenario's share of the budget.
-	ProcessClients int
+	// ProcessWorkload, if set, adjusts the workload for a lock run as a
+	// process per client (Profile.PerClient), after Workload: each run
+	// starts a process of the lock's language a client (a Python
+	// interpreter and its imports, a quarter of a second of CPU), and
+	// two cores start and serve fewer within the scenario's share of
+	// the budget.
+	ProcessWorkload func(*workload.Config)
 	// Breaks says what a break in this scenario means where it is a
 	// finding (the fault's known effect on a lock without the defence).
 	Breaks string
