@@ -17,7 +17,9 @@ func semaphoreOf3(w *workload.Config) { w.Permits, w.Clients = 3, min(w.Clients,
 // own model under one run configuration: the correct one passes
 // contention (all_permits_tried met), crash and client-clock; a count
 // and an add in two commands over-admits at contention; a counter leaks
-// a crashed holder's permit at crash (refusals with fewer than 3 held);
+// a crashed holder's permit at crash (refusals with fewer than 3 held;
+// crash's crashed_full met both ways: a holder crashed while the key was
+// full);
 // permits scored by the client's clock expire early at client-clock.
 func TestVerify_SemaphoreBothWays(t *testing.T) {
 	testutil.RequireRedis(t)

@@ -93,6 +93,11 @@ const (
 	// by other leases: the chance over-admission and a refusal with a
 	// free permit both need. A mutex's history has no such figure.
 	AllPermitsTried = "all_permits_tried"
+	// CrashedFull counts, on a semaphore's history, leases whose holder
+	// crashed (never released them) when last seen alive while all k
+	// permits of their key were surely held, and whose key was tried
+	// after they had surely expired: the chance a leaked permit needs.
+	CrashedFull = "crashed_full"
 	// WriterTriedOverReaders counts, on a read-write lock's history
 	// (acquires that name their access), write acquires called while a
 	// read lease of their key was surely held: the chance a writer that
@@ -121,6 +126,7 @@ var CoverageFigures = []struct{ Name, Meaning string }{
 	{Contended, "acquires refused because another client held the key"},
 	{InfoContended, "acquires that ended indeterminate on a key while acquires of it were refused"},
 	{AllPermitsTried, "acquires of a semaphore's key called while all its permits were surely held (a semaphore's history only)"},
+	{CrashedFull, "abandoned leases of a semaphore whose holder was last seen while all k permits of its key were surely held, the key tried after they expired (a semaphore's history only)"},
 	{WriterTriedOverReaders, "write acquires of a read-write lock's key called while a reader surely held it (a read-write lock's history only)"},
 	{ReaderTriedOverWriter, "read acquires of a read-write lock's key called while a writer surely held it (a read-write lock's history only)"},
 	{InfoSettled, "acquires that ended indeterminate on a key no lease surely held, which then went quiet past their lease and was tried"},
@@ -344,6 +350,7 @@ func coverageOf(ops []history.Op, o Options) (Coverage, []windowHit) {
 	cov[HeldPastTried] = heldPastTried(ops, acquires, o)
 	if permits > 1 {
 		cov[AllPermitsTried] = allPermitsTried(acquires, keys, permits, o)
+		cov[CrashedFull] = crashedFull(ops, acquires, keys, permits, o)
 	}
 	if rw {
 		cov[WriterTriedOverReaders], cov[ReaderTriedOverWriter] = triedOverOtherMode(acquires, keys, o)
@@ -592,7 +599,7 @@ func allPermitsTried(acquires map[string][]*history.Op, keys map[string]*keyLeas
 // lock's (rw) its two, every other figure any history's.
 func shapeFigure(name string, permits int, rw bool) bool {
 	switch name {
-	case AllPermitsTried:
+	case AllPermitsTried, CrashedFull:
 		return permits > 1
 	case WriterTriedOverReaders, ReaderTriedOverWriter:
 		return rw
