@@ -172,6 +172,7 @@ func verifyProfile(cfg VerifyConfig, e lockimpl.Entry) scenario.Profile {
 		if w.Reenter > 0 {
 			p.Shape = scenario.Reentrant
 		}
+		p.Blocking = w.Wait > 0
 	}
 	return p
 }

@@ -45,6 +45,8 @@ type Profile struct {
 	Renews bool
 	// NoExtend: the lock has no extend (Laravel's cache lock).
 	NoExtend bool
+	// Blocking: its acquires wait inside the lock (--wait).
+	Blocking bool
 	// Scope is why the lock's leases are scopes (held by a connection, a
 	// subscription: no deadline), once a run said so ("": leases with a
 	// deadline, as far as the runs showed).
@@ -95,4 +97,4 @@ func (s Scenario) Fits(p Profile) (topo, na string, req checker.Coverage) {
 
 // shared are the needs of every scenario, after its own: what its
 // figures and faults need of a lock whose leases are scopes (scope.go).
-var shared = []Need{leaseScopes, reentersUnwatched}
+var shared = []Need{leaseScopes, reentersUnwatched, waitsUnwatched}
