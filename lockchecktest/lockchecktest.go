@@ -14,7 +14,9 @@
 //
 // A lock that is not a mutex is checked as its shape: a semaphore
 // (lockimpl.Permitter, built with Env.Permits) with Workload.Permits or
-// VerifyOptions.Permits set to its k, judged by the semaphore's model.
+// VerifyOptions.Permits set to its k, a read-write lock
+// (lockimpl.ReadWriter) with Workload.Readers or VerifyOptions.Readers
+// the share of its acquires that read, each judged by its shape's model.
 package lockchecktest
 
 import (
@@ -144,6 +146,9 @@ type VerifyOptions struct {
 	// Permits verifies a semaphore of this many permits a key (0 or 1:
 	// a mutex), as lockcheck verify --permits does.
 	Permits int
+	// Readers verifies a read-write lock, this share of its acquires
+	// reads (0: a mutex), as lockcheck verify --readers does.
+	Readers float64
 	// Workload, if set, adjusts every scenario's workload last (the
 	// clients of a semaphore's contention, say).
 	Workload func(*workload.Config)
@@ -187,13 +192,13 @@ func Verify(tb testing.TB, name string, factory lockimpl.Factory, opts VerifyOpt
 }
 
 // adjust is what opts changes in every scenario's workload: its
-// permits, then its own Workload.
+// permits and readers, then its own Workload.
 func (opts VerifyOptions) adjust() func(*workload.Config) {
-	if opts.Permits == 0 && opts.Workload == nil {
+	if opts.Permits == 0 && opts.Readers == 0 && opts.Workload == nil {
 		return nil
 	}
 	return func(w *workload.Config) {
-		w.Permits = cmp.Or(opts.Permits, w.Permits)
+		w.Permits, w.Readers = cmp.Or(opts.Permits, w.Permits), cmp.Or(opts.Readers, w.Readers)
 		if opts.Workload != nil {
 			opts.Workload(w)
 		}

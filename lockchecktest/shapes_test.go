@@ -40,6 +40,33 @@ func TestRun_SemaphoreBothWays(t *testing.T) {
 	}
 }
 
+// TestRun_RWLockBothWays: a read-write lock is checked from a go test as
+// one (Workload.Readers), here written as a Lua spec: examples/specs/
+// rwlock.toml passes with half its acquires reads, and its variant whose
+// readers ignore the writer fails the test with the read-write lock's
+// violation, under the same workload.
+func TestRun_RWLockBothWays(t *testing.T) {
+	w := semaphoreRace
+	w.Permits, w.Readers = 0, 0.5
+	for _, tc := range []struct {
+		file string
+		want checker.Verdict
+	}{{"rwlock.toml", checker.Valid}, {"broken-rwlock-readers-ignore-writer.toml", checker.Invalid}} {
+		s, err := lockimpl.LoadSpec("../examples/specs/" + tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := &recorder{TB: t}
+		res := lockchecktest.Run(rec, s.Name, s.Factory, lockchecktest.Options{Workload: w})
+		switch {
+		case tc.want == checker.Valid && (len(rec.errs) != 0 || res.Verdict != checker.Valid):
+			t.Errorf("%s: verdict %s, the helper reported %q", tc.file, res.Verdict, rec.errs)
+		case tc.want == checker.Invalid && (len(rec.errs) != 1 || !strings.Contains(rec.errs[0], "verdict invalid, want valid")):
+			t.Errorf("%s: the helper reported %q, want one failure with the verdict (results %s)", tc.file, rec.errs, res.Dir)
+		}
+	}
+}
+
 // TestVerify_Semaphore: VerifyOptions.Permits verifies a semaphore by its
 // own scenarios' figures: contention passes with all_permits_tried (a
 // semaphore's only) met.

@@ -571,6 +571,12 @@ func accessOf(ls Lease) string {
 // ReadWriter, whose read acquires run [read_acquire].
 type specRWLock struct{ *specLock }
 
+// Acquire implements Locker: in the mode ctx names (AccessOf), a write
+// if none.
+func (l *specRWLock) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, error) {
+	return l.AcquireIn(ctx, key, ttl, AccessOf(ctx))
+}
+
 // AcquireIn implements ReadWriter.
 func (l *specRWLock) AcquireIn(ctx context.Context, key string, ttl time.Duration, access string) (Lease, error) {
 	if err := CheckAccess(access); err != nil {

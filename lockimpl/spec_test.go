@@ -362,8 +362,8 @@ func TestSpec_ShapeOfRun(t *testing.T) {
 }
 
 // TestSpec_RWLock runs examples/specs/rwlock.toml against Redis: it is a
-// ReadWriter (a mutex's spec is not) without writer preference; readers
-// share a key, a writer waits for none of them to hold it and then holds
+// ReadWriter (a mutex's spec is not) without writer preference, whose
+// Acquire takes the mode its context names; readers share a key, a writer waits for none of them to hold it and then holds
 // it alone; release and extend find a lease by {access}, the mode it was
 // taken in. The readers-ignore-writer variant lets a reader in beside
 // the writer.
@@ -394,9 +394,9 @@ func TestSpec_RWLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r2, err := rw.AcquireIn(ctx, "k", time.Minute, history.AccessRead)
+	r2, err := l.Acquire(lockimpl.WithAccess(ctx, history.AccessRead), "k", time.Minute)
 	if err != nil {
-		t.Fatalf("a second reader: %v", err)
+		t.Fatalf("a second reader (Acquire in the mode its context names): %v", err)
 	}
 	if _, err := l.Acquire(ctx, "k", time.Minute); !errors.Is(err, lockimpl.ErrNotAcquired) {
 		t.Fatalf("write while two read: got %v, want ErrNotAcquired", err)

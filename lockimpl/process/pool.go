@@ -140,6 +140,12 @@ func (pp *Pool) Permits() int {
 // rwPool is the processes of a read-write lock, one per client.
 type rwPool struct{ *Pool }
 
+// Acquire implements lockimpl.Locker: in the mode ctx names
+// (lockimpl.AccessOf), a write if none.
+func (pp rwPool) Acquire(ctx context.Context, key string, ttl time.Duration) (lockimpl.Lease, error) {
+	return pp.AcquireIn(ctx, key, ttl, lockimpl.AccessOf(ctx))
+}
+
 // AcquireIn implements lockimpl.ReadWriter.
 func (pp rwPool) AcquireIn(ctx context.Context, key string, ttl time.Duration, access string) (lockimpl.Lease, error) {
 	if err := lockimpl.CheckAccess(access); err != nil {

@@ -786,6 +786,12 @@ func (p *Lock) shaped() lockimpl.Locker {
 // rwProcess is the process of a read-write lock.
 type rwProcess struct{ *Lock }
 
+// Acquire implements lockimpl.Locker: in the mode ctx names
+// (lockimpl.AccessOf), a write if none.
+func (p rwProcess) Acquire(ctx context.Context, key string, ttl time.Duration) (lockimpl.Lease, error) {
+	return p.AcquireIn(ctx, key, ttl, lockimpl.AccessOf(ctx))
+}
+
 // AcquireIn implements lockimpl.ReadWriter.
 func (p rwProcess) AcquireIn(ctx context.Context, key string, ttl time.Duration, access string) (lockimpl.Lease, error) {
 	if err := lockimpl.CheckAccess(access); err != nil {

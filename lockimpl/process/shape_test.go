@@ -107,7 +107,8 @@ func TestProcess_Semaphore(t *testing.T) {
 
 // TestProcess_RWLock: the Go read-write lock served as a lock process
 // is a lockimpl.ReadWriter (a mutex's process is not), without writer
-// preference as it declares; each acquire's access reaches it: readers
+// preference as it declares, whose Acquire takes the mode its context
+// names; each acquire's access reaches it: readers
 // share a key, a writer is refused while they hold it.
 func TestProcess_RWLock(t *testing.T) {
 	c := testutil.StartRedis(t)
@@ -122,10 +123,11 @@ func TestProcess_RWLock(t *testing.T) {
 			t.Fatalf("per client %v: ReadWriterOf %v, WritersPreferred %v; want a ReadWriter without writer preference", perClient, ok, ok && rw.WritersPreferred())
 		}
 		key := fmt.Sprintf("k-%v", perClient)
-		for i := range 2 {
-			if _, err := rw.AcquireIn(ctx, key, time.Minute, history.AccessRead); err != nil {
-				t.Fatalf("per client %v: reader %d: %v", perClient, i+1, err)
-			}
+		if _, err := rw.AcquireIn(ctx, key, time.Minute, history.AccessRead); err != nil {
+			t.Fatalf("per client %v: a reader: %v", perClient, err)
+		}
+		if _, err := l.Acquire(lockimpl.WithAccess(ctx, history.AccessRead), key, time.Minute); err != nil {
+			t.Fatalf("per client %v: a second reader (Acquire in the mode its context names): %v", perClient, err)
 		}
 		if _, err := l.Acquire(ctx, key, time.Minute); !errors.Is(err, lockimpl.ErrNotAcquired) {
 			t.Errorf("per client %v: write while two read: got %v, want ErrNotAcquired", perClient, err)
