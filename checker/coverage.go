@@ -229,6 +229,9 @@ type leaseSpan struct {
 	released   bool
 	releasedAt int64 // return of the first ok release; MaxInt64 if none
 	acquiredAt int64 // return of the first ok acquire; MaxInt64 if none
+	// holds are a reentrant owner's ok acquires (of a depth) less its ok
+	// releases: an inner release leaves the key the owner's.
+	holds int
 }
 
 const never = math.MaxInt64
@@ -496,6 +499,8 @@ func leaseSpans(ops []history.Op, o Options) (map[string]*leaseSpan, map[string]
 			keys[op.Key].leases = append(keys[op.Key].leases, l)
 		}
 		switch {
+		case op.F == history.Release && op.Type == history.OK && l.holds > 1:
+			l.holds-- // a reentrant owner's inner release
 		case op.F == history.Release:
 			l.releaseCall = min(l.releaseCall, op.Call)
 			l.released = l.released || op.Type != history.Info
@@ -507,6 +512,9 @@ func leaseSpans(ops []history.Op, o Options) (map[string]*leaseSpan, map[string]
 			l.steps = append(l.steps, op)
 			if op.F == history.Acquire && op.Type == history.OK {
 				l.acquiredAt = min(l.acquiredAt, op.Return)
+				if op.Depth > 0 {
+					l.holds++
+				}
 			}
 		}
 	}

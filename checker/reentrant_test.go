@@ -16,22 +16,15 @@ import (
 // on the whole key.
 func reentrantModelSays(t testing.TB, h oracleHistory, reduced bool) (Verdict, int, int) {
 	rm := reentrantModel{leaseModel{eps: int64(h.eps)}}
-	var ptrs []*history.Op
-	for i := range h.ops {
-		if h.ops[i].F != history.Write {
-			ptrs = append(ptrs, &h.ops[i])
-		}
-	}
-	lops := toLockOps(ptrs, int64(h.horizon))
+	lops := reentrantLockOps(h)
 	var r porcupine.CheckResult
 	dropped, segs := 0, 1
 	if reduced {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		var rest []*lockOp
-		rest, dropped = reentrantRefused(lops, rm.m.eps)
-		segs = len(reentrantCuts(rest, rm.m.eps))
-		r = checkReentrant(ctx, stopOnDone(ctx, rm.porcupine()), rest, rm.m.eps)
+		var judged []*lockOp
+		r, judged, dropped = decideReentrant(ctx, stopOnDone(ctx, rm.porcupine()), lops, rm.m.eps)
+		segs = len(reentrantCuts(judged, rm.m.eps))
 	} else {
 		r = porcupine.CheckOperationsTimeout(rm.porcupine(), toPorcupine(lops), time.Minute)
 	}
@@ -45,6 +38,17 @@ func reentrantModelSays(t testing.TB, h oracleHistory, reduced bool) (Verdict, i
 	return Unknown, 0, 0
 }
 
+// reentrantLockOps are h's lock ops as the model takes them.
+func reentrantLockOps(h oracleHistory) []*lockOp {
+	var ptrs []*history.Op
+	for i := range h.ops {
+		if h.ops[i].F != history.Write {
+			ptrs = append(ptrs, &h.ops[i])
+		}
+	}
+	return toLockOps(ptrs, int64(h.horizon))
+}
+
 // TestReentrant_AgreesWithOracle: the reentrant model, with its
 // reductions (refusals dropped, cuts) and porcupine alone, says what the
 // brute-force oracle says on simulated correct reentrant locks (every
@@ -54,7 +58,7 @@ func reentrantModelSays(t testing.TB, h oracleHistory, reduced bool) (Verdict, i
 func TestReentrant_AgreesWithOracle(t *testing.T) {
 	n := shapeCases(t)
 	verdicts := map[Verdict]int{}
-	var restarted, dropped, split int
+	var restarted, dropped, split, paired int
 	for seed := 0; seed < n; seed++ {
 		r := rand.New(rand.NewPCG(uint64(seed), 83))
 		h := simReentrant(r, 4+r.IntN(5))
@@ -76,16 +80,19 @@ func TestReentrant_AgreesWithOracle(t *testing.T) {
 				}
 			}
 			verdicts[want]++
+			if refuteByOwners(context.Background(), reentrantModel{leaseModel{eps: int64(h.eps)}}.porcupine(), reentrantLockOps(h), int64(h.eps)) != nil {
+				paired++
+			}
 			if k == 0 && strings.HasSuffix(h.label, "restarting its count") {
 				restarted++
 			}
 		}
 	}
-	t.Logf("%d histories (%d simulated, %d mutations): %d valid, %d invalid, 0 disagreements; %d simulated with a re-entry granted after its lease ended, %d with refusals dropped, %d cut",
-		2*n, n, n, verdicts[Valid], verdicts[Invalid], restarted, dropped, split)
-	if verdicts[Valid]-n < n/10 || verdicts[Invalid] < n/10 || restarted < n/100 || dropped < n/20 || split < n/20 {
-		t.Errorf("%d valid mutations, %d invalid, %d restarted counts, %d dropped, %d cut, of %d: too one-sided to prove anything",
-			verdicts[Valid]-n, verdicts[Invalid], restarted, dropped, split, n)
+	t.Logf("%d histories (%d simulated, %d mutations): %d valid, %d invalid, 0 disagreements; %d simulated with a re-entry granted after its lease ended, %d with refusals dropped, %d cut, %d refuted by two owners",
+		2*n, n, n, verdicts[Valid], verdicts[Invalid], restarted, dropped, split, paired)
+	if verdicts[Valid]-n < n/10 || verdicts[Invalid] < n/10 || restarted < n/100 || dropped < n/20 || split < n/20 || paired < n/20 {
+		t.Errorf("%d valid mutations, %d invalid, %d restarted counts, %d dropped, %d cut, %d refuted by two owners, of %d: too one-sided to prove anything",
+			verdicts[Valid]-n, verdicts[Invalid], restarted, dropped, split, paired, n)
 	}
 }
 

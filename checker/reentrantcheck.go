@@ -39,13 +39,13 @@ func linearizableReentrant(ctx context.Context, ops []history.Op, opt Options) R
 	parallel(len(keys), func(i int) {
 		key, kr, start := keys[i], &out[i], time.Now()
 		lops := toLockOps(groups[key], int64(opt.InfoHorizon))
-		rest, dropped := reentrantRefused(lops, rm.m.eps)
+		verdict, judged, dropped := decideReentrant(ctx, pm, lops, rm.m.eps)
 		kr.reduced = dropped
-		switch checkReentrant(ctx, pm, rest, rm.m.eps) {
+		switch verdict {
 		case porcupine.Ok:
 			kr.verdict = Valid
 		case porcupine.Illegal:
-			kr.verdict, kr.v = Invalid, stuckReentrant(ctx, pm, key, rest, rm.m.eps)
+			kr.verdict, kr.v = Invalid, stuckReentrant(ctx, pm, key, judged, rm.m.eps)
 		default:
 			reason := OutOfTime
 			if parent.Err() != nil {
@@ -59,6 +59,73 @@ func linearizableReentrant(ctx context.Context, ops []history.Op, opt Options) R
 		res.Note = "judged as a reentrant lock"
 	}
 	return res
+}
+
+// decideReentrant decides one key's ops under the reentrant model pm:
+// first two owners at a time (refuteByOwners), then the whole key with
+// the refusals reentrantRefused drops, cut by reentrantCuts. It returns
+// the verdict, the ops it was reached on (those to find the violation
+// in, where illegal) and how many refusals it dropped.
+func decideReentrant(ctx context.Context, pm porcupine.Model, ops []*lockOp, eps int64) (porcupine.CheckResult, []*lockOp, int) {
+	if pair := refuteByOwners(ctx, pm, ops, eps); pair != nil {
+		return porcupine.Illegal, pair, 0
+	}
+	rest, dropped := reentrantRefused(ops, eps)
+	return checkReentrant(ctx, pm, rest, eps), rest, dropped
+}
+
+// refuteByOwners looks for two owners whose ops alone, failures left
+// out, no timeline explains: each owner with the few before it (by first
+// call) whose leases may reach its first op. Such a pair refutes the key
+// exactly: a timeline of all its ops gives one of these. Leaving out a
+// definite failure (a refusal, a release or extend of a lease gone)
+// leaves every instant and end as it was and changes no state, and
+// leaving out every op of the other owners only frees the key where they
+// held it, which a grant needs, while an ok release, extend or
+// re-entry asks only about its own owner's lease. On a lock that grants
+// two owners at once it finds the grant in a handful of ops, where the
+// whole key's search (a refutation must try every order of its
+// concurrent ops) would run out of time.
+func refuteByOwners(ctx context.Context, pm porcupine.Model, ops []*lockOp, eps int64) []*lockOp {
+	type owner struct {
+		ops      []*lockOp
+		from, to int64 // its first call, and the latest its lease may be held to
+	}
+	by := map[string]*owner{}
+	var owners []*owner
+	for _, o := range ops {
+		if o.typ == history.Fail {
+			continue
+		}
+		w := by[o.token]
+		if w == nil {
+			w = &owner{from: o.call, to: o.ret}
+			by[o.token] = w
+			owners = append(owners, w)
+		}
+		w.ops = append(w.ops, o)
+		w.from, w.to = min(w.from, o.call), max(w.to, o.ret)
+		if o.f != history.Release {
+			w.to = max(w.to, addBound(addBound(o.ret, o.ttl), eps))
+		}
+	}
+	slices.SortStableFunc(owners, func(a, b *owner) int { return cmpInt(a.from, b.from) })
+	const before = 4
+	for i, b := range owners {
+		for _, a := range owners[max(0, i-before):i] {
+			if a.to < b.from || ctx.Err() != nil {
+				continue
+			}
+			pair := slices.Concat(a.ops, b.ops)
+			if porcupine.CheckOperations(pm, toPorcupine(pair)) && ctx.Err() == nil {
+				continue
+			}
+			if ctx.Err() == nil {
+				return pair
+			}
+		}
+	}
+	return nil
 }
 
 // checkReentrant decides one key's ops under the reentrant model pm,
