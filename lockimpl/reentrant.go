@@ -54,8 +54,9 @@ var (
 type Reentrant struct {
 	c   redis.UniversalClient
 	now func() int64
-	// acquire is the script that grants (a broken variant's own).
-	acquire, release *redis.Script
+	// acquire grants a new owner, reenter its owner again, release
+	// takes a hold away (a broken variant swaps one).
+	acquire, reenter, release *redis.Script
 }
 
 // NewReentrant is the Factory of "reentrant".
@@ -64,22 +65,22 @@ func NewReentrant(env Env) (Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Reentrant{c: c, now: ClockOf(env), acquire: reentrantAcquire, release: reentrantRelease}, nil
+	return &Reentrant{c: c, now: ClockOf(env), acquire: reentrantAcquire, reenter: reentrantAcquire, release: reentrantRelease}, nil
 }
 
 // Acquire implements Locker: a new owner's first hold.
 func (r *Reentrant) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, error) {
-	return r.enter(ctx, Lease{Key: key, Token: NewToken()}, ttl)
+	return r.enter(ctx, r.acquire, Lease{Key: key, Token: NewToken()}, ttl)
 }
 
 // Reenter implements Reenterer: one more hold of l's owner.
 func (r *Reentrant) Reenter(ctx context.Context, l Lease, ttl time.Duration) (Lease, error) {
-	return r.enter(ctx, l, ttl)
+	return r.enter(ctx, r.reenter, l, ttl)
 }
 
-func (r *Reentrant) enter(ctx context.Context, l Lease, ttl time.Duration) (Lease, error) {
+func (r *Reentrant) enter(ctx context.Context, sc *redis.Script, l Lease, ttl time.Duration) (Lease, error) {
 	l.Acquired, l.TTL = time.Duration(r.now()), ttl
-	if err := runScript(ctx, r.c, r.acquire, "acquire", l.Key, l.Token, ttl.Milliseconds()); err != nil {
+	if err := runScript(ctx, r.c, sc, "acquire", l.Key, l.Token, ttl.Milliseconds()); err != nil {
 		return Lease{}, notHeldIsTaken(err)
 	}
 	return l, nil
@@ -116,9 +117,11 @@ const (
 	brokenReentrantReleaseSource = `if redis.call("hexists", KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call("del", KEYS[1])
 return 1`
-	// brokenReentrantAcquireSource takes any held key as a re-entry,
-	// without asking whose it is: every contender is granted.
-	brokenReentrantAcquireSource = `redis.call("hincrby", KEYS[1], ARGV[1], 1)
+	// brokenReentrantReenterSource re-enters without asking whose the
+	// key is (the caller trusts that it holds it, as a client that counts
+	// its holds itself does): an owner whose lease ended while it was
+	// stopped re-enters a key another owner holds.
+	brokenReentrantReenterSource = `redis.call("hincrby", KEYS[1], ARGV[1], 1)
 redis.call("pexpire", KEYS[1], ARGV[2])
 return 1`
 )
@@ -139,8 +142,8 @@ var brokenReentrantNoOwnerCheckEntry = Entry{Name: "broken-reentrant-no-owner-ch
 	Factory: func(env Env) (Locker, error) {
 		l, err := NewReentrant(env)
 		if err == nil {
-			l.(*Reentrant).acquire = redis.NewScript(brokenReentrantAcquireSource)
+			l.(*Reentrant).reenter = redis.NewScript(brokenReentrantReenterSource)
 		}
 		return l, err
 	},
-	Description: "reentrant lock whose acquire takes a held key as a re-entry without checking the caller owns it (HINCRBY whoever holds): two owners at once"}
+	Description: "reentrant lock whose re-entry does not check that the caller still owns the key (HINCRBY and PEXPIRE whoever holds): an owner stopped past its TTL re-enters the next owner's key"}

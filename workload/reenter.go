@@ -46,30 +46,42 @@ func (r *Runner) reenterIn(locker lockimpl.Locker, name string, depth int) error
 // while its deadline is ahead (each re-entry an acquire of its depth
 // under the owner's token), holds at the innermost as hold does (its
 // section, and the pauses a fault gives it there), and then releases a
-// hold at a time, writing again in each section it returns to. A lock
-// whose inner release frees the key is caught at the resource: another
-// owner takes the key while the outer write runs. It returns the lease
-// as the last re-entry set it (the key's TTL runs from there), for the
-// outer release.
+// hold at a time, writing again in each section it returns to while
+// that section's own deadline is ahead (the lease as that level's
+// acquire set it: an inner re-entry that the lock granted on a key that
+// had ended would free it at its release). A lock whose inner release
+// frees the key is caught at the resource: another owner takes the key
+// while the outer write runs. A client armed by pause-client stops, half
+// the time, between the check of its deadline and its first re-entry
+// (a GC pause there): a lock whose re-entry does not ask whose the key is
+// grants it into the next owner's hold. It returns the outer lease, for
+// the outer release.
 func (r *Runner) holdNested(ctx context.Context, c *client, outer lockimpl.Lease) lockimpl.Lease {
-	cur, depth := outer, 1
-	for depth < r.cfg.Reenter && ctx.Err() == nil && r.clientNow(c, cur) < int64(cur.Deadline())-int64(r.cfg.Margin) {
-		l, ok := r.reenter(ctx, c, cur, depth+1)
+	levels := []lockimpl.Lease{outer}
+	for top := outer; len(levels) < r.cfg.Reenter && ctx.Err() == nil && r.clientNow(c, top) < int64(top.Deadline())-int64(r.cfg.Margin); {
+		if len(levels) == 1 && c.rng.IntN(2) == 0 {
+			if d := r.takePause(c, false); d > 0 {
+				r.pauseClient(ctx, c, d)
+			}
+		}
+		l, ok := r.reenter(ctx, c, top, len(levels)+1)
 		if !ok {
 			break
 		}
-		cur, depth = l, depth+1
+		top, levels = l, append(levels, l)
 	}
-	r.hold(ctx, c, cur)
-	for ; depth > 1; depth-- {
-		if err := r.release(ctx, c, cur); err != nil || ctx.Err() != nil {
-			return cur // it no longer holds for sure: no more writes
+	r.hold(ctx, c, levels[len(levels)-1])
+	for len(levels) > 1 {
+		inner := levels[len(levels)-1]
+		levels = levels[:len(levels)-1]
+		if err := r.release(ctx, c, inner); err != nil || ctx.Err() != nil {
+			break // it no longer holds for sure: no more writes
 		}
-		if r.clientNow(c, cur) < int64(cur.Deadline())-int64(r.cfg.Margin) {
-			r.section(ctx, c, cur, r.now()+int64(r.holdTime(c)), true)
+		if l := levels[len(levels)-1]; r.clientNow(c, l) < int64(l.Deadline())-int64(r.cfg.Margin) {
+			r.section(ctx, c, l, r.now()+int64(r.holdTime(c)), true)
 		}
 	}
-	return cur
+	return outer
 }
 
 // reenter is one re-entry of l's owner, recorded as an acquire of depth
