@@ -107,7 +107,7 @@ func writeShrunk(out string, res shrink.Result) (int, error) {
 	}
 	fmt.Printf("plan: %s\nreplay: lockcheck run --plan %s --runs %d\n", path, path, max(res.Measured, 1))
 	if res.Dir != "" {
-		fmt.Printf("a run of it that broke: %s\n", res.Dir)
+		fmt.Printf("a run of it that broke: %s\n", filepath.Join(res.Dir, "latest"))
 	}
 	return exitValid, nil
 }
@@ -200,28 +200,31 @@ func planConfig(p shrink.Plan, extra []string) (harness.Config, *runOpts, error)
 // the check's time; it keeps the run's results, which the shrink
 // removes if no plan keeps them.
 func trial(dir string, log io.Writer) shrink.Trial {
-	n := 0
 	return func(ctx context.Context, p shrink.Plan) (shrink.Outcome, error) {
 		cfg, _, err := planConfig(p, nil)
 		if err != nil {
 			return shrink.Outcome{}, err
 		}
-		n++
-		cfg.OutDir, cfg.Name, cfg.Progress, cfg.Cluster.Say = dir, fmt.Sprintf("run-%d", n), nil, func(string) {}
+		// A dir of its own, which holds only this run (a resumed shrink's
+		// runs never land in a kept one's).
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return shrink.Outcome{}, err
+		}
+		own, err := os.MkdirTemp(dir, "run-")
+		if err != nil {
+			return shrink.Outcome{}, err
+		}
+		cfg.OutDir, cfg.Name, cfg.Progress, cfg.Cluster.Say = own, "run", nil, func(string) {}
 		bound := p.Duration + trialSlack
 		tctx, cancel := context.WithTimeout(ctx, bound)
 		defer cancel()
 		res, err := harness.Run(tctx, cfg)
 		if tctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
-			fmt.Fprintf(log, "shrink: run %d passed its bound (%v: the plan's length + %v): not reproduced\n", n, bound, trialSlack)
+			fmt.Fprintf(log, "shrink: run %s passed its bound (%v: the plan's length + %v): not reproduced\n", filepath.Base(own), bound, trialSlack)
 		}
-		var out shrink.Outcome
+		out := shrink.Outcome{Dir: own}
 		if res != nil {
-			out = shrink.Outcome{Breaks: shrink.FindingsOf(res.Findings), Dir: res.Dir}
-		}
-		if res != nil && res.Dir != "" {
-			// The run's name dir holds only it.
-			out.Dir = filepath.Dir(res.Dir)
+			out.Breaks = shrink.FindingsOf(res.Findings)
 		}
 		return out, err
 	}
