@@ -96,6 +96,11 @@ func TestCLI_UsageErrors(t *testing.T) {
 		{"crash-client with lock-cmd", []string{"run", "--lock-cmd", "cat", "--nemesis", "crash-client"}, "--nemesis crash-client acts inside lockcheck's own Redis client"},
 		{"extend-every too long", []string{"run", "--extend-every", "2s", "--ttl", "1s"}, "--extend-every 2s: want more than 0 and less than the TTL"},
 		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
+		{"shrink without --from", []string{"shrink"}, "shrink needs --from: a broken run's dir"},
+		{"shrink from nothing", []string{"shrink", "--from", filepath.Join(dir, "none")}, "none: no such file or directory"},
+		{"shrink from no run", []string{"shrink", "--from", dir}, "is not a lockcheck run"},
+		{"plan missing", []string{"run", "--plan", filepath.Join(dir, "none.json")}, "none.json: no such file or directory"},
+		{"plan not a plan", []string{"run", "--plan", corrupt}, "history.jsonl: invalid character"},
 		// The strict reader: each a line number and exit 2, never a verdict.
 		{"empty history", []string{"check", history("empty", "")}, "history has no ops"},
 		{"no call", []string{"check", bad("nocall", `"call":1,`, "")}, `line 1: missing field "call"`},
