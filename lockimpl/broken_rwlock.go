@@ -33,11 +33,11 @@ func brokenRWFactory(swap func(*RWLock)) Factory {
 }
 
 // brokenRWLockWriterIgnoresReadersEntry is "broken-rwlock-writer-ignores-readers".
-var brokenRWLockWriterIgnoresReadersEntry = Entry{Name: "broken-rwlock-writer-ignores-readers", Broken: true,
+var brokenRWLockWriterIgnoresReadersEntry = Entry{Name: "broken-rwlock-writer-ignores-readers", Broken: true, Shape: ShapeRWLock,
 	Factory:     brokenRWFactory(func(l *RWLock) { l.write = rwWriteIgnoresReaders }),
 	Description: "read-write lock whose write acquire checks only for another writer: a writer is granted while readers hold the key"}
 
 // brokenRWLockReadersIgnoreWriterEntry is "broken-rwlock-readers-ignore-writer".
-var brokenRWLockReadersIgnoreWriterEntry = Entry{Name: "broken-rwlock-readers-ignore-writer", Broken: true,
+var brokenRWLockReadersIgnoreWriterEntry = Entry{Name: "broken-rwlock-readers-ignore-writer", Broken: true, Shape: ShapeRWLock,
 	Factory:     brokenRWFactory(func(l *RWLock) { l.read = rwReadIgnoresWriter }),
 	Description: "read-write lock whose read acquire checks for no writer: a reader is granted while a writer holds the key"}

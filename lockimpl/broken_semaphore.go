@@ -77,7 +77,7 @@ func (semCorrect) extend(context.Context, *Semaphore, Lease, time.Duration) (boo
 }
 
 // brokenSemaphoreCheckAddEntry is "broken-semaphore-check-add".
-var brokenSemaphoreCheckAddEntry = Entry{Name: "broken-semaphore-check-add", Broken: true, Factory: brokenSemFactory(checkThenAdd{}),
+var brokenSemaphoreCheckAddEntry = Entry{Name: "broken-semaphore-check-add", Broken: true, Factory: brokenSemFactory(checkThenAdd{}), Shape: ShapeSemaphore,
 	Description: "semaphore that prunes and counts in one script, then ZADDs in a second command: clients that all counted k-1 all add (over-admission)"}
 
 // semaphoreCountSource prunes the expired permits and counts the rest,
@@ -105,7 +105,7 @@ func (checkThenAdd) acquire(ctx context.Context, s *Semaphore, l Lease) (bool, e
 }
 
 // brokenSemaphoreCounterEntry is "broken-semaphore-counter".
-var brokenSemaphoreCounterEntry = Entry{Name: "broken-semaphore-counter", Broken: true, Factory: brokenSemFactory(counter{}),
+var brokenSemaphoreCounterEntry = Entry{Name: "broken-semaphore-counter", Broken: true, Factory: brokenSemFactory(counter{}), Shape: ShapeSemaphore,
 	Description: "semaphore as an INCR/DECR counter with no expiry: a crashed holder's permit is never given back, and the key refuses with fewer than k held"}
 
 // counter counts the permits held in a string key: INCR to take one

@@ -71,7 +71,7 @@ func (m clientClockScores) extend(ctx context.Context, s *Semaphore, l Lease, tt
 }
 
 // brokenSemaphoreClientClockEntry is "broken-semaphore-client-clock".
-var brokenSemaphoreClientClockEntry = Entry{Name: "broken-semaphore-client-clock", Broken: true,
+var brokenSemaphoreClientClockEntry = Entry{Name: "broken-semaphore-client-clock", Broken: true, Shape: ShapeSemaphore,
 	Factory: func(env Env) (Locker, error) {
 		s, err := NewSemaphore(env)
 		if err != nil {

@@ -34,7 +34,11 @@ type Entry struct {
 	// Waits: the lock sends WAIT (an external Redis's user must be
 	// allowed it). With no Topology it runs on sentinel unless told
 	// cluster: WAIT on a node with no replica never succeeds.
-	Waits   bool
+	Waits bool
+	// Shape is the lock's shape (ShapeSemaphore, ShapeRWLock; "": a
+	// mutex), as lockcheck list shows it: what its lock is
+	// (ShapeOfLock).
+	Shape   string
 	Factory Factory
 	// CheckTTL, if set, says why the lock cannot run with a TTL (a spec
 	// with {ttl_s} needs whole seconds). Every path checks every TTL it

@@ -128,5 +128,5 @@ func (r *RWLock) Extend(ctx context.Context, l Lease, ttl time.Duration) (Lease,
 func (r *RWLock) Close() error { return r.c.Close() }
 
 // rwlockEntry registers "rwlock".
-var rwlockEntry = Entry{Name: "rwlock", Factory: NewRWLock,
+var rwlockEntry = Entry{Name: "rwlock", Factory: NewRWLock, Shape: ShapeRWLock,
 	Description: "read-write lock (--readers F), no writer preference: a sorted set of leases scored by expiry on Redis's TIME, one Lua script each (prune expired; a write granted while no lease is held, a read while no writer holds; release and extend only a lease still held)"}

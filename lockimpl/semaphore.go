@@ -126,5 +126,5 @@ func (s *Semaphore) Extend(ctx context.Context, l Lease, ttl time.Duration) (Lea
 func (s *Semaphore) Close() error { return s.c.Close() }
 
 // semaphoreEntry registers "semaphore".
-var semaphoreEntry = Entry{Name: "semaphore", Factory: NewSemaphore,
+var semaphoreEntry = Entry{Name: "semaphore", Factory: NewSemaphore, Shape: ShapeSemaphore,
 	Description: "semaphore of --permits K: a sorted set of tokens scored by expiry on Redis's TIME, one Lua script each (prune expired, count, add if under K; release and extend only a permit still held)"}

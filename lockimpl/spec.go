@@ -25,9 +25,9 @@ import (
 type Spec struct {
 	Name        string `toml:"name"`
 	Description string `toml:"description"`
-	// Shape is the lock's shape: SpecMutex ("" reads as one),
-	// SpecSemaphore (its [acquire] takes {permits}, the k of --permits)
-	// or SpecRWLock (a [read_acquire] beside [acquire], which is the
+	// Shape is the lock's shape: ShapeMutex ("" reads as one),
+	// ShapeSemaphore (its [acquire] takes {permits}, the k of --permits)
+	// or ShapeRWLock (a [read_acquire] beside [acquire], which is the
 	// write acquire).
 	Shape string `toml:"shape"`
 	// WriterPreference (a read-write lock's): a read acquire is refused
@@ -64,13 +64,6 @@ type SpecScript struct {
 
 	keys, args []template
 }
-
-// The shapes a spec declares (Spec.Shape).
-const (
-	SpecMutex     = "mutex"
-	SpecSemaphore = "semaphore"
-	SpecRWLock    = "rwlock"
-)
 
 // Spec placeholders, substituted in keys and args (not in scripts).
 const (
@@ -207,7 +200,7 @@ type specSection struct {
 // only.
 func (s *Spec) sections() []specSection {
 	secs := []specSection{{"acquire", &s.Acquire}, {"release", &s.Release}, {"extend", &s.Extend}}
-	if s.Shape == SpecRWLock {
+	if s.Shape == ShapeRWLock {
 		secs = append(secs, specSection{"read_acquire", &s.ReadAcquire})
 	}
 	return secs
@@ -218,12 +211,12 @@ func (s *Spec) sections() []specSection {
 func (s *Spec) checkShape(src []byte, md toml.MetaData) error {
 	switch s.Shape {
 	case "":
-		s.Shape = SpecMutex
-	case SpecMutex, SpecSemaphore, SpecRWLock:
+		s.Shape = ShapeMutex
+	case ShapeMutex, ShapeSemaphore, ShapeRWLock:
 	default:
 		return fmt.Errorf(`%s:%d: shape %q: a spec's shape is "mutex" (the default), "semaphore" or "rwlock"`, s.Path, fieldLine(src, "", "shape"), s.Shape)
 	}
-	if s.Shape == SpecRWLock {
+	if s.Shape == ShapeRWLock {
 		return nil
 	}
 	if md.IsDefined("read_acquire") {
@@ -240,11 +233,11 @@ func (s *Spec) checkShape(src []byte, md toml.MetaData) error {
 // read-write lock's only.
 func (s *Spec) shapeTakes(src []byte) error {
 	switch {
-	case s.Shape == SpecSemaphore && !s.permitsIn["acquire"]:
+	case s.Shape == ShapeSemaphore && !s.permitsIn["acquire"]:
 		return fmt.Errorf(`%s:%d: [acquire] of a semaphore takes {permits} (the k of --permits) in its keys or args`, s.Path, lineOf(src, "[acquire]"))
-	case s.Shape != SpecSemaphore && len(s.permitsIn) > 0:
+	case s.Shape != ShapeSemaphore && len(s.permitsIn) > 0:
 		return fmt.Errorf(`%s:%d: {permits} is a semaphore's: add shape = "semaphore" at the top`, s.Path, lineOf(src, "{permits}"))
-	case s.Shape != SpecRWLock && s.usesAccess:
+	case s.Shape != ShapeRWLock && s.usesAccess:
 		return fmt.Errorf(`%s:%d: {access} is a read-write lock's: add shape = "rwlock" at the top`, s.Path, lineOf(src, "{access}"))
 	}
 	return nil
@@ -340,7 +333,7 @@ func lineOf(src []byte, s string) int {
 // SpecEntry is the lock of a spec file (--lock-spec), named as the spec
 // names it.
 func SpecEntry(s *Spec) Entry {
-	return Entry{Name: s.Name, Description: "spec " + s.Path, Factory: s.Factory, CheckTTL: s.CheckTTL,
+	return Entry{Name: s.Name, Description: "spec " + s.Path, Factory: s.Factory, CheckTTL: s.CheckTTL, Shape: s.Shape,
 		Version: "spec " + s.Path + " sha256:" + s.Version}
 }
 
@@ -366,7 +359,7 @@ func (s *Spec) Factory(env Env) (Locker, error) {
 		return nil, err
 	}
 	l := &specLock{spec: s, c: c, now: ClockOf(env), scripts: map[string]*redis.Script{}, k: 1}
-	if s.Shape == SpecSemaphore {
+	if s.Shape == ShapeSemaphore {
 		l.k = max(env.Permits, 1)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -392,7 +385,7 @@ func (s *Spec) Factory(env Env) (Locker, error) {
 			return nil, err
 		}
 	}
-	if s.Shape == SpecRWLock {
+	if s.Shape == ShapeRWLock {
 		return &specRWLock{l}, nil
 	}
 	return l, nil

@@ -41,11 +41,11 @@ type Request struct {
 	Access  string `json:"access,omitempty"`
 }
 
-// The shapes a lock process declares (Reply.Shape).
+// The shapes a lock process declares (Reply.Shape), lockimpl's.
 const (
-	ShapeMutex     = "mutex"
-	ShapeSemaphore = "semaphore"
-	ShapeRWLock    = "rwlock"
+	ShapeMutex     = lockimpl.ShapeMutex
+	ShapeSemaphore = lockimpl.ShapeSemaphore
+	ShapeRWLock    = lockimpl.ShapeRWLock
 )
 
 // Reply is one line a lock process writes to its stdout. OK true is

@@ -57,7 +57,7 @@ func EnvFromProcess() lockimpl.Env {
 // says so in the ping's reply. So any Go lock runs as a lock process,
 // one per client if asked (lockcheck serve), where a stop-the-world pause
 // (SIGSTOP) stops the library's own goroutines too. The ping's reply
-// declares the lock's shape (shapeOf); a read-write lock's acquires are
+// declares the lock's shape (lockimpl.ShapeOfLock); a read-write lock's acquires are
 // taken in the mode their request says.
 func Serve(l lockimpl.Locker, opTimeout time.Duration, in io.Reader, out io.Writer) error {
 	s := &server{l: l, timeout: opTimeout, out: json.NewEncoder(out), leases: map[string]lockimpl.Lease{}}
@@ -116,7 +116,7 @@ func (s *server) serve(req Request) Reply {
 			rule := tr.TTLRule()
 			r.TTLRoundMs, r.TTLAddMs = rule.Round.Milliseconds(), rule.Add.Milliseconds()
 		}
-		r.Shape, r.WriterPreference = shapeOf(s.l), lockimpl.WritersPreferredOf(s.l)
+		r.Shape, r.WriterPreference = lockimpl.ShapeOfLock(s.l), lockimpl.WritersPreferredOf(s.l)
 		return r
 	case "acquire":
 		var l lockimpl.Lease
@@ -152,19 +152,6 @@ func (s *server) serve(req Request) Reply {
 		r.Error, r.NotSent = err.Error(), errors.Is(err, lockimpl.ErrNotSent)
 	}
 	return r
-}
-
-// shapeOf is the shape a served lock declares: a read-write lock's
-// (lockimpl.ReadWriter), a semaphore's where it has more than one permit
-// a key (built with LOCKCHECK_PERMITS), else a mutex's.
-func shapeOf(l lockimpl.Locker) string {
-	if _, ok := lockimpl.ReadWriterOf(l); ok {
-		return ShapeRWLock
-	}
-	if lockimpl.PermitsOf(l) > 1 {
-		return ShapeSemaphore
-	}
-	return ShapeMutex
 }
 
 // acquire takes req's lease: in the mode it names from a read-write
