@@ -115,11 +115,11 @@ func Register(e Entry) (unregister func()) { return added.Add(e) }
 // and its name in the list here.
 func All() *Registry {
 	r := &Registry{}
-	for _, e := range added.With([]Entry{setnxEntry, watchdogEntry, fencedEntry, setnxWaitEntry, setnxWaitAllEntry, redislockEntry, redlockEntry, redlockGuardedEntry, redsyncEntry, semaphoreEntry, reentrantEntry, rwlockEntry, setnxBlockEntry,
+	for _, e := range added.With([]Entry{setnxEntry, watchdogEntry, fencedEntry, setnxWaitEntry, setnxWaitAllEntry, redislockEntry, redlockEntry, redlockGuardedEntry, redsyncEntry, semaphoreEntry, reentrantEntry, rwlockEntry, setnxBlockEntry, pubsubWaitEntry,
 		brokenSetNXExpireEntry, brokenFixedValueEntry, brokenDelReleaseEntry, brokenGetDelReleaseEntry, brokenNoTTLEntry, brokenCheckThenSetEntry,
 		brokenResendEntry, brokenWatchdogSwallowEntry, brokenFailOpenEntry, brokenRedlockExtendCleanupEntry, brokenWaitIgnoredEntry, brokenWatchdogLeakEntry, brokenCancelKeepEntry,
 		brokenWatchdogNoLossCheckEntry,
-		brokenSemaphoreCheckAddEntry, brokenSemaphoreCounterEntry, brokenSemaphoreClientClockEntry, brokenReentrantReleaseDeletesEntry, brokenReentrantNoOwnerCheckEntry, brokenRWLockWriterIgnoresReadersEntry, brokenRWLockReadersIgnoreWriterEntry, brokenWaitSlowPollEntry}) {
+		brokenSemaphoreCheckAddEntry, brokenSemaphoreCounterEntry, brokenSemaphoreClientClockEntry, brokenReentrantReleaseDeletesEntry, brokenReentrantNoOwnerCheckEntry, brokenRWLockWriterIgnoresReadersEntry, brokenRWLockReadersIgnoreWriterEntry, brokenWaitSlowPollEntry, brokenWaitSubscribeAfterTryEntry}) {
 		r.Register(e)
 	}
 	return r
