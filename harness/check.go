@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
@@ -114,15 +116,20 @@ func (c *checked) check(ctx context.Context, hpath string, opt checker.Options) 
 	if err != nil {
 		return err
 	}
-	if c.findings, err = part.Check(ctx, opt, func(ops []history.Op) { c.stats.AddAbandoned(checker.Abandoned(ops)) }); err != nil {
+	var peaks []checker.KeyPeak // a bucket's keys are its own (checker.Partition)
+	if c.findings, err = part.Check(ctx, opt, func(ops []history.Op) {
+		c.stats.AddAbandoned(checker.Abandoned(ops))
+		peaks = append(peaks, checker.KeyPeaks(ops)...)
+	}); err != nil {
 		return err
 	}
+	slices.SortFunc(peaks, func(a, b checker.KeyPeak) int { return strings.Compare(a.Key, b.Key) })
 	c.stats.Finish()
 	if cut != nil {
 		c.findings.CutOff = cut.Error()
 	}
 	c.results = report.Results{Verdict: c.findings.Verdict, Lock: c.info.Lock, Ops: part.Ops(), Checkers: c.findings.Checkers, NotJudged: c.findings.NotJudged,
-		Faults: c.stats.Faults, Coverage: c.findings.Coverage, CutOff: c.findings.CutOff}
+		Faults: c.stats.Faults, Coverage: c.findings.Coverage, CutOff: c.findings.CutOff, KeysAtResource: peaks}
 	drawn := report.Drawn(c.findings)
 	keys := make([]string, len(drawn))
 	for i, v := range drawn {

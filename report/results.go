@@ -24,6 +24,10 @@ type Results struct {
 	// Coverage is what the run exercised (checker.CoverageFigures).
 	Coverage checker.Coverage `json:"coverage"`
 	Checkers []checker.Result `json:"checkers"`
+	// KeysAtResource are, for a shape beyond the mutex, each key's peak
+	// holders against its permits (and a read-write lock's longest
+	// writer overlap), as the resource saw them (checker.KeyPeaks).
+	KeysAtResource []checker.KeyPeak `json:"keys_at_resource,omitempty"`
 	// NotJudged are the guarantees the check left out, with why
 	// (checker.Findings.NotJudged): their checkers did not run.
 	NotJudged map[checker.Guarantee]string `json:"not_judged,omitempty"`
