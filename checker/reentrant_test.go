@@ -214,3 +214,21 @@ func TestReentrant_SpillKeepsDepth(t *testing.T) {
 		t.Fatalf("read back %+v, want depths 1 and 3", got)
 	}
 }
+
+// TestReentrant_CrashAfterInnerRelease: an owner that released its
+// inner hold and died before its outer release left its lease abandoned
+// (abandoned_tried counts the next owner's try after it expired); one
+// that released both holds did not.
+func TestReentrant_CrashAfterInnerRelease(t *testing.T) {
+	A, R := history.Acquire, history.Release
+	ok := history.OK
+	ops := []history.Op{reOp(0, A, ok, "o1", 1, 0, 1), reOp(0, A, ok, "o1", 2, 2, 3), reOp(0, R, ok, "o1", 0, 10, 11),
+		reOp(1, A, ok, "o2", 1, 300, 301)}
+	if got := CoverageOf(reentrantHistory(ops...), Options{}.Resolved())[AbandonedTried]; got != 1 {
+		t.Errorf("died after its inner release: abandoned_tried %d, want 1", got)
+	}
+	ops = append(ops[:3], reOp(0, R, ok, "o1", 0, 12, 13), ops[3])
+	if got := CoverageOf(reentrantHistory(ops...), Options{}.Resolved())[AbandonedTried]; got != 0 {
+		t.Errorf("released both holds: abandoned_tried %d, want 0", got)
+	}
+}

@@ -218,18 +218,22 @@ func allReleased(r *reach, balance map[string]int, c, eps int64) bool {
 	return true
 }
 
-// reentrantRefused drops from one key's ops each definite refusal
-// during all of whose interval another owner's lease was surely held,
-// and says how many it dropped. It is exact, as surelyRefused is for the
-// semaphore: such a refusal is legal at any instant of its interval in
-// every timeline of the rest, and a refusal changes no state. An owner's
-// lease is surely held over (ret, end): ret the earliest return of its
-// definite ok acquires, end its earliest release call, and the earliest
-// call plus TTL less eps of its acquires and replacing extends that may
-// have taken effect (each sets the lease's end anew; an additive extend
-// only lengthens it); no lease of it ends before, in a timeline at all
-// (a definite refusal of it inside would be illegal there, and so the
-// rest too).
+// reentrantRefused drops from one key's ops each definite refusal at
+// some instant of whose interval another owner's lease was surely held,
+// and says how many it dropped. It is exact: in every timeline of the
+// rest that owner holds at that instant t, so the refusal is legal at t,
+// and placed at t, after every op of instant t or less, it keeps the
+// instants non-decreasing and changes no state; so a timeline of the
+// rest is one of the whole (the converse holds for any op left out). An
+// owner's lease is surely held over (ret, end): ret the earliest return
+// of its definite ok acquires, end its earliest release call, and the
+// earliest call plus TTL less eps of its acquires and replacing extends
+// that may have taken effect (each sets the lease's end anew; an
+// additive extend only lengthens it); no lease of it ends before, in a
+// timeline at all (a definite failure of it inside would be illegal
+// there, and so the rest too). The contention a reentrant lock meets is
+// mostly such refusals (a hot key's clients retrying while it is held),
+// which the search would otherwise have to order.
 func reentrantRefused(ops []*lockOp, eps int64) ([]*lockOp, int) {
 	type owner struct{ from, to int64 }
 	by := map[string]*owner{}
@@ -261,12 +265,18 @@ func reentrantRefused(ops []*lockOp, eps int64) ([]*lockOp, int) {
 		}
 	}
 	slices.SortFunc(spans, func(a, b held) int { return cmpInt(a.from, b.from) })
+	reach := make([]int64, len(spans)) // the latest end of spans[:j+1]
+	for j, sp := range spans {
+		reach[j] = sp.to
+		if j > 0 {
+			reach[j] = max(reach[j], reach[j-1])
+		}
+	}
 	refused := func(o *lockOp) bool {
-		for _, sp := range spans {
-			if sp.from >= o.call {
-				return false
-			}
-			if o.ret < sp.to && sp.token != o.token {
+		j, _ := slices.BinarySearchFunc(spans, o.ret, func(sp held, t int64) int { return cmpInt(sp.from, t) })
+		for j--; j >= 0 && reach[j] > o.call; j-- {
+			// an instant t of [call, ret] inside (from, to)
+			if sp := spans[j]; max(o.call, sp.from+1) <= min(o.ret, sp.to-1) && sp.token != o.token {
 				return true
 			}
 		}
