@@ -42,16 +42,3 @@ func triesOverModes(_ Scenario, p Profile, _ string, req checker.Coverage) (stri
 	req[checker.WriterTriedOverReaders], req[checker.ReaderTriedOverWriter] = 100, 100
 	return "", req
 }
-
-// triesOverModes: on a read-write lock, contention's chances are a
-// writer trying a key readers hold (writer_tried_over_readers) and a
-// reader trying one a writer holds (reader_tried_over_writer), each
-// required beside the refusals.
-func triesOverModes(_ Scenario, p Profile, _ string, req checker.Coverage) (string, checker.Coverage) {
-	if p.Shape != ReadWrite {
-		return "", req
-	}
-	req = maps.Clone(req)
-	req[checker.WriterTriedOverReaders], req[checker.ReaderTriedOverWriter] = 500, 500
-	return "", req
-}
