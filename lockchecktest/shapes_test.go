@@ -1,6 +1,8 @@
 package lockchecktest_test
 
 import (
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -67,20 +69,42 @@ func TestRun_RWLockBothWays(t *testing.T) {
 	}
 }
 
-// TestVerify_Semaphore: VerifyOptions.Permits verifies a semaphore by its
-// own scenarios' figures: contention passes with all_permits_tried (a
-// semaphore's only) met.
-func TestVerify_Semaphore(t *testing.T) {
-	correct, _ := lockimpl.All().Lookup("semaphore")
-	rec := &recorder{TB: t}
-	v := lockchecktest.Verify(rec, "semaphore", correct.Factory, lockchecktest.VerifyOptions{Scenarios: []string{"contention"}, Budget: time.Minute,
-		Seed: 1, Permits: 3, Require: []string{"contention"}, Workload: func(w *workload.Config) { w.Clients = min(w.Clients, 30) }})
-	if len(rec.errs) != 0 || v.Verdict != checker.Valid {
-		t.Fatalf("semaphore: verdict %s, the helper reported %q", v.Verdict, rec.errs)
-	}
-	for _, r := range v.Rows {
-		if r.Scenario == "contention" && r.Coverage[checker.AllPermitsTried] < 500 {
-			t.Errorf("contention: %s, want all_permits_tried met (the semaphore's figure: the run was a semaphore's)", r.CoverageText())
+// fatalRecorder stands in for the user's *testing.T to see what Verify
+// reports when it stops the test: its Fatalf ends only the goroutine the
+// helper runs on (verifyIn).
+type fatalRecorder struct {
+	recorder
+	fatal string
+}
+
+func (r *fatalRecorder) Fatalf(format string, args ...any) {
+	r.fatal = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+// TestVerify_ShapeOptions: VerifyOptions.Permits and Readers reach every
+// scenario's workload: a mutex verified as a semaphore of 3 permits, or
+// with readers, stops the test before any run with the line naming the
+// shape it lacks (the battery's own tests judge each shape's scenarios).
+func TestVerify_ShapeOptions(t *testing.T) {
+	setnx, _ := lockimpl.All().Lookup("setnx")
+	for _, tc := range []struct {
+		opts lockchecktest.VerifyOptions
+		want string
+	}{
+		{lockchecktest.VerifyOptions{Permits: 3}, "has 1 permits a key, not --permits 3"},
+		{lockchecktest.VerifyOptions{Readers: 0.5}, "is not a read-write lock: --readers 0.5"},
+	} {
+		tc.opts.Scenarios, tc.opts.Budget = []string{"contention"}, time.Minute
+		rec := &fatalRecorder{recorder: recorder{TB: t}}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			lockchecktest.Verify(rec, "setnx", setnx.Factory, tc.opts)
+		}()
+		<-done
+		if !strings.Contains(rec.fatal, tc.want) {
+			t.Errorf("setnx verified with %+v: the helper stopped with %q, want %q", tc.opts, rec.fatal, tc.want)
 		}
 	}
 }
