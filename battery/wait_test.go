@@ -11,24 +11,32 @@ import (
 )
 
 // TestWait_StarvedWaitersBothWays: blocking acquires (--wait 2s) of 10
-// clients on 2 keys, holds of 100 ms, under one run configuration and
-// no fault, at seeds 1 and 2. setnx-block, which polls every 25 ms
-// inside its declared bound of 1 s, has no starved waiter in either run
-// (liveness valid); broken-wait-slow-poll, which polls every 1 s and
-// declares 250 ms, has starved waiters in each. A run counts only if
-// some waiter's key certainly had a free permit while it waited
+// clients on 2 keys, holds of 100 ms, at seeds 1 and 2, each pair under
+// one run configuration. With no fault: setnx-block, which polls every
+// 25 ms inside its declared bound of 1 s, has no starved waiter in
+// either run (liveness valid); broken-wait-slow-poll, which polls every
+// 1 s and declares 250 ms, has starved waiters in each. With half the
+// releases skipped (--skip-release 0.5: keys that expire, which publish
+// no unlock): pubsub-wait, whose poll falls back every 250 ms, has none;
+// broken-wait-subscribe-after-try, with no poll, sleeps on keys that
+// expired and has starved waiters in each. A run counts only if some
+// waiter's key certainly had a free permit while it waited
 // (free_while_waiting: the chance a late wake-up needs, whichever lock).
 func TestWait_StarvedWaitersBothWays(t *testing.T) {
 	testutil.RequireRedis(t)
-	c := faultrun.Case{Workload: workload.Config{Clients: 10, Keys: 2, Duration: 6 * time.Second, TTL: time.Second,
+	polled := faultrun.Case{Workload: workload.Config{Clients: 10, Keys: 2, Duration: 6 * time.Second, TTL: time.Second,
 		Hold: 100 * time.Millisecond, OpTimeout: time.Second, Wait: 2 * time.Second}}
+	expiring := polled
+	expiring.Workload.TTL, expiring.Workload.SkipRelease = 500*time.Millisecond, 0.5
 	for _, tc := range []struct {
 		lock    string
+		c       faultrun.Case
 		starved bool
-	}{{"setnx-block", false}, {"broken-wait-slow-poll", true}} {
+	}{{"setnx-block", polled, false}, {"broken-wait-slow-poll", polled, true},
+		{"pubsub-wait", expiring, false}, {"broken-wait-subscribe-after-try", expiring, true}} {
 		t.Run(tc.lock, func(t *testing.T) {
 			for seed := int64(1); seed <= 2; seed++ {
-				res := c.Run(t, tc.lock, seed)
+				res := tc.c.Run(t, tc.lock, seed)
 				live, ok := res.Findings.Checker("liveness")
 				if !ok {
 					t.Fatalf("seed %d: no liveness checker in the findings", seed)
