@@ -110,7 +110,6 @@ const (
 	skipShortfall
 	skipNarrow
 	skipUnowned
-	skipHolders
 	// skipAll is porcupine alone on every key.
 	skipAll reductions = 1<<16 - 1
 )

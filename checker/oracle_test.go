@@ -307,7 +307,6 @@ var checkerModes = []struct {
 	{"no orphan shortfall", skipShortfall},
 	{"no orphan narrowing", skipNarrow},
 	{"no unowned release", skipUnowned},
-	{"no orphan holders", skipHolders},
 	{"porcupine alone", skipAll},
 }
 
