@@ -370,7 +370,8 @@ func TestSpec_ShapeOfRun(t *testing.T) {
 }
 
 // TestSpec_RWLock runs examples/specs/rwlock.toml against Redis: it is a
-// ReadWriter (a mutex's spec is not) without writer preference, whose
+// ReadWriter (a mutex's spec is not) without writer preference (one
+// that declares it has it), whose
 // Acquire takes the mode its context names; readers share a key, a writer waits for none of them to hold it and then holds
 // it alone; release and extend find a lease by {access}, the mode it was
 // taken in. The readers-ignore-writer variant lets a reader in beside
@@ -435,6 +436,18 @@ func TestSpec_RWLock(t *testing.T) {
 	}
 	if err := l.Release(ctx, w); !errors.Is(err, lockimpl.ErrNotHeld) {
 		t.Errorf("release the write lease twice: got %v, want ErrNotHeld", err)
+	}
+
+	src, err := os.ReadFile("../examples/specs/rwlock.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pref, err := lockimpl.LoadSpec(writeSpec(t, strings.Replace(string(src), `shape = "rwlock"`, "shape = \"rwlock\"\nwriter_preference = true", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl, _ := lockOn(t, c, pref.Factory, nil); !lockimpl.WritersPreferredOf(pl) {
+		t.Error("writer_preference = true: WritersPreferred false")
 	}
 
 	b := open("broken-rwlock-readers-ignore-writer.toml")
