@@ -31,6 +31,9 @@ func workloadOf(s scenario.Scenario, topo string, p scenario.Profile, adjust fun
 	if s.ProcessWorkload != nil && p.PerClient {
 		s.ProcessWorkload(&w)
 	}
+	if s.PermitClients > 0 && p.Permits > 1 {
+		w.Clients = min(w.Clients, s.PermitClients)
+	}
 	if s.Extends && !p.Renews {
 		w.ExtendEvery = w.TTL / 3
 	}

@@ -62,6 +62,12 @@ type Scenario struct {
 	// op is a round trip to each of five nodes, and two cores serve fewer
 	// clients within redsync's per-node timeout (5% of the TTL).
 	RedlockClients int
+	// PermitClients, if set, is the client count for a semaphore
+	// (Profile.Permits > 1): its model places every acquire in flight
+	// on a key, and a key of k permits has more that the facts leave open
+	// than a mutex's (which of k leases a grant needed gone, where in its
+	// interval each refusal found k held).
+	PermitClients int
 	// ProcessWorkload, if set, adjusts the workload for a lock run as a
 	// process per client (Profile.PerClient), after Workload: each run
 	// starts a process of the lock's language a client (a Python
