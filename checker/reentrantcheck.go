@@ -63,7 +63,8 @@ func linearizableReentrant(ctx context.Context, ops []history.Op, opt Options) R
 
 // decideReentrant decides one key's ops under the reentrant model pm:
 // first two owners at a time (refuteByOwners), then the whole key with
-// the refusals reentrantRefused drops, cut by reentrantCuts. It returns
+// the refusals reentrantRefused and dropDominatedRefusals drop, cut by
+// reentrantCuts. It returns
 // the verdict, the ops it was reached on (those to find the violation
 // in, where illegal) and how many refusals it dropped.
 func decideReentrant(ctx context.Context, pm porcupine.Model, ops []*lockOp, eps int64) (porcupine.CheckResult, []*lockOp, int) {
@@ -71,7 +72,8 @@ func decideReentrant(ctx context.Context, pm porcupine.Model, ops []*lockOp, eps
 		return porcupine.Illegal, pair, 0
 	}
 	rest, dropped := reentrantRefused(ops, eps)
-	return checkReentrant(ctx, pm, rest, eps), rest, dropped
+	rest, dominated := dropDominatedRefusals(rest)
+	return checkReentrant(ctx, pm, rest, eps), rest, dropped + dominated
 }
 
 // refuteByOwners looks for two owners whose ops alone, failures left
@@ -368,4 +370,48 @@ func reentrantAtResource(ops []history.Op) Result {
 	res.Figures["reentries"] = reentries
 	res.Note = "judged as a reentrant lock: no two owners in their sections at once"
 	return res
+}
+
+// dropDominatedRefusals drops each anonymous refusal (a failed acquire
+// whose token holds nothing: no op of it took or may take effect) whose
+// interval holds another anonymous refusal's: given a timeline without
+// it, give it the other's instant, right after it. That instant lies in
+// its interval, keeps the instants non-decreasing, and the state there
+// is one in which a lease was held, which is all either needs (neither
+// owner holds one). So the key is linearizable with it iff without it.
+func dropDominatedRefusals(ops []*lockOp) ([]*lockOp, int) {
+	holds := map[string]bool{}
+	for _, o := range ops {
+		if o.typ != history.Fail {
+			holds[o.token] = true
+		}
+	}
+	var anon []*lockOp
+	for _, o := range ops {
+		if o.f == history.Acquire && o.typ == history.Fail && !holds[o.token] {
+			anon = append(anon, o)
+		}
+	}
+	// By call, latest first: a refusal is dominated if one called at or
+	// after it returned by its return.
+	slices.SortStableFunc(anon, func(a, b *lockOp) int { return cmpInt(b.call, a.call)*2 + cmpInt(a.ret, b.ret) })
+	drop := map[*lockOp]bool{}
+	minRet := int64(inf)
+	for _, o := range anon {
+		if minRet <= o.ret {
+			drop[o] = true
+			continue
+		}
+		minRet = o.ret
+	}
+	if len(drop) == 0 {
+		return ops, 0
+	}
+	out := make([]*lockOp, 0, len(ops)-len(drop))
+	for _, o := range ops {
+		if !drop[o] {
+			out = append(out, o)
+		}
+	}
+	return out, len(drop)
 }
