@@ -10,14 +10,16 @@ import (
 	"github.com/lockcheck/lockcheck/nemesis"
 )
 
-// try says whether plan p breaks with the target: yes once a run of it
-// did, no once its runs are spent without (a harness failure or a break
-// with another finding is such a run). What each plan did is kept, so a
-// plan is never run past its count twice, resumed shrinks included.
+// try says whether plan p breaks with the target: yes once Need of its
+// runs did, no once too few of its runs are left for that (a harness
+// failure or a break with another finding is a run that did not). What
+// each plan did is kept, so a plan is never run past its count twice,
+// resumed shrinks included.
 func (s *shrinker) try(ctx context.Context, p Plan) bool {
 	key := p.Key()
 	t := s.st.Tried[key]
-	for t.Broke == 0 && t.Runs < s.runs && ctx.Err() == nil {
+	need := max(s.st.Need, 1)
+	for t.Broke < need && need-t.Broke <= s.runs-t.Runs && ctx.Err() == nil {
 		out, err := s.cfg.Trial(ctx, p)
 		if ctx.Err() != nil {
 			s.discard(out.Dir) // interrupted: counts for nothing
@@ -36,7 +38,34 @@ func (s *shrinker) try(ctx context.Context, p Plan) bool {
 		s.st.Tried[key] = t
 		s.save()
 	}
-	return t.Broke > 0
+	return t.Broke >= need
+}
+
+// baseline runs the original Runs times: a candidate is kept when it
+// breaks in at least half as many of its runs (one at least), so that a
+// shrink does not walk into a plan that breaks far less often than the
+// run it came from.
+func (s *shrinker) baseline(ctx context.Context) error {
+	for s.st.Baseline.Runs < s.runs && ctx.Err() == nil {
+		out, err := s.cfg.Trial(ctx, s.cfg.From)
+		s.discard(out.Dir)
+		if ctx.Err() != nil {
+			return nil
+		}
+		s.st.Runs++
+		s.st.Baseline.Runs++
+		if _, broke := Earliest(out.Breaks, s.cfg.Target); err == nil && broke {
+			s.st.Baseline.Broke++
+		}
+		s.save()
+	}
+	b := s.st.Baseline
+	if b.Runs == 0 {
+		return nil
+	}
+	s.st.Need = max(1, (b.Broke+1)/2)
+	fmt.Fprintf(s.log, "shrink: baseline: the original broke in %d of %d runs; a candidate is kept when it breaks in %d of its %d\n", b.Broke, b.Runs, s.st.Need, s.runs)
+	return nil
 }
 
 // discard removes a run's results that no plan kept.

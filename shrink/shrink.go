@@ -53,8 +53,10 @@ type Config struct {
 type Result struct {
 	Before, After Plan
 	Target        Finding
-	// Reproduced of Measured runs of After broke with Target.
-	Reproduced, Measured int
+	// Reproduced of Measured runs of After broke with Target, and
+	// Baseline of BaselineRuns of Before.
+	Reproduced, Measured   int
+	Baseline, BaselineRuns int
 	// Runs is every run the shrink made, resumed ones' included, and
 	// Elapsed the time they took.
 	Runs    int
@@ -67,8 +69,8 @@ type Result struct {
 
 // Summary is the result's one line.
 func (r Result) Summary() string {
-	return fmt.Sprintf("shrink: %s -> %s; %s reproduced in %d of %d runs; %d runs in %v",
-		r.Before.Size(), r.After.Size(), r.Target, r.Reproduced, r.Measured, r.Runs, r.Elapsed.Round(time.Second))
+	return fmt.Sprintf("shrink: %s -> %s; %s reproduced in %d of %d runs (the original in %d of %d); %d runs in %v",
+		r.Before.Size(), r.After.Size(), r.Target, r.Reproduced, r.Measured, r.Baseline, r.BaselineRuns, r.Runs, r.Elapsed.Round(time.Second))
 }
 
 // ErrInterrupted is a shrink stopped before its end (its context ended):
@@ -83,10 +85,12 @@ type phase struct {
 	run   func(s *shrinker, ctx context.Context) error
 }
 
-// phases are cheapest first: the run cut short past its break, then
+// phases are cheapest first, after the original's own rate (baseline):
+// the run cut short past its break, then
 // clients, windows and keys, then clients again (fewer keys may need
 // fewer), and the length again on the smaller run.
 var phases = []phase{
+	{"baseline", 0.3, (*shrinker).baseline},
 	{"duration", 0.1, (*shrinker).cutDuration},
 	{"clients", 0.35, (*shrinker).cutClients},
 	{"windows", 0.4, (*shrinker).cutWindows},

@@ -3,6 +3,7 @@ package shrink
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"slices"
@@ -128,5 +129,50 @@ func TestShrink_ResumesFromState(t *testing.T) {
 	}
 	if got.Runs >= len(first.tried)+len(second.tried)+1 || len(second.tried) >= len(whole.tried) {
 		t.Errorf("resumed: %d runs counted, %d+%d made; uninterrupted %d", got.Runs, len(first.tried), len(second.tried), len(whole.tried))
+	}
+}
+
+// rare breaks every run while a plan has 4 clients or more, and in one
+// run of 3 with fewer: a smaller plan that breaks far less often.
+type rare struct {
+	mu   sync.Mutex
+	runs map[string]int
+}
+
+func (r *rare) trial(_ context.Context, p Plan) (Outcome, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.runs[p.Key()]++
+	if len(p.Clients) >= 4 || r.runs[p.Key()]%3 == 0 {
+		return Outcome{Breaks: []Break{{target, int64(10 * time.Second)}}}, nil
+	}
+	return Outcome{}, nil
+}
+
+// TestShrink_KeepsTheRate: the original breaks in 3 of 3 runs, so a
+// candidate must break in 2 of its 3: the plans of fewer than 4 clients,
+// which break in 1 of 3 (the third, which one break would have kept),
+// are run until 2 of 3 is out of reach and not kept.
+func TestShrink_KeepsTheRate(t *testing.T) {
+	r := &rare{runs: map[string]int{}}
+	res, err := Shrink(context.Background(), Config{From: wide(), Target: target, BreakAt: int64(10 * time.Second), Trial: r.trial, Runs: 3, Budget: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Baseline != 3 || res.BaselineRuns != 3 {
+		t.Errorf("baseline %d of %d, want 3 of 3", res.Baseline, res.BaselineRuns)
+	}
+	if n := len(res.After.Clients); n != 4 {
+		t.Errorf("shrunk to %d clients, want 4 (fewer break in 1 run of 3)", n)
+	}
+	fewer := 0
+	for key, n := range r.runs {
+		var p Plan
+		if err := json.Unmarshal([]byte(key), &p); err == nil && len(p.Clients) < 4 && n >= 2 {
+			fewer++
+		}
+	}
+	if fewer == 0 {
+		t.Fatal("no plan of fewer than 4 clients ran 2 runs (its third would have broken): the test shows nothing")
 	}
 }

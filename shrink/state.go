@@ -26,13 +26,18 @@ type state struct {
 	// Phase is the index of the phase under way.
 	Phase int `json:"phase"`
 	// Tried is each plan tried (by Plan.Key): runs made, runs broke.
-	Tried      map[string]tally `json:"tried"`
-	Runs       int              `json:"runs"`
-	Elapsed    time.Duration    `json:"elapsed_ns"`
-	Late       []string         `json:"late,omitempty"`
-	Reproduced int              `json:"reproduced"`
-	Measured   int              `json:"measured"`
-	Done       bool             `json:"done"`
+	Tried   map[string]tally `json:"tried"`
+	Runs    int              `json:"runs"`
+	Elapsed time.Duration    `json:"elapsed_ns"`
+	Late    []string         `json:"late,omitempty"`
+	// Baseline is what the original's runs did, and Need the breaks a
+	// candidate must make in its runs to be kept: half the original's,
+	// one at least.
+	Baseline   tally `json:"baseline"`
+	Need       int   `json:"need"`
+	Reproduced int   `json:"reproduced"`
+	Measured   int   `json:"measured"`
+	Done       bool  `json:"done"`
 }
 
 // tally is what a plan's runs did.
@@ -125,5 +130,6 @@ func (s *shrinker) stop(err error) (Result, error) {
 	s.save()
 	st := s.st
 	return Result{Before: s.cfg.From, After: st.Best, Target: st.Target, Reproduced: st.Reproduced, Measured: st.Measured,
+		Baseline: st.Baseline.Broke, BaselineRuns: st.Baseline.Runs,
 		Runs: st.Runs, Elapsed: st.Elapsed, Late: st.Late, Dir: st.BestDir}, err
 }
