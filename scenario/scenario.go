@@ -66,7 +66,9 @@ type Scenario struct {
 	// (Profile.Permits > 1): its model places every acquire in flight
 	// on a key, and a key of k permits has more that the facts leave open
 	// than a mutex's (which of k leases a grant needed gone, where in its
-	// interval each refusal found k held).
+	// interval each refusal found k held), and for a reentrant lock
+	// (Profile.Shape Reentrant), whose refusals in the clock tolerance
+	// around each lease's end the model must order.
 	PermitClients int
 	// ProcessWorkload, if set, adjusts the workload for a lock run as a
 	// process per client (Profile.PerClient), after Workload: each run
