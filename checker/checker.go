@@ -110,6 +110,7 @@ const (
 	skipShortfall
 	skipNarrow
 	skipUnowned
+	skipHolders
 	// skipAll is porcupine alone on every key.
 	skipAll reductions = 1<<16 - 1
 )

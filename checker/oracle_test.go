@@ -307,6 +307,7 @@ var checkerModes = []struct {
 	{"no orphan shortfall", skipShortfall},
 	{"no orphan narrowing", skipNarrow},
 	{"no unowned release", skipUnowned},
+	{"no orphan holders", skipHolders},
 	{"porcupine alone", skipAll},
 }
 

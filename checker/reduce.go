@@ -341,10 +341,14 @@ func tighten(rest []*lockOp) ([]*lockOp, bool) {
 // (the caller searches on). tight marks included as confined info ops,
 // where porcupine's "illegal" proves nothing either. orphans are the
 // key's orphan info acquires when included leaves them out (5b): cover
-// inserts them into the timeline where failed acquires lack a holder.
+// inserts them into the timeline where failed acquires lack a holder,
+// and each round searches with its misfits an orphan that could hold the
+// key for each (holdersFor); a search that finds no order then proves
+// nothing, since the orphans were left out.
 func (c *keyCheck) witness(key string, lops, included, outside, orphans []*lockOp, tight bool) (Verdict, *Violation, bool) {
+	leftOut := len(orphans) > 0
 	for round := 0; ; round++ {
-		refutes := !tight && (len(orphans) == 0 || round == 0)
+		refutes := !tight && (!leftOut || round == 0)
 		r, lin := c.linearization(included, refutes)
 		switch {
 		case r == porcupine.Illegal && refutes:
@@ -377,7 +381,49 @@ func (c *keyCheck) witness(key string, lops, included, outside, orphans []*lockO
 		}
 		included = append(slices.Clip(included), misfits...)
 		outside = without(outside, misfits)
+		if c.skip&skipHolders == 0 {
+			var holders []*lockOp
+			holders, orphans = c.m.holdersFor(misfits, orphans)
+			included = append(included, holders...)
+		}
 	}
+}
+
+// holdersFor picks of orphans (the key's info acquires that no other op
+// names, left out of the search) one that could hold the key at some
+// instant of each failed acquire of fails, the narrowest, unless one
+// picked could already; it returns those and the orphans left. A failed
+// acquire that the timeline found could not place may need an orphan's
+// lease to refuse it, and a round searched without orphans finds none
+// (refusals around few grants, their holders' replies lost); a round
+// searched with every orphan in went past edfOrder's step bound. It
+// changes what the witness proves in nothing: a linearization found of
+// more of the key's ops is one still (the orphans left out took no
+// effect, or cover failed acquires in place), and a search that finds
+// none proves nothing where orphans were left out. An orphan (never
+// released) that took effect at i holds the key over [i, i + TTL + eps],
+// i within its interval: it can refuse an acquire at t within its own if
+// it was called by t's latest and its latest expiry is past t's
+// earliest.
+func (m leaseModel) holdersFor(fails, orphans []*lockOp) (holders, rest []*lockOp) {
+	covers := func(o, f *lockOp) bool { return o.call <= f.ret && f.call <= addBound(o.ret+o.ttl, m.eps) }
+	rest = slices.Clone(orphans)
+	for _, f := range fails {
+		if slices.ContainsFunc(holders, func(o *lockOp) bool { return covers(o, f) }) {
+			continue
+		}
+		best := -1
+		for i, o := range rest {
+			if covers(o, f) && (best < 0 || o.ret-o.call < rest[best].ret-rest[best].call) {
+				best = i
+			}
+		}
+		if best >= 0 {
+			holders = append(holders, rest[best])
+			rest = slices.Delete(rest, best, best+1)
+		}
+	}
+	return holders, rest
 }
 
 // splitFails splits lops into its failed acquires and the rest, each in
