@@ -59,7 +59,11 @@ const (
 )
 
 // derived is window i of the schedule cfg's seed derives: every Interval
-// one of Faults, chosen by the window's own seed, on for Duration.
+// one of Faults, chosen by the window's own seed, on for Duration. Its
+// Start is nominal: Run starts a derived window Interval after the
+// previous heal, and a fault that decides its own hold (Lasting) or a
+// slow start or heal moves the rest; a plan made of them (Schedule)
+// runs each at its Start.
 func derived(cfg Config, i int) Window {
 	f := 0
 	if len(cfg.Faults) > 1 {
