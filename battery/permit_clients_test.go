@@ -8,8 +8,8 @@ import (
 )
 
 // TestVerifyRun_PermitClients: overrun runs 40 clients for a semaphore
-// (Scenario.PermitClients: its model's time), 200 for a mutex;
-// contention keeps 200 for both (surelyRefused leaves its model little).
+// and contention 100 (Scenario.PermitClients: its model's time), both 200
+// for a mutex.
 func TestVerifyRun_PermitClients(t *testing.T) {
 	sem := scenario.Profile{Shape: scenario.Semaphore, Permits: 3}
 	for _, c := range []struct {
@@ -19,7 +19,8 @@ func TestVerifyRun_PermitClients(t *testing.T) {
 	}{
 		{"overrun", sem, 40},
 		{"overrun", scenario.Profile{Permits: 1}, 200},
-		{"contention", sem, 200},
+		{"contention", sem, 100},
+		{"contention", scenario.Profile{Permits: 1}, 200},
 	} {
 		s, err := scenario.Lookup(c.scenario)
 		if err != nil {
