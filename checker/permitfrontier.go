@@ -35,8 +35,11 @@ func frontierCheck(ctx context.Context, m permitModel, pm porcupine.Model, ops [
 		if ctx.Err() != nil {
 			return porcupine.Unknown
 		}
-		next, ok := m.advance(f, p, ends[i])
+		next, ok := m.advance(ctx, f, p, ends[i])
 		if !ok {
+			if ctx.Err() != nil {
+				return porcupine.Unknown
+			}
 			return porcupineFrom(ctx, pm, f, slices.Concat(pieces[i:]...))
 		}
 		if len(next.configs) == 0 {
@@ -123,8 +126,9 @@ var frontierConfigs = 1 << 12
 // piece ends at): every op but an info op placed. An info op not placed
 // by then either never took effect, which needs no place (if its ret is
 // before end), or is carried on. So here an info op is only ever placed
-// as taking effect; ok is false when the piece is too wide.
-func (m permitModel) advance(f frontier, piece []*permitOp, end int64) (frontier, bool) {
+// as taking effect; ok is false when the piece is too wide, or ctx ended
+// (checked at each op placed, so that a wide piece stops when told).
+func (m permitModel) advance(ctx context.Context, f frontier, piece []*permitOp, end int64) (frontier, bool) {
 	local := append(slices.Clip(f.open), piece...)
 	n := len(local)
 	if n > frontierOps {
@@ -147,8 +151,14 @@ func (m permitModel) advance(f frontier, piece []*permitOp, end int64) (frontier
 	final := map[uint64]permitSet{}
 	level, total := f.configs, 0
 	for len(level) > 0 {
+		if ctx.Err() != nil {
+			return frontier{}, false
+		}
 		next := map[uint64]permitSet{}
 		for mask, s := range level {
+			if ctx.Err() != nil {
+				return frontier{}, false
+			}
 			if mask&must == must {
 				final[mask] = union(final[mask], s)
 			}
