@@ -324,9 +324,40 @@ func seconds(ns int64) string {
 // constraints), so dropping it changes no verdict.
 type stateSet []hashedState
 
-type hashedState struct {
+type hashedState = hashed[leaseState]
+
+// hashed is a state of a set kept sorted by hash (stateSet, permitSet,
+// reentrantSet), with its hash.
+type hashed[S any] struct {
 	h uint64
-	s leaseState
+	s S
+}
+
+// subsumable is what addState asks of a state: whether every timeline it
+// admits another admits too, and its hash.
+type subsumable[S any] interface {
+	*S
+	within(*S) bool
+	hash() uint64
+}
+
+// addState inserts s into set unless a member admits all it does, and
+// drops the members s admits all of, keeping set sorted by hash.
+func addState[S any, P subsumable[S]](set []hashed[S], s S) []hashed[S] {
+	for i := range set {
+		if P(&s).within(&set[i].s) {
+			return set
+		}
+	}
+	out := set[:0]
+	for _, x := range set {
+		if !P(&x.s).within(&s) {
+			out = append(out, x)
+		}
+	}
+	hs := hashed[S]{P(&s).hash(), s}
+	i, _ := slices.BinarySearchFunc(out, hs.h, func(x hashed[S], h uint64) int { return cmp.Compare(x.h, h) })
+	return slices.Insert(out, i, hs)
 }
 
 // within reports whether every timeline a admits, b admits too.
@@ -346,22 +377,7 @@ func (a *leaseState) within(b *leaseState) bool {
 
 // add inserts s unless a member admits all it does, and drops the members
 // s admits all of.
-func (set stateSet) add(s leaseState) stateSet {
-	for i := range set {
-		if s.within(&set[i].s) {
-			return set
-		}
-	}
-	out := set[:0]
-	for _, x := range set {
-		if !x.s.within(&s) {
-			out = append(out, x)
-		}
-	}
-	hs := hashedState{s.hash(), s}
-	i, _ := slices.BinarySearchFunc(out, hs.h, func(x hashedState, h uint64) int { return cmp.Compare(x.h, h) })
-	return slices.Insert(out, i, hs)
-}
+func (set stateSet) add(s leaseState) stateSet { return addState(set, s) }
 
 func (set stateSet) equal(o stateSet) bool {
 	if len(set) != len(o) {

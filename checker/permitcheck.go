@@ -21,29 +21,11 @@ import (
 // undecided leases are most of them.
 type permitSet []hashedPermit
 
-type hashedPermit struct {
-	h uint64
-	s permitState
-}
+type hashedPermit = hashed[permitState]
 
 // add inserts s unless a member admits all it does, and drops the members
 // s admits all of.
-func (set permitSet) add(s permitState) permitSet {
-	for i := range set {
-		if s.within(&set[i].s) {
-			return set
-		}
-	}
-	out := set[:0]
-	for _, x := range set {
-		if !x.s.within(&s) {
-			out = append(out, x)
-		}
-	}
-	hs := hashedPermit{s.hash(), s}
-	i, _ := slices.BinarySearchFunc(out, hs.h, func(x hashedPermit, h uint64) int { return cmp.Compare(x.h, h) })
-	return slices.Insert(out, i, hs)
-}
+func (set permitSet) add(s permitState) permitSet { return addState(set, s) }
 
 func (set permitSet) equal(o permitSet) bool {
 	return slices.EqualFunc(set, o, func(a, b hashedPermit) bool { return a.h == b.h && a.s.equal(&b.s) })

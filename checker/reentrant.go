@@ -1,7 +1,6 @@
 package checker
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -132,10 +131,7 @@ func (rm reentrantModel) step(s reentrantState, op *lockOp) []reentrantState {
 // changes no verdict).
 type reentrantSet []hashedReentrant
 
-type hashedReentrant struct {
-	h uint64
-	s reentrantState
-}
+type hashedReentrant = hashed[reentrantState]
 
 func (s reentrantState) hash() uint64 {
 	return (s.lease.hash() ^ uint64(s.holds)) * 0x9e3779b97f4a7c15
@@ -146,22 +142,7 @@ func (a *reentrantState) within(b *reentrantState) bool {
 	return a.holds == b.holds && a.lease.within(&b.lease)
 }
 
-func (set reentrantSet) add(s reentrantState) reentrantSet {
-	for i := range set {
-		if s.within(&set[i].s) {
-			return set
-		}
-	}
-	out := set[:0]
-	for _, x := range set {
-		if !x.s.within(&s) {
-			out = append(out, x)
-		}
-	}
-	hs := hashedReentrant{s.hash(), s}
-	i, _ := slices.BinarySearchFunc(out, hs.h, func(x hashedReentrant, h uint64) int { return cmp.Compare(x.h, h) })
-	return slices.Insert(out, i, hs)
-}
+func (set reentrantSet) add(s reentrantState) reentrantSet { return addState(set, s) }
 
 func (set reentrantSet) equal(o reentrantSet) bool {
 	return slices.EqualFunc(set, o, func(a, b hashedReentrant) bool { return a.h == b.h && a.s == b.s })
