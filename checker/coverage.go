@@ -306,6 +306,18 @@ func CoverageOf(ops []history.Op, o Options) Coverage {
 	return cov
 }
 
+// shapeCoverage counts the figures of a semaphore's (permits > 1) or a
+// read-write lock's (rw) history into cov.
+func shapeCoverage(cov Coverage, ops []history.Op, acquires map[string][]*history.Op, keys map[string]*keyLeases, permits int, rw bool, o Options) {
+	if permits > 1 {
+		cov[AllPermitsTried] = allPermitsTried(acquires, keys, permits, o)
+		cov[CrashedFull] = crashedFull(ops, acquires, keys, permits, o)
+	}
+	if rw {
+		cov[WriterTriedOverReaders], cov[ReaderTriedOverWriter] = triedOverOtherMode(acquires, keys, o)
+	}
+}
+
 // coverageOf is CoverageOf, and for each fault window of ops whether a
 // lease was live at its start.
 func coverageOf(ops []history.Op, o Options) (Coverage, []windowHit) {
@@ -351,13 +363,7 @@ func coverageOf(ops []history.Op, o Options) (Coverage, []windowHit) {
 	acquires := acquiresByKey(ops)
 	cov[AbandonedTaken], cov[AbandonedTried] = abandoned(acquires, keys, o)
 	cov[HeldPastTried] = heldPastTried(ops, acquires, o)
-	if permits > 1 {
-		cov[AllPermitsTried] = allPermitsTried(acquires, keys, permits, o)
-		cov[CrashedFull] = crashedFull(ops, acquires, keys, permits, o)
-	}
-	if rw {
-		cov[WriterTriedOverReaders], cov[ReaderTriedOverWriter] = triedOverOtherMode(acquires, keys, o)
-	}
+	shapeCoverage(cov, ops, acquires, keys, permits, rw, o)
 	cov[InfoContended] = infoContended(ops, o)
 	cov[InfoSettled] = infoSettled(ops, o, func(op *history.Op) (mayWin bool) {
 		l := byToken[op.Token]

@@ -34,14 +34,8 @@ var linearizableSpec = Spec{Check: Func("linearizable", Linearizable), Guarantee
 // is resolved (Options.Resolved): the checkers read it as it is. A
 // semaphore's history is judged by its own model (linearizablePermits).
 func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
-	if k := HistoryPermits(ops); k > 1 {
-		return linearizablePermits(ctx, ops, opt, k)
-	}
-	if HistoryReadWrite(ops) {
-		return linearizableReadWrite(ctx, ops, opt)
-	}
-	if HistoryReentrant(ops) {
-		return linearizableReentrant(ctx, ops, opt)
+	if res, ok := linearizableOtherShape(ctx, ops, opt); ok {
+		return res
 	}
 	res := Result{Name: "linearizable", Verdict: Valid, Figures: map[string]int64{}}
 	keys, groups := byKey(ops, func(op *history.Op) bool {
@@ -96,6 +90,22 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 	}
 	collectKeys(&res, keys, groups, out)
 	return res
+}
+
+// linearizableOtherShape judges a history of a shape other than the
+// mutex's (a semaphore's, a read-write lock's, a reentrant lock's) by
+// its own model, and says whether it was one.
+func linearizableOtherShape(ctx context.Context, ops []history.Op, opt Options) (Result, bool) {
+	if k := HistoryPermits(ops); k > 1 {
+		return linearizablePermits(ctx, ops, opt, k), true
+	}
+	switch {
+	case HistoryReadWrite(ops):
+		return linearizableReadWrite(ctx, ops, opt), true
+	case HistoryReentrant(ops):
+		return linearizableReentrant(ctx, ops, opt), true
+	}
+	return Result{}, false
 }
 
 // looseClock says whether key's ops carry a clock_bound too wide for its

@@ -419,6 +419,32 @@ type spillDecoder struct {
 
 var errSpill = errors.New("corrupt spill record")
 
+// texts reads a record's key, token and error, each a length and its
+// bytes; keys and errors interned, tokens each their own.
+func (d *spillDecoder) texts(b []byte) (s [3]string, _ []byte, _ error) {
+	for i := range s {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || uint64(len(b)-k) < n {
+			return s, nil, errSpill
+		}
+		raw := b[k : k+int(n)]
+		b = b[k+int(n):]
+		if i == 1 {
+			s[i] = string(raw)
+			continue
+		}
+		v, ok := d.interned[string(raw)]
+		if !ok {
+			v = string(raw)
+			if len(d.interned) < 1<<16 {
+				d.interned[v] = v
+			}
+		}
+		s[i] = v
+	}
+	return s, b, nil
+}
+
 func (d *spillDecoder) decode(b []byte, op *history.Op) ([]byte, error) {
 	if len(b) == 0 {
 		return nil, errSpill
@@ -444,26 +470,9 @@ func (d *spillDecoder) decode(b []byte, op *history.Op) ([]byte, error) {
 		}
 		b = b[n:]
 	}
-	var s [3]string
-	for i := range s {
-		n, k := binary.Uvarint(b)
-		if k <= 0 || uint64(len(b)-k) < n {
-			return nil, errSpill
-		}
-		raw := b[k : k+int(n)]
-		b = b[k+int(n):]
-		if i == 1 { // tokens are each their own
-			s[i] = string(raw)
-			continue
-		}
-		v, ok := d.interned[string(raw)]
-		if !ok {
-			v = string(raw)
-			if len(d.interned) < 1<<16 {
-				d.interned[v] = v
-			}
-		}
-		s[i] = v
+	s, b, err := d.texts(b)
+	if err != nil {
+		return nil, err
 	}
 	*op = history.Op{F: spillFuncs[fi], Type: spillTypes[ti], Index: int64(u[0]), Process: int(int64(u[1])), Fence: int64(u[2]),
 		TTLms: int64(u[3]), Call: int64(u[4]), Return: int64(u[4] + u[5]), Scheduled: int64(u[6]), ClockBound: int64(u[7]),

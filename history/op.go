@@ -228,14 +228,24 @@ func (o *Op) validate() error {
 	if o.Scheduled != 0 && (o.F != Acquire || o.Scheduled < 0 || o.Scheduled > o.Call) {
 		return fmt.Errorf("scheduled %d on %s op called at %d (only acquires take it, due at or before their call)", o.Scheduled, o.F, o.Call)
 	}
-	if o.Depth != 0 && (o.F != Acquire || o.Depth < 1 || o.Depth > MaxDepth || o.Permits > 1 || o.Access != "") {
-		return fmt.Errorf("depth %d on %s op (only a reentrant lock's acquires take a depth, 1 to %d, and no permits or access)", o.Depth, o.F, MaxDepth)
-	}
 	if o.ClockBound < 0 || o.ClockBound > MaxClockBound {
 		return fmt.Errorf("clock_bound %d: want 0 to %d ns", o.ClockBound, MaxClockBound)
 	}
 	if o.Mode != "" && (o.F != Extend || o.Mode != ExtendAdd) {
 		return fmt.Errorf("mode %q on %s op (only extend ops take a mode, and only %q)", o.Mode, o.F, ExtendAdd)
+	}
+	if err := o.validateShape(); err != nil {
+		return err
+	}
+	return o.validateWait()
+}
+
+// validateShape checks the fields a shape other than the mutex's gives an
+// acquire: a reentrant lock's depth, a read-write lock's access, a
+// semaphore's permits.
+func (o *Op) validateShape() error {
+	if o.Depth != 0 && (o.F != Acquire || o.Depth < 1 || o.Depth > MaxDepth || o.Permits > 1 || o.Access != "") {
+		return fmt.Errorf("depth %d on %s op (only a reentrant lock's acquires take a depth, 1 to %d, and no permits or access)", o.Depth, o.F, MaxDepth)
 	}
 	if o.Access != "" && (o.F != Acquire || o.Access != AccessRead && o.Access != AccessWrite) {
 		return fmt.Errorf("access %q on %s op (only acquire ops take an access, %q or %q)", o.Access, o.F, AccessRead, AccessWrite)
@@ -243,7 +253,7 @@ func (o *Op) validate() error {
 	if o.Permits != 0 && (o.F != Acquire || o.Permits < 1 || o.Permits > MaxPermits) {
 		return fmt.Errorf("permits %d on %s op (only acquire ops take permits, 1 to %d)", o.Permits, o.F, MaxPermits)
 	}
-	return o.validateWait()
+	return nil
 }
 
 // validateWait checks a blocking acquire's fields: wait_ms and wake_ms
