@@ -363,7 +363,7 @@ func Run(ctx context.Context, cfg Config, env Env, record func(history.Op), now 
 	// previous heal, as the schedule always ran (a fault that decides
 	// its own hold, kill-redis's, is not spaced by Duration).
 	start := now()
-	healed := start - int64(cfg.Interval)
+	healed := start // the first window Interval after the run began
 	for i := 0; ; i++ {
 		w, ok := cfg.window(i)
 		if !ok {
