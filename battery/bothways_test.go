@@ -84,6 +84,31 @@ func TestVerify_EveryScenarioBothWays(t *testing.T) {
 	testutil.NoRedisChildren(t)
 }
 
+// shapeCase is one lock of a shape's both-ways test: the scenarios it
+// runs at and the status wanted at each.
+type shapeCase struct {
+	lock      string
+	scenarios []string
+	want      []string
+}
+
+// bothWaysCases runs each case as a subtest: its lock at its scenarios
+// under adjust, up to three seeds (bothWays).
+func bothWaysCases(t *testing.T, adjust func(*workload.Config), cases []shapeCase) {
+	for _, tc := range cases {
+		t.Run(tc.lock, func(t *testing.T) {
+			want := map[string]string{}
+			for i, s := range tc.scenarios {
+				want[s] = tc.want[i]
+			}
+			left := tc.scenarios
+			for attempt := int64(0); attempt < 3 && len(left) > 0; attempt++ {
+				left = bothWays(t, tc.lock, adjust, left, want, 1+1000*attempt, attempt == 2)
+			}
+		})
+	}
+}
+
 // bothWays runs verify of lock at scenarios with seed and checks each
 // row against want: it returns the scenarios that passed, their coverage
 // met, or broke short of it, where a break is wanted (to run again,

@@ -22,25 +22,10 @@ func readersHalf(w *workload.Config) { w.Readers, w.Clients = 0.5, min(w.Clients
 // at contention.
 func TestVerify_ReadWriteBothWays(t *testing.T) {
 	testutil.RequireRedis(t)
-	for _, tc := range []struct {
-		lock      string
-		scenarios []string
-		want      []string
-	}{
+	bothWaysCases(t, readersHalf, []shapeCase{
 		{lock: "rwlock", scenarios: []string{"contention", "crash"}, want: []string{report.StatusPassed, report.StatusPassed}},
 		{lock: "broken-rwlock-writer-ignores-readers", scenarios: []string{"contention"}, want: []string{report.StatusBroken}},
 		{lock: "broken-rwlock-readers-ignore-writer", scenarios: []string{"contention"}, want: []string{report.StatusBroken}},
-	} {
-		t.Run(tc.lock, func(t *testing.T) {
-			want := map[string]string{}
-			for i, s := range tc.scenarios {
-				want[s] = tc.want[i]
-			}
-			left := tc.scenarios
-			for attempt := int64(0); attempt < 3 && len(left) > 0; attempt++ {
-				left = bothWays(t, tc.lock, readersHalf, left, want, 1+1000*attempt, attempt == 2)
-			}
-		})
-	}
+	})
 	testutil.NoRedisChildren(t)
 }

@@ -23,26 +23,11 @@ func semaphoreOf3(w *workload.Config) { w.Permits, w.Clients = 3, min(w.Clients,
 // permits scored by the client's clock expire early at client-clock.
 func TestVerify_SemaphoreBothWays(t *testing.T) {
 	testutil.RequireRedis(t)
-	for _, tc := range []struct {
-		lock      string
-		scenarios []string
-		want      []string
-	}{
+	bothWaysCases(t, semaphoreOf3, []shapeCase{
 		{lock: "semaphore", scenarios: []string{"contention", "crash", "client-clock"}, want: []string{report.StatusPassed, report.StatusPassed, report.StatusPassed}},
 		{lock: "broken-semaphore-check-add", scenarios: []string{"contention"}, want: []string{report.StatusBroken}},
 		{lock: "broken-semaphore-counter", scenarios: []string{"crash"}, want: []string{report.StatusBroken}},
 		{lock: "broken-semaphore-client-clock", scenarios: []string{"client-clock"}, want: []string{report.StatusBroken}},
-	} {
-		t.Run(tc.lock, func(t *testing.T) {
-			want := map[string]string{}
-			for i, s := range tc.scenarios {
-				want[s] = tc.want[i]
-			}
-			left := tc.scenarios
-			for attempt := int64(0); attempt < 3 && len(left) > 0; attempt++ {
-				left = bothWays(t, tc.lock, semaphoreOf3, left, want, 1+1000*attempt, attempt == 2)
-			}
-		})
-	}
+	})
 	testutil.NoRedisChildren(t)
 }
