@@ -17,7 +17,7 @@ import (
 // either run (liveness valid); broken-wait-slow-poll, which polls every
 // 1 s and declares 250 ms, has starved waiters in each. With half the
 // releases skipped (--skip-release 0.5: keys that expire, which publish
-// no unlock): pubsub-wait, whose poll falls back every 250 ms, has none;
+// no unlock), 4 clients for 8 s: pubsub-wait, whose poll falls back every 250 ms, has none;
 // broken-wait-subscribe-after-try, with no poll, sleeps on keys that
 // expired and has starved waiters in each. A run counts only if some
 // waiter's key certainly had a free permit while it waited
@@ -28,6 +28,11 @@ func TestWait_StarvedWaitersBothWays(t *testing.T) {
 		Hold: 100 * time.Millisecond, OpTimeout: time.Second, Wait: 2 * time.Second}}
 	expiring := polled
 	expiring.Workload.TTL, expiring.Workload.SkipRelease = 500*time.Millisecond, 0.5
+	// Two clients a key, for 8 s: with five a key a fresh try comes
+	// before the sleepers' bound runs out on most expired keys, and at
+	// seed 1 none of the broken lock's waiters was starved (CI, d81c876);
+	// at two a key seeds 1-10 each starved 3 to 14 of them.
+	expiring.Workload.Clients, expiring.Workload.Duration = 4, 8*time.Second
 	for _, tc := range []struct {
 		lock    string
 		c       faultrun.Case
