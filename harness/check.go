@@ -222,7 +222,7 @@ func (c *checked) write(u history.Unrecorded) error {
 	c.results.Thresholds = report.Judge(c.results, c.thresholds)
 	err := report.WriteResults(c.dir, c.results)
 	meta := report.MetaOf(c.dir, c.info, c.raw)
-	meta.Thresholds, meta.Unrecorded = c.results.Thresholds, u
+	meta.Thresholds, meta.Unrecorded, meta.KeysAtResource = c.results.Thresholds, u, c.results.KeysAtResource
 	if rerr := report.WriteStats(c.dir, c.shown, stats, c.findings, meta); rerr != nil {
 		err = errors.Join(err, fmt.Errorf("report: %w", rerr))
 	}

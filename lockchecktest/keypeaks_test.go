@@ -1,6 +1,10 @@
 package lockchecktest_test
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/lockcheck/lockcheck/lockchecktest"
@@ -12,7 +16,8 @@ import (
 // key's peak holders against its permits (keys_at_resource): all 5 keys
 // of the workload, each of 3 permits, none past them, and some key with
 // more than one holder in its section at once (20 clients on 5 keys with
-// no retry pause fill them).
+// no retry pause fill them); its report.html has each key's row at the
+// resource with the same figures.
 func TestRun_SemaphoreKeysAtResource(t *testing.T) {
 	correct, _ := lockimpl.All().Lookup("semaphore")
 	res := lockchecktest.Run(t, "semaphore", correct.Factory, lockchecktest.Options{Workload: semaphoreRace})
@@ -29,5 +34,15 @@ func TestRun_SemaphoreKeysAtResource(t *testing.T) {
 	}
 	if len(r.KeysAtResource) != semaphoreRace.Keys || most < 2 {
 		t.Errorf("keys_at_resource %+v: want %d keys, one with 2 or more holders at once", r.KeysAtResource, semaphoreRace.Keys)
+	}
+	page, err := os.ReadFile(filepath.Join(res.Dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range r.KeysAtResource {
+		row := fmt.Sprintf(`<tr><td>%s</td><td class="num">%d</td><td class="num">3</td><td>within k</td></tr>`, k.Key, k.Holders)
+		if !strings.Contains(string(page), row) {
+			t.Errorf("report.html lacks the row %s", row)
+		}
 	}
 }

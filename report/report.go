@@ -43,6 +43,9 @@ type Meta struct {
 	TTLFactor float64
 	// Unrecorded are what the clients counted besides the history.
 	Unrecorded history.Unrecorded
+	// KeysAtResource are a shape's keys beyond the mutex as the resource
+	// saw them (Results.KeysAtResource); none: no "resource" section.
+	KeysAtResource []checker.KeyPeak
 }
 
 // DrawnViolations caps the violations the page draws a timeline for, of

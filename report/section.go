@@ -42,7 +42,7 @@ func Register(s Section) (unregister func()) { return added.Add(s) }
 // Register added last. To add one: a file with its Section, and a
 // line here.
 func All() []Section {
-	return added.With([]Section{reproduceSection, checkersSection, coverageSection, violationsSection, latencySection, throughputSection,
+	return added.With([]Section{reproduceSection, checkersSection, resourceSection, coverageSection, violationsSection, latencySection, throughputSection,
 		contentionSection, leasesSection, nodesSection, serversSection, agentsSection})
 }
 

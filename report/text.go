@@ -86,6 +86,7 @@ func TextRun(w io.Writer, res RunText) {
 		fmt.Fprintf(w, "  critical sections ended without a release (--skip-release) %d\n", s.Skipped)
 	}
 	textTTLAdvice(w, res.TTLAdvice)
+	textKeysAtResource(w, res.KeysAtResource, readWrite(res.Findings), res.Dir)
 	fmt.Fprintf(w, "  peak RSS of lockcheck: %.0f MB\n\n", float64(res.PeakRSS)/(1<<20))
 	if len(res.Faults) > 0 {
 		fmt.Fprintln(w, "  fault windows:")
@@ -113,6 +114,42 @@ func textTTLAdvice(w io.Writer, a TTLAdvice) {
 		if !r.Fits {
 			fmt.Fprintf(w, "    the rule %s gives a ttl of %v ms\n", r.Rule, r.TTLms)
 		}
+	}
+}
+
+// shownKeys caps the keys a run's summary prints at the resource; the
+// rest are in results.json.
+const shownKeys = 10
+
+// textKeysAtResource prints a line per key of a shape beyond the mutex:
+// its peak holders against its permits, or a read-write lock's longest
+// writer overlap; keys past their rule first, up to shownKeys.
+func textKeysAtResource(w io.Writer, peaks []checker.KeyPeak, rw bool, dir string) {
+	if len(peaks) == 0 {
+		return
+	}
+	rows := keyRows(peaks, rw)
+	broke := slices.DeleteFunc(slices.Clone(rows), func(r keyRow) bool { return !r.Broke })
+	rows = append(broke, slices.DeleteFunc(rows, func(r keyRow) bool { return r.Broke })...)
+	if rw {
+		fmt.Fprintln(w, "  at the resource (most leases in their sections at once; the longest a writer's overlapped another's):")
+	} else {
+		fmt.Fprintln(w, "  at the resource (most leases in their sections at once, of k permits):")
+	}
+	for i, r := range rows {
+		if i == shownKeys {
+			fmt.Fprintf(w, "    ... %d more keys in %s/results.json\n", len(rows)-shownKeys, dir)
+			break
+		}
+		if rw {
+			fmt.Fprintf(w, "    %-16s %4d holders, writer overlap %.3f ms", r.Key, r.Holders, r.OverlapMs)
+		} else {
+			fmt.Fprintf(w, "    %-16s %4d of %d", r.Key, r.Holders, r.Permits)
+		}
+		if r.Broke {
+			fmt.Fprint(w, "  VIOLATION")
+		}
+		fmt.Fprintln(w)
 	}
 }
 
