@@ -71,7 +71,13 @@ const (
 	// past the end of the lease they were to renew: whatever the holder
 	// then did, left at its lease's end or worked on.
 	RenewalStarved = "renewal_starved"
+	// UnlockDroppedWaiting counts the pub/sub messages a drop-unlock
+	// fault dropped (their subscriber connection cut before the client
+	// read them) on a connection of a client that was in a blocking
+	// acquire then: a waiter's wake-up lost, whatever the waiter then
+	// did (slept on, or woke at its own poll).
+	UnlockDroppedWaiting = "unlock_dropped_waiting"
 )
 
 // ServerEvents are the events above, each once.
-var ServerEvents = []string{GrantedByDeposed, GrantedBothSides, LostAtHeal, LostAtPromotion, LostRetaken, ExpiredByClock, LostAtRestart, UnsyncedAtKill, LostReply, CancelledApplied, SentBehindCancel, RenewalStarved}
+var ServerEvents = []string{GrantedByDeposed, GrantedBothSides, LostAtHeal, LostAtPromotion, LostRetaken, ExpiredByClock, LostAtRestart, UnsyncedAtKill, LostReply, CancelledApplied, SentBehindCancel, RenewalStarved, UnlockDroppedWaiting}

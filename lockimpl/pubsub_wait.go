@@ -135,7 +135,7 @@ func (p *PubSubWait) sleep(ctx context.Context, sub *redis.PubSub, left time.Dur
 }
 
 // pubsubWaitEntry registers "pubsub-wait".
-var pubsubWaitEntry = Entry{Name: "pubsub-wait", Factory: NewPubSubWait,
+var pubsubWaitEntry = Entry{Name: "pubsub-wait", Factory: NewPubSubWait, Subscribes: true,
 	Description: "setnx whose acquire waits (--wait) woken by pub/sub: subscribes to the key's unlock channel, then tries, then sleeps until an unlock message (its release publishes one in the delete's script) or a 250 ms poll; declares a wake-up bound of 1 s"}
 
 // brokenWaitSubscribeAfterTryEntry is "broken-wait-subscribe-after-try":
@@ -143,6 +143,6 @@ var pubsubWaitEntry = Entry{Name: "pubsub-wait", Factory: NewPubSubWait,
 // subscribes only after its try found the key held misses an unlock that
 // falls between the two, and with no poll to fall back on sleeps out its
 // wait on a free key.
-var brokenWaitSubscribeAfterTryEntry = Entry{Name: "broken-wait-subscribe-after-try", Broken: true,
+var brokenWaitSubscribeAfterTryEntry = Entry{Name: "broken-wait-subscribe-after-try", Broken: true, Subscribes: true,
 	Factory:     func(env Env) (Locker, error) { return newPubSubWait(env, true) },
 	Description: "pubsub-wait that subscribes after its try found the key held, with no poll: an unlock between the two is missed, and the waiter sleeps out its wait on a free key"}

@@ -35,6 +35,10 @@ type Entry struct {
 	// allowed it). With no Topology it runs on sentinel unless told
 	// cluster: WAIT on a node with no replica never succeeds.
 	Waits bool
+	// Subscribes: the lock's waiters (Waiter) are woken by pub/sub
+	// messages they subscribe to through the client Env gives them, which
+	// the drop-unlock fault can cut.
+	Subscribes bool
 	// Shape is the lock's shape (ShapeSemaphore, ShapeRWLock; "": a
 	// mutex), as lockcheck list shows it: what its lock is
 	// (ShapeOfLock).

@@ -172,6 +172,7 @@ func All() []Kind {
 		clientClockKind,
 		cancelKind,
 		starveKind,
+		dropUnlockKind,
 		killRedisKind,
 		reshardKind,
 	})

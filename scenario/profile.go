@@ -45,8 +45,10 @@ type Profile struct {
 	Renews bool
 	// NoExtend: the lock has no extend (Laravel's cache lock).
 	NoExtend bool
-	// Blocking: its acquires wait inside the lock (--wait).
-	Blocking bool
+	// Blocking: its acquires wait inside the lock (--wait); Subscribes:
+	// its waiters are woken by pub/sub through lockcheck's client
+	// (lockimpl.Entry.Subscribes).
+	Blocking, Subscribes bool
 	// Scope is why the lock's leases are scopes (held by a connection, a
 	// subscription: no deadline), once a run said so ("": leases with a
 	// deadline, as far as the runs showed).
@@ -63,7 +65,7 @@ type Profile struct {
 // ProfileOf is the profile lock e declares, run on where.
 func ProfileOf(e lockimpl.Entry, where cluster.Config) Profile {
 	return Profile{Name: e.Name, Shape: Mutex, Permits: 1, Topology: e.Topology, Where: where, OwnClient: e.OwnClient, Waits: e.Waits,
-		PerClient: e.PerClient, Renews: e.Watchdog}
+		PerClient: e.PerClient, Renews: e.Watchdog, Subscribes: e.Subscribes}
 }
 
 // Deadline says whether the lock's leases have a deadline, as far as its

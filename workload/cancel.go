@@ -94,11 +94,14 @@ func (c *cancelState) heal() {
 }
 
 // Tally is nemesis.ClientTally: the figures of the cancel fault (or of
-// the starve fault: starve.go) since the last call.
+// the starve fault: starve.go; of drop-unlock: drop_unlock.go) since the
+// last call.
 func (r *Runner) Tally(kind string) map[string]int64 {
 	switch kind {
 	case nemesis.ClientStarve:
 		return map[string]int64{history.RenewalStarved: r.faults.starves.starved.Swap(0)}
+	case nemesis.ClientDropUnlock:
+		return map[string]int64{history.UnlockDroppedWaiting: r.faults.drops.dropped.Swap(0)}
 	case nemesis.ClientCancel:
 	default:
 		return nil

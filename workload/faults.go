@@ -33,14 +33,16 @@ func (r *Runner) Play(rng *rand.Rand, f nemesis.ClientFault) ([]int, error) {
 		return r.cancelClients(rng, f.N, f.D), nil
 	case nemesis.ClientStarve:
 		return r.starveClients(rng, f.N, f.D), nil
+	case nemesis.ClientDropUnlock:
+		return r.dropUnlocks(), nil
 	}
 	for _, c := range clientFaults.With(nil) {
 		if c.kind == f.Kind {
 			return c.play(r, rng, f), nil
 		}
 	}
-	return nil, fmt.Errorf("client fault %q: not one these clients play (%s, %s, %s, %s, %s, %s, or one registered)", f.Kind,
-		nemesis.ClientPause, nemesis.ClientCrash, nemesis.ClientCut, nemesis.ClientSkew, nemesis.ClientCancel, nemesis.ClientStarve)
+	return nil, fmt.Errorf("client fault %q: not one these clients play (%s, %s, %s, %s, %s, %s, %s, or one registered)", f.Kind,
+		nemesis.ClientPause, nemesis.ClientCrash, nemesis.ClientCut, nemesis.ClientSkew, nemesis.ClientCancel, nemesis.ClientStarve, nemesis.ClientDropUnlock)
 }
 
 // ClientFaultPlayer plays a registered client fault on a run's clients
@@ -88,13 +90,14 @@ type faults struct {
 	cutOps    *atomic.Int64 // commands that timed out cut off (Counters)
 	cancels   *cancelState  // the cancel fault (cancel.go)
 	starves   *starveState  // the starve fault (starve.go)
+	drops     *dropState    // the drop-unlock fault (drop_unlock.go)
 }
 
 func newFaults(clients int) *faults {
 	f := &faults{slots: clients, ids: make([]atomic.Int64, clients), pause: make([]atomic.Int64, clients), holdPause: make([]atomic.Int64, clients),
 		crash: make([]atomic.Int32, clients), gates: make([]gate, clients),
 		holding: make([]atomic.Bool, clients), poke: make([]chan struct{}, clients), cut: map[int]chan struct{}{},
-		clocks: map[int]clientClock{}, cancels: newCancelState(clients), starves: newStarveState(clients)}
+		clocks: map[int]clientClock{}, cancels: newCancelState(clients), starves: newStarveState(clients), drops: newDropState(clients)}
 	for i := range f.poke {
 		f.poke[i] = make(chan struct{}, 1)
 	}
@@ -318,6 +321,7 @@ func (r *Runner) HealClients() {
 	r.faults.cutMu.Unlock()
 	r.faults.cancels.heal()
 	r.faults.starves.heal()
+	r.faults.drops.on.Store(false)
 	for s := 0; s < r.faults.slots; s++ {
 		r.faults.pause[s].Store(0)
 		r.faults.holdPause[s].Store(0)
@@ -329,14 +333,15 @@ func (r *Runner) HealClients() {
 // Instrument gives a lock's Env the clients' side of the faults: Wait,
 // which holds a paused client's background work, and, when crashes is
 // set (a fault crashes, cuts off or cancels clients), the go-redis hooks
-// that kill a crashed client's commands, hold a cut-off one's, and hold
-// a cancelled one's reply (cancel.go). The lock is built with env before Run.
+// that kill a crashed client's commands, hold a cut-off one's, hold a
+// cancelled one's reply (cancel.go), a starved one's renewals
+// (starve.go), and drop pub/sub messages (drop_unlock.go). The lock is built with env before Run.
 func (r *Runner) Instrument(env *lockimpl.Env, crashes bool) {
 	env.Wait = waitGate
 	env.ClientLag = r.clientLag
 	r.faults.opTimeout = cmp.Or(env.OpTimeout, 3*time.Second) // go-redis's default read timeout
 	if crashes {
-		env.Hooks = append(env.Hooks, crashHook{r.faults}, cancelHook{r.faults.cancels}, starveHook{r.faults})
+		env.Hooks = append(env.Hooks, crashHook{r.faults}, cancelHook{r.faults.cancels}, starveHook{r.faults}, dropHook{r.faults})
 	}
 }
 

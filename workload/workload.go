@@ -275,7 +275,9 @@ func (r *Runner) attempt(ctx context.Context, c *client, key string, due int64) 
 	// call is read before the request is sent and ret after its reply
 	// is read, so [call, ret] contains the moment Redis applied it.
 	call := r.now()
+	waited := r.waitingIn(c)
 	lease, err := r.tryAcquire(octx, key)
+	waited()
 	ret := r.now()
 	if r.notSent(ctx, err) {
 		return lockimpl.Lease{}, notSent
