@@ -78,7 +78,10 @@ const (
 	// never frees (no TTL) raises it and not AbandonedTaken.
 	AbandonedTried = "abandoned_tried"
 	// Contended counts acquires refused because the key was taken (failed
-	// acquires): races between acquirers. A run adds the Redlock attempts
+	// acquires): races between acquirers; and blocking acquires (wait_ms)
+	// that took the key after a wait, called while another lease of it
+	// was surely live (waitedOut: their first try was refused inside the
+	// lock, which waited it out). A run adds the Redlock attempts
 	// its clients counted as undone (too few nodes granted them), which the
 	// history does not record.
 	Contended = "contended"
@@ -123,7 +126,7 @@ var windowFigures = history.ServerEvents
 // CoverageFigures names the figures and what each means, in the order
 // they are shown.
 var CoverageFigures = []struct{ Name, Meaning string }{
-	{Contended, "acquires refused because another client held the key"},
+	{Contended, "acquires refused because another client held the key, and blocking acquires that waited for a key another lease surely held when they were called"},
 	{InfoContended, "acquires that ended indeterminate on a key while acquires of it were refused"},
 	{AllPermitsTried, "acquires of a semaphore's key called while all its permits were surely held (a semaphore's history only)"},
 	{CrashedFull, "abandoned leases of a semaphore whose holder was last seen while all k permits of its key were surely held, the key tried after they expired (a semaphore's history only)"},
@@ -300,6 +303,21 @@ func (k *keyLeases) near(t int64, f func(*leaseSpan) bool) {
 	}
 }
 
+// waitedOut says whether op is an ok blocking acquire called while a
+// lease of its key other than its own was surely live: the lock's first
+// try was refused, and it waited for the key.
+func waitedOut(op *history.Op, own *leaseSpan, k *keyLeases, o Options) bool {
+	if op.Type != history.OK || op.WaitMs <= 0 || k == nil {
+		return false
+	}
+	held := false
+	k.near(op.Call, func(l *leaseSpan) bool {
+		held = l != own && l.liveAt(op.Call, o)
+		return !held
+	})
+	return held
+}
+
 // CoverageOf measures a history's coverage; o is resolved
 // (Options.Resolved).
 func CoverageOf(ops []history.Op, o Options) Coverage {
@@ -334,7 +352,7 @@ func coverageOf(ops []history.Op, o Options) (Coverage, []windowHit) {
 	_, scoped := o.NotJudged[LeaseContract]
 	for i := range ops {
 		op := &ops[i]
-		if op.F == history.Acquire && op.Type == history.Fail {
+		if op.F == history.Acquire && (op.Type == history.Fail || waitedOut(op, byToken[op.Token], keys[op.Key], o)) {
 			cov[Contended]++
 		}
 		l := byToken[op.Token]

@@ -19,6 +19,9 @@ func covOp(f history.Func, typ history.Type, p int, tok string, call, ret int64)
 	return op
 }
 
+// waited makes op a blocking acquire (a wait of 2 s, a bound of 1 s).
+func waited(op history.Op) history.Op { op.WaitMs, op.WakeMs = 2000, 1000; return op }
+
 // answered marks op answered (history.Op.Answered).
 func answered(op history.Op) history.Op { op.Answered = true; return op }
 
@@ -88,6 +91,17 @@ func TestCoverageOf(t *testing.T) {
 		{"no heal time, the stop returned after the lease", append(healedAt(0), covOp(A, ok, 1, "a", 0, 1)),
 			failed(Coverage{history.LostRetaken: 1})},
 		{"release in time", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(R, ok, 1, "a", 50, 51)}, Coverage{}},
+		// A blocking acquire that took the key after a wait counts as
+		// contended when another lease surely held the key at its call;
+		// not when the key was free then, nor when the other lease only
+		// may have held it (an info acquire).
+		{"blocking acquire over a held key", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(R, ok, 1, "a", 50, 51), waited(covOp(A, ok, 2, "b", 10, 52))},
+			Coverage{Contended: 1}},
+		{"blocking acquire over a free key", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(R, ok, 1, "a", 50, 51), waited(covOp(A, ok, 2, "b", 60, 61))},
+			Coverage{}},
+		{"blocking acquire over a maybe-held key", []history.Op{covOp(A, info, 1, "a", 0, 1), waited(covOp(A, ok, 2, "b", 10, 120))},
+			Coverage{}},
+
 		{"late release, free key", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(R, ok, 1, "a", 200, 201)},
 			Coverage{LateReleaseFree: 1}},
 		{"late release, key taken", []history.Op{covOp(A, ok, 1, "a", 0, 1), covOp(A, ok, 2, "b", 150, 151), covOp(R, ok, 1, "a", 200, 201)},
