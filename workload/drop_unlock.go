@@ -97,14 +97,16 @@ type dropConn struct {
 }
 
 // subscribeArg and the message kinds are as RESP carries them: a bulk
-// string of their length (go-redis writes commands in lower case).
+// string of their length (go-redis writes its commands' names in lower
+// case, and a connection's every write meets this test: no copy of it
+// is made).
 var (
 	subscribeArg = []byte("subscribe\r\n")
 	pushKinds    = [][]byte{[]byte("$7\r\nmessage\r\n"), []byte("$8\r\npmessage\r\n"), []byte("$8\r\nsmessage\r\n")}
 )
 
 func (c *dropConn) Write(p []byte) (int, error) {
-	if !c.subscribed.Load() && bytes.Contains(bytes.ToLower(p), subscribeArg) {
+	if !c.subscribed.Load() && bytes.Contains(p, subscribeArg) {
 		c.subscribed.Store(true)
 	}
 	return c.Conn.Write(p)
