@@ -24,9 +24,14 @@ type Waiter interface {
 	WakeBound() time.Duration
 }
 
-// WaiterOf is l as a Waiter, if it can wait.
+// WaiterOf is l as a Waiter, if it can wait: a lock that says whether it
+// can (CanWait, a lock process by its ping's reply) is one only if it
+// says so.
 func WaiterOf(l Locker) (Waiter, bool) {
 	w, ok := l.(Waiter)
+	if c, says := l.(interface{ CanWait() bool }); ok && says && !c.CanWait() {
+		return nil, false
+	}
 	return w, ok
 }
 

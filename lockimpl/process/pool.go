@@ -128,6 +128,28 @@ func (pp *Pool) Acquire(ctx context.Context, key string, ttl time.Duration) (loc
 	return p.Acquire(ctx, key, ttl)
 }
 
+// AcquireWait implements lockimpl.Waiter through the client's process.
+func (pp *Pool) AcquireWait(ctx context.Context, key string, ttl, wait time.Duration) (lockimpl.Lease, error) {
+	p, err := pp.proc(ctx)
+	if err != nil {
+		return lockimpl.Lease{}, err
+	}
+	return p.AcquireWait(ctx, key, ttl, wait)
+}
+
+// WakeBound implements lockimpl.Waiter, as the clients' processes said
+// (the first one started).
+func (pp *Pool) WakeBound() time.Duration {
+	if p := pp.started(); p != nil {
+		return p.WakeBound()
+	}
+	return 0
+}
+
+// CanWait says whether the clients' processes declared a wake-up bound
+// (lockimpl.WaiterOf).
+func (pp *Pool) CanWait() bool { return pp.WakeBound() > 0 }
+
 // Permits implements lockimpl.Permitter, as the clients' processes said
 // (the first one started).
 func (pp *Pool) Permits() int {

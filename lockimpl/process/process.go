@@ -39,6 +39,11 @@ type Request struct {
 	// declared that shape (Reply.Shape).
 	Permits int    `json:"permits,omitempty"`
 	Access  string `json:"access,omitempty"`
+	// WaitMs, on an acquire of a run with --wait, is how long the lock
+	// may wait for the key (blocking, as its library does) before it
+	// answers refused; it goes only to a process whose first ping's
+	// reply declared a wake-up bound (Reply.WakeBoundMs).
+	WaitMs int64 `json:"wait_ms,omitempty"`
 }
 
 // The shapes a lock process declares (Reply.Shape), lockimpl's.
@@ -93,6 +98,16 @@ type Reply struct {
 	Shape            string `json:"shape,omitempty"`
 	MaxPermits       int    `json:"max_permits,omitempty"`
 	WriterPreference bool   `json:"writer_preference,omitempty"`
+	// WakeBoundMs, on the reply to the first ping, says the lock's
+	// acquires can wait (an acquire's wait_ms, --wait), and the longest
+	// it lets a waiter sleep while the key is free (its poll interval,
+	// or its pub/sub wake-up's fallback), lockimpl.Waiter's WakeBound.
+	WakeBoundMs int64 `json:"wake_bound_ms,omitempty"`
+	// TriedMs, on an ok reply to an acquire that waited, is when the
+	// lock sent the try that took the key, in ms after the request was
+	// read (lockimpl.Lease.Acquired); absent, the waiter's window is
+	// not judged (a refused one is).
+	TriedMs *int64 `json:"tried_ms,omitempty"`
 	// NotSent, with Error, says the request never reached Redis (a
 	// client's circuit breaker refused it, no connection could be had):
 	// it did not happen, and is counted, not recorded (lockimpl.ErrNotSent).
@@ -165,6 +180,9 @@ type Lock struct {
 	shape      string
 	k          int
 	writerPref bool
+	// wake is the wake-up bound the process declared (0: its acquires do
+	// not wait).
+	wake time.Duration
 	events     map[int64]*history.Op // announced extends, by seq
 	// killed: the process was killed on purpose (crash-client); its end
 	// is not the lock's fault.
@@ -286,6 +304,7 @@ func (p *Lock) ready(timeout time.Duration, say func(string)) error {
 	p.scope, p.round, p.add = r.Scope, time.Duration(r.TTLRoundMs)*time.Millisecond, time.Duration(r.TTLAddMs)*time.Millisecond
 	p.own, p.waits = time.Duration(r.OpTimeoutMs)*time.Millisecond, r.AcquireWaitsTTL
 	p.shape, p.writerPref = cmp.Or(r.Shape, ShapeMutex), r.WriterPreference
+	p.wake = time.Duration(r.WakeBoundMs) * time.Millisecond
 	p.emu.Unlock()
 	var le *LateError
 	if errors.As(err, &le) {
@@ -316,6 +335,8 @@ func (p *Lock) fitsRun(r Reply) error {
 		return bad(`takes at most %d permits (its ping's reply says "max_permits":%d), not --permits %d`, r.MaxPermits, r.MaxPermits, p.k)
 	case r.WriterPreference && p.shape != ShapeRWLock:
 		return bad(`replied "writer_preference":true to its ping as a %s: writer preference is a read-write lock's ("shape":"rwlock")`, p.shape)
+	case r.WakeBoundMs < 0 || r.WakeBoundMs > history.MaxTTLms:
+		return bad(`replied "wake_bound_ms":%d to its ping: a wake-up bound is 1 to %d ms (or absent: its acquires do not wait)`, r.WakeBoundMs, history.MaxTTLms)
 	}
 	return nil
 }
@@ -703,7 +724,13 @@ func (p *Lock) Acquire(ctx context.Context, key string, ttl time.Duration) (lock
 // acquireIn is an acquire in access mode, which the request carries to a
 // read-write lock's process; a semaphore's carries its permits.
 func (p *Lock) acquireIn(ctx context.Context, key string, ttl time.Duration, access string) (lockimpl.Lease, error) {
-	req := Request{Op: "acquire", Key: key, TTLms: ttl.Milliseconds()}
+	return p.acquireFor(ctx, key, ttl, access, 0)
+}
+
+// acquireFor is acquireIn for an acquire that may wait up to wait for
+// the key (0: a try), which the request carries.
+func (p *Lock) acquireFor(ctx context.Context, key string, ttl time.Duration, access string, wait time.Duration) (lockimpl.Lease, error) {
+	req := Request{Op: "acquire", Key: key, TTLms: ttl.Milliseconds(), WaitMs: wait.Milliseconds()}
 	switch p.Shape() {
 	case ShapeSemaphore:
 		req.Permits = max(p.k, 1)
@@ -711,7 +738,7 @@ func (p *Lock) acquireIn(ctx context.Context, key string, ttl time.Duration, acc
 		req.Access = access
 	}
 	call := time.Duration(p.now())
-	r, err := p.ask(ctx, req, p.timeout+p.acquireWait(ttl))
+	r, err := p.ask(ctx, req, p.timeout+p.acquireWait(ttl)+wait)
 	if err == nil {
 		err = outcome(r, req, lockimpl.ErrNotAcquired)
 	}
@@ -722,6 +749,12 @@ func (p *Lock) acquireIn(ctx context.Context, key string, ttl time.Duration, acc
 		return lockimpl.Lease{}, fmt.Errorf("%w: lock process %q replied ok to an acquire without a token", lockimpl.ErrBadLock, p.cmdline)
 	}
 	l := lockimpl.Lease{Key: key, Token: r.Token, Fence: r.Fence, Acquired: call, TTL: ttl}
+	if wait > 0 {
+		l.Acquired = 0 // the try that took the key: unknown unless the process says
+		if r.TriedMs != nil && *r.TriedMs >= 0 {
+			l.Acquired = call + time.Duration(*r.TriedMs)*time.Millisecond
+		}
+	}
 	p.emu.Lock()
 	defer p.emu.Unlock()
 	if p.scope != "" {
@@ -730,6 +763,24 @@ func (p *Lock) acquireIn(ctx context.Context, key string, ttl time.Duration, acc
 	}
 	return l, nil
 }
+
+// AcquireWait implements lockimpl.Waiter: an acquire in the mode ctx
+// names (a write if none) that the process may hold up to wait, as its
+// library's blocking acquire does.
+func (p *Lock) AcquireWait(ctx context.Context, key string, ttl, wait time.Duration) (lockimpl.Lease, error) {
+	return p.acquireFor(ctx, key, ttl, lockimpl.AccessOf(ctx), wait)
+}
+
+// WakeBound implements lockimpl.Waiter, as the process declared it.
+func (p *Lock) WakeBound() time.Duration {
+	p.emu.Lock()
+	defer p.emu.Unlock()
+	return p.wake
+}
+
+// CanWait says whether the process declared a wake-up bound: only then
+// is it a lockimpl.Waiter (lockimpl.WaiterOf).
+func (p *Lock) CanWait() bool { return p.WakeBound() > 0 }
 
 // acquireWait is how long an acquire of ttl may wait for a taken key
 // before it answers (AcquireWaitsTTL): ttl rounded up, or 0.

@@ -24,7 +24,7 @@ import (
 func EnvFromProcess() lockimpl.Env {
 	env := lockimpl.Env{Username: os.Getenv("LOCKCHECK_REDIS_USER"), Password: os.Getenv("LOCKCHECK_REDIS_PASSWORD"),
 		Topology: os.Getenv("LOCKCHECK_TOPOLOGY"), MasterName: os.Getenv("LOCKCHECK_MASTER_NAME"),
-		SentinelPassword: os.Getenv("LOCKCHECK_SENTINEL_PASSWORD"), PoolSize: 256}
+		SentinelPassword: os.Getenv("LOCKCHECK_SENTINEL_PASSWORD"), PoolSize: 256, Now: Now}
 	if a := os.Getenv("LOCKCHECK_REDIS_ADDRS"); a != "" {
 		env.Addrs = strings.Split(a, ",")
 	}
@@ -50,6 +50,14 @@ func EnvFromProcess() lockimpl.Env {
 	return env
 }
 
+// serveStart is the origin of Now.
+var serveStart = time.Now()
+
+// Now is the clock a served lock is given (EnvFromProcess's Env.Now), so
+// that Serve reads the instants its leases carry: a waiter's try that
+// took the key (Reply.TriedMs).
+func Now() int64 { return int64(time.Since(serveStart)) }
+
 // Serve speaks the lock-process protocol for l (docs/own-lock.md): a
 // request per line from in, each served on a goroutine of its own, its
 // reply a line on out, until in ends. A lease the lock later loses (its
@@ -57,8 +65,10 @@ func EnvFromProcess() lockimpl.Env {
 // says so in the ping's reply. So any Go lock runs as a lock process,
 // one per client if asked (lockcheck serve), where a stop-the-world pause
 // (SIGSTOP) stops the library's own goroutines too. The ping's reply
-// declares the lock's shape (lockimpl.ShapeOfLock); a read-write lock's acquires are
-// taken in the mode their request says.
+// declares the lock's shape (lockimpl.ShapeOfLock) and, for a lock that
+// can wait (lockimpl.Waiter), its wake-up bound; a read-write lock's
+// acquires are taken in the mode their request says, and an acquire with
+// a wait waits (AcquireWait).
 func Serve(l lockimpl.Locker, opTimeout time.Duration, in io.Reader, out io.Writer) error {
 	s := &server{l: l, timeout: opTimeout, out: json.NewEncoder(out), leases: map[string]lockimpl.Lease{}}
 	sc := bufio.NewScanner(in)
@@ -104,7 +114,7 @@ func (s *server) serve(req Request) Reply {
 	ctx := lockimpl.WithClient(context.Background(), req.Client)
 	if s.timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.timeout)
+		ctx, cancel = context.WithTimeout(ctx, s.timeout+time.Duration(req.WaitMs)*time.Millisecond)
 		defer cancel()
 	}
 	r := Reply{ID: req.ID}
@@ -117,11 +127,16 @@ func (s *server) serve(req Request) Reply {
 			r.TTLRoundMs, r.TTLAddMs = rule.Round.Milliseconds(), rule.Add.Milliseconds()
 		}
 		r.Shape, r.WriterPreference = lockimpl.ShapeOfLock(s.l), lockimpl.WritersPreferredOf(s.l)
+		if w, ok := lockimpl.WaiterOf(s.l); ok {
+			r.WakeBoundMs = (w.WakeBound() + time.Millisecond - 1).Milliseconds()
+		}
 		return r
 	case "acquire":
 		var l lockimpl.Lease
+		read := Now()
 		if l, err = s.acquire(ctx, req); err == nil {
 			r.Token, r.Fence = l.Token, l.Fence
+			r.TriedMs = triedMs(req, l, read)
 			s.hold(l)
 		}
 	case "release":
@@ -154,6 +169,19 @@ func (s *server) serve(req Request) Reply {
 	return r
 }
 
+// triedMs is, for an acquire that waited, when its lock sent the try that
+// took the key, in whole ms after the request was read (down: never
+// later than it was): nil where the lease's instant is not on Now's
+// clock, or for a try.
+func triedMs(req Request, l lockimpl.Lease, read int64) *int64 {
+	t := int64(l.Acquired)
+	if req.WaitMs <= 0 || t < read || t > Now() {
+		return nil
+	}
+	ms := time.Duration(t - read).Milliseconds()
+	return &ms
+}
+
 // acquire takes req's lease: in the mode it names from a read-write
 // lock; a write (or no mode) from any other. A semaphore's permits were
 // its lock's from the start (LOCKCHECK_PERMITS): a request naming others
@@ -162,6 +190,12 @@ func (s *server) acquire(ctx context.Context, req Request) (lockimpl.Lease, erro
 	ttl := time.Duration(req.TTLms) * time.Millisecond
 	if k := lockimpl.PermitsOf(s.l); req.Permits != 0 && req.Permits != k {
 		return lockimpl.Lease{}, fmt.Errorf("acquire %s of %d permits: the served lock has %d (LOCKCHECK_PERMITS)", req.Key, req.Permits, k)
+	}
+	if w, ok := lockimpl.WaiterOf(s.l); ok && req.WaitMs > 0 {
+		return w.AcquireWait(lockimpl.WithAccess(ctx, req.Access), req.Key, ttl, time.Duration(req.WaitMs)*time.Millisecond)
+	}
+	if req.WaitMs > 0 {
+		return lockimpl.Lease{}, fmt.Errorf("acquire %s with a wait of %d ms: the served lock cannot wait (it declared no wake-up bound)", req.Key, req.WaitMs)
 	}
 	if rw, ok := lockimpl.ReadWriterOf(s.l); ok && req.Access != "" {
 		return rw.AcquireIn(ctx, req.Key, ttl, req.Access)
