@@ -182,8 +182,8 @@ type Lock struct {
 	writerPref bool
 	// wake is the wake-up bound the process declared (0: its acquires do
 	// not wait).
-	wake time.Duration
-	events     map[int64]*history.Op // announced extends, by seq
+	wake   time.Duration
+	events map[int64]*history.Op // announced extends, by seq
 	// killed: the process was killed on purpose (crash-client); its end
 	// is not the lock's fault.
 	killed atomic.Bool
