@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"context"
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
@@ -159,4 +160,36 @@ func processMemory() int64 {
 	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
 	metrics.Read(s)
 	return int64(s[0].Value.Uint64()) - int64(s[1].Value.Uint64())
+}
+
+// boundedByMemory is ctx, cancelled once the process's memory passes
+// limit (watchMemory; none if limit is 0), for a search that keeps no
+// budget of its own states (the shapes' models: the semaphore's, the
+// read-write lock's, the reentrant lock's); spent says whether it was
+// the memory that ended it, and end stops the watch.
+func boundedByMemory(ctx context.Context, limit int64) (_ context.Context, spent func() bool, end func()) {
+	w := watchMemory(limit)
+	if w == nil {
+		return ctx, func() bool { return false }, func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(watchEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if w.high() {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	return ctx, w.high, func() { close(done); cancel(); w.end() }
 }

@@ -33,6 +33,8 @@ func linearizableReentrant(ctx context.Context, ops []history.Op, opt Options) R
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
+	ctx, spent, end := boundedByMemory(ctx, opt.Memory)
+	defer end()
 	rm := reentrantModel{leaseModel{eps: int64(opt.ClockTolerance)}}
 	pm := stopOnDone(ctx, rm.porcupine())
 	out := make([]keyResult, len(keys))
@@ -47,11 +49,7 @@ func linearizableReentrant(ctx context.Context, ops []history.Op, opt Options) R
 		case porcupine.Illegal:
 			kr.verdict, kr.v = Invalid, stuckReentrant(ctx, pm, key, judged, rm.m.eps)
 		default:
-			reason := OutOfTime
-			if parent.Err() != nil {
-				reason = Interrupted
-			}
-			kr.verdict, kr.why = Unknown, undecided(key, lops, reason, time.Since(start))
+			kr.verdict, kr.why = Unknown, undecided(key, lops, shapeReason(parent, spent), time.Since(start))
 		}
 	})
 	collectKeys(&res, keys, groups, out)

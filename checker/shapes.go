@@ -53,6 +53,8 @@ func linearizableShape(ctx context.Context, ops []history.Op, opt Options, sh sh
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
+	ctx, spent, end := boundedByMemory(ctx, opt.Memory)
+	defer end()
 	out := make([]keyResult, len(keys))
 	parallel(len(keys), func(i int) {
 		key, kr, start := keys[i], &out[i], time.Now()
@@ -65,12 +67,8 @@ func linearizableShape(ctx context.Context, ops []history.Op, opt Options, sh sh
 		case porcupine.Illegal:
 			kr.verdict, kr.v = Invalid, stuckPermits(ctx, m, key, pops)
 		default:
-			reason := OutOfTime
-			if parent.Err() != nil {
-				reason = Interrupted
-			}
 			kr.verdict = Unknown
-			kr.why = undecided(key, toLockOps(groups[key], int64(opt.InfoHorizon)), reason, time.Since(start))
+			kr.why = undecided(key, toLockOps(groups[key], int64(opt.InfoHorizon)), shapeReason(parent, spent), time.Since(start))
 		}
 	})
 	collectKeys(&res, keys, groups, out)
@@ -233,4 +231,17 @@ func peakHolders(ops []history.Op) int64 {
 		return ""
 	})
 	return peak
+}
+
+// shapeReason is why a shape's key was not decided: the run interrupted
+// (parent ended), the process's memory past its bound (spent), or its
+// time out.
+func shapeReason(parent context.Context, spent func() bool) string {
+	switch {
+	case parent.Err() != nil:
+		return Interrupted
+	case spent():
+		return OutOfMemory
+	}
+	return OutOfTime
 }
