@@ -41,14 +41,15 @@ func TestProcess_Wait(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var released time.Duration
+		releasedAt := make(chan time.Duration, 1)
 		go func() {
 			time.Sleep(300 * time.Millisecond)
-			released = now()
+			releasedAt <- now()
 			_ = l.Release(ctx, held)
 		}()
 		got, err := w.AcquireWait(ctx, key, time.Minute, 5*time.Second)
 		returned := now()
+		released := <-releasedAt
 		if err != nil {
 			t.Fatalf("per client %v: a wait for a key released after 300 ms: %v", perClient, err)
 		}
