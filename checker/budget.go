@@ -174,6 +174,7 @@ func boundedByMemory(ctx context.Context, limit int64) (_ context.Context, spent
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
+	var tripped atomic.Bool // sticky: the watch resets once the search has let go
 	go func() {
 		t := time.NewTicker(watchEvery)
 		defer t.Stop()
@@ -185,11 +186,12 @@ func boundedByMemory(ctx context.Context, limit int64) (_ context.Context, spent
 				return
 			case <-t.C:
 				if w.high() {
+					tripped.Store(true)
 					cancel()
 					return
 				}
 			}
 		}
 	}()
-	return ctx, w.high, func() { close(done); cancel(); w.end() }
+	return ctx, tripped.Load, func() { close(done); cancel(); w.end() }
 }
