@@ -97,16 +97,21 @@ type dropConn struct {
 }
 
 // subscribeArg and the message kinds are as RESP carries them: a bulk
-// string of their length (go-redis writes its commands' names in lower
-// case, and a connection's every write meets this test: no copy of it
-// is made).
+// string of their length. go-redis writes a subscription's command alone
+// and its name in lower case, first after the array's header (pubsub.go
+// _subscribe and writeCmd at v9.23.0), so a write is looked at only in
+// its first subscribeHead bytes: every write of every connection of a
+// run with a client fault meets this test, and a lock's commands carry
+// keys and scripts far longer.
+const subscribeHead = 32
+
 var (
 	subscribeArg = []byte("subscribe\r\n")
 	pushKinds    = [][]byte{[]byte("$7\r\nmessage\r\n"), []byte("$8\r\npmessage\r\n"), []byte("$8\r\nsmessage\r\n")}
 )
 
 func (c *dropConn) Write(p []byte) (int, error) {
-	if !c.subscribed.Load() && bytes.Contains(p, subscribeArg) {
+	if !c.subscribed.Load() && bytes.Contains(p[:min(len(p), subscribeHead)], subscribeArg) {
 		c.subscribed.Store(true)
 	}
 	return c.Conn.Write(p)
