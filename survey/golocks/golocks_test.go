@@ -2,6 +2,8 @@ package golocks
 
 import (
 	"context"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -135,6 +137,86 @@ func TestProcessAdapters_Contention(t *testing.T) {
 			if a.topology == cluster.Redlock && (res.Summary.Undone == 0 || res.Summary.Ops.Get(history.Acquire, history.Fail) != 0) {
 				t.Errorf("%s: %d undone, %d refusals recorded; want undone attempts and no recorded refusal", a.name, res.Summary.Undone, res.Summary.Ops.Get(history.Acquire, history.Fail))
 			}
+		})
+	}
+}
+
+// requirePHP skips t unless php and each of files (the libraries'
+// autoloaders) are installed; with LOCKCHECK_REQUIRE_PYREDIS set (make
+// test) it fails instead, as the PHP demonstrations' tests do.
+func requirePHP(t *testing.T, files ...string) {
+	t.Helper()
+	missing := ""
+	if _, err := exec.LookPath("php"); err != nil {
+		missing = "php"
+	}
+	for _, f := range files {
+		if _, err := os.Stat(f); err != nil && missing == "" {
+			missing = f
+		}
+	}
+	if missing == "" {
+		return
+	}
+	const apt = "apt-get install php-cli php-redis php-symfony-lock php-symfony-semaphore php-illuminate-redis"
+	if os.Getenv("LOCKCHECK_REQUIRE_PYREDIS") != "" {
+		t.Fatalf("%s is required here (LOCKCHECK_REQUIRE_PYREDIS is set): %s", missing, apt)
+	}
+	t.Skipf("%s is not installed (%s)", missing, apt)
+}
+
+// TestProcessAdapters_Shapes: the PHP adapters beyond the mutex, one
+// process per client. Laravel's funnel()->limit(3) and Symfony's
+// createSemaphore(key, 3) declare "shape":"semaphore" and take each
+// acquire's permits: a key has three holders at once at the resource,
+// never four. Symfony Lock's shared lock declares "shape":"rwlock":
+// readers overlap (acquireRead), a writer (acquire) never overlaps
+// anyone. Each is valid under no fault: holds of 300 ms, fixed, end
+// inside Symfony Semaphore's shortest real lease (its member expires at
+// the client's time(), whole seconds, plus the 2 s TTL: at least 1 s),
+// which the rest of the second breaks at the longer holds of
+// TestProcessAdapters_Contention. The read-write run has two keys:
+// every release of Symfony's is answered with no outcome, and on one key
+// of six clients the search for which of them took effect ran out of
+// its 5 minutes (a readers' overlap contradicts none of them).
+func TestProcessAdapters_Shapes(t *testing.T) {
+	requirePHP(t, "/usr/share/php/Symfony/Component/Lock/autoload.php", "/usr/share/php/Symfony/Component/Semaphore/autoload.php",
+		"/usr/share/php/Illuminate/Redis/autoload.php", "/usr/share/php/Illuminate/Cache/autoload.php")
+	php := filepath.Join("..", "..", "examples", "adapters", "php", "lock.php") + " --lib "
+	base := workload.Config{Clients: 6, Keys: 1, TTL: 2 * time.Second, Hold: 300 * time.Millisecond, HoldDist: workload.HoldFixed, Duration: 4 * time.Second, Seed: 1}
+	for _, a := range []struct {
+		lib     string
+		permits int
+		readers float64
+	}{
+		{"laravel-funnel", 3, 0},
+		{"symfony-semaphore", 3, 0},
+		{"symfony-shared", 0, 0.5},
+	} {
+		t.Run(a.lib, func(t *testing.T) {
+			w := base
+			w.Permits, w.Readers = a.permits, a.readers
+			if a.readers > 0 {
+				w.Keys, w.TTL = 2, time.Second
+			}
+			e := process.PerClientEntry(a.lib, php+a.lib, "")
+			res := lockchecktest.Run(t, a.lib, e.Factory, lockchecktest.Options{Workload: w, Check: checker.Options{Timeout: time.Minute}})
+			judged(t, res, false)
+			m, _ := res.Findings.Checker("mutex")
+			var peak int64
+			for _, k := range res.KeysAtResource {
+				peak = max(peak, k.Holders)
+				if k.WriterOverlapNs != 0 {
+					t.Errorf("%s: a writer overlapped another holder of %s for %d ns", a.lib, k.Key, k.WriterOverlapNs)
+				}
+			}
+			if a.permits > 0 && (peak != int64(a.permits) || m.Figures["over_admitted"] != 0) {
+				t.Errorf("%s at --permits %d: peak holders %d (%v), over-admitted %d; want %d at once, never more", a.lib, a.permits, peak, res.KeysAtResource, m.Figures["over_admitted"], a.permits)
+			}
+			if a.readers > 0 && (peak < 2 || m.Figures["writer_overlaps"] != 0) {
+				t.Errorf("%s at --readers %g: peak holders %d (%v), writer overlaps %d; want readers at once, no writer with anyone", a.lib, a.readers, peak, res.KeysAtResource, m.Figures["writer_overlaps"])
+			}
+			t.Logf("%s: peak holders %v; ops %+v", a.lib, res.KeysAtResource, res.Summary.Ops)
 		})
 	}
 }

@@ -38,22 +38,36 @@
 //                   One node. No extend (verify --lock-no-extend); one
 //                   process per client.
 //   --lib symfony-semaphore  Symfony Semaphore (php-symfony-semaphore)
-//                   with a limit of 1 over its RedisStore, a semaphore's
-//                   sorted sets in place of a key: SemaphoreFactory's
-//                   createSemaphore(key, 1, 1, ttl), acquire(),
-//                   refresh($ttl), release(). Its expiry is the client's
-//                   time() (whole seconds) plus the TTL, kept as a score
-//                   and compared with the next client's time().
+//                   over its RedisStore, a semaphore's sorted sets in
+//                   place of a key: SemaphoreFactory's
+//                   createSemaphore(key, k, 1, ttl), acquire(),
+//                   refresh($ttl), release(), with k the acquire's
+//                   "permits" (--permits; 1 without it, a mutex). The
+//                   ping says "shape":"semaphore". Its expiry is the
+//                   client's time() (whole seconds) plus the TTL, kept as
+//                   a score and compared with the next client's time();
+//                   its script fails on a TTL that is not whole seconds.
 //   --lib laravel-funnel  Laravel's concurrency limiter
-//                   (php-illuminate-redis) with one slot, as its
-//                   documentation shows it: funnel(key)->limit(1)
-//                   ->releaseAfter(seconds)->block(0)->then(callback,
-//                   failure). Its only API runs a callback under the
-//                   lock, so, as malkusch's, the lease is the callback's
-//                   run suspended in a Fiber until its release. Its slot
-//                   is a key "key1" set EX releaseAfter (whole seconds,
-//                   rounded up), and its release reports no outcome.
-//                   No extend (verify --lock-no-extend).
+//                   (php-illuminate-redis), as its documentation shows
+//                   it: funnel(key)->limit(k)->releaseAfter(seconds)
+//                   ->block(0)->then(callback, failure), with k the
+//                   acquire's "permits" (--permits; 1 without it). The
+//                   ping says "shape":"semaphore". Its only API runs a
+//                   callback under the lock, so, as malkusch's, the lease
+//                   is the callback's run suspended in a Fiber until its
+//                   release. Its slots are keys "key1".."keyk", each set
+//                   EX releaseAfter (whole seconds, rounded up), and its
+//                   release reports no outcome. No extend (verify
+//                   --lock-no-extend).
+//   --lib symfony-shared  Symfony Lock's shared (read-write) lock over a
+//                   RedisStore (a SharedLockStoreInterface): createLock
+//                   (key, ttl, false), then acquireRead(false) for an
+//                   acquire with "access":"read" and acquire(false) for
+//                   "write" (or none), refresh($ttl), release(). The ping
+//                   says "shape":"rwlock", without writer preference: its
+//                   saveRead refuses a reader only while a writer's
+//                   "__write__" member is in the key's sorted set, never
+//                   for a write acquire in flight.
 //   --lib malkusch-redlock  the same mutex over every master (topology
 //                   redlock), as its README's RedLock: a lock() that
 //                   timed out is undone (each try that failed released
@@ -219,9 +233,15 @@ final class Server
                     if ($this->lib === 'laravel') {
                         $reply['ttl_round_ms'] = 1000; // EX: whole seconds, rounded up
                     }
+                    if ($this->lib === 'symfony-semaphore') {
+                        $reply['shape'] = 'semaphore'; // each acquire's "permits" is its limit
+                    }
+                    if ($this->lib === 'symfony-shared') {
+                        $reply['shape'] = 'rwlock'; // no writer preference: see saveRead
+                    }
                     break;
                 case 'acquire':
-                    $token = $this->acquire($req['key'], $req['ttl_ms'] / 1000.0);
+                    $token = $this->acquire($req);
                     if ($token === false) {
                         $reply['undone'] = true;
                         break;
@@ -263,8 +283,10 @@ final class Server
     }
 
     // acquire returns the lease's token, null if refused, false if undone.
-    private function acquire(string $key, float $ttl): string|false|null
+    private function acquire(array $req): string|false|null
     {
+        $key = $req['key'];
+        $ttl = $req['ttl_ms'] / 1000.0;
         $token = bin2hex(random_bytes(16));
         switch ($this->lib) {
             case 'symfony-redlock':
@@ -280,9 +302,17 @@ final class Server
                 $factory = new \Symfony\Component\Lock\LockFactory(new \Symfony\Component\Lock\Store\RedisStore($this->redis(), $ttl));
                 $lock = $factory->createLock($key, $ttl, false);
                 break;
+            case 'symfony-shared':
+                $factory = new \Symfony\Component\Lock\LockFactory(new \Symfony\Component\Lock\Store\RedisStore($this->redis(), $ttl));
+                $lock = $factory->createLock($key, $ttl, false);
+                if (!(($req['access'] ?? 'write') === 'read' ? $lock->acquireRead(false) : $lock->acquire(false))) {
+                    return null;
+                }
+                $this->leases[$token] = $lock;
+                return $token;
             case 'symfony-semaphore':
                 $factory = new \Symfony\Component\Semaphore\SemaphoreFactory(new \Symfony\Component\Semaphore\Store\RedisStore($this->redis()));
-                $lock = $factory->createSemaphore($key, 1, 1, $ttl, false);
+                $lock = $factory->createSemaphore($key, (int) ($req['permits'] ?? 1), 1, $ttl, false);
                 break;
             case 'laravel':
                 $conn = new \Illuminate\Redis\Connections\PhpRedisConnection($this->redis());
@@ -436,7 +466,8 @@ final class Malkusch
     }
 }
 
-// Funnel serves Laravel's concurrency limiter with one slot. Its only
+// Funnel serves Laravel's concurrency limiter, its limit the acquire's
+// permits (1 without --permits: one slot, a mutex). Its only
 // API runs a callback under the lock: the lease is the callback's run,
 // suspended in a Fiber until its release resumes it; the callback then
 // returns and the limiter deletes its slot (if it still holds its id).
@@ -452,9 +483,10 @@ final class Funnel
             switch ($req['op']) {
                 case 'ping':
                     self::conn()->ping();
-                    return $reply + ['ok' => true, 'ttl_round_ms' => 1000]; // EX, whole seconds
+                    // EX, whole seconds; each acquire's "permits" is its limit.
+                    return $reply + ['ok' => true, 'ttl_round_ms' => 1000, 'shape' => 'semaphore'];
                 case 'acquire':
-                    return $reply + self::hold($req['key'], max(1, (int) ceil($req['ttl_ms'] / 1000)));
+                    return $reply + self::hold($req['key'], max(1, (int) ceil($req['ttl_ms'] / 1000)), (int) ($req['permits'] ?? 1));
                 case 'release':
                     $fiber = self::$held[$req['token'] ?? ''] ?? null;
                     unset(self::$held[$req['token'] ?? '']);
@@ -483,11 +515,11 @@ final class Funnel
 
     // hold tries the slot once (block(0): a refusal is its timeout) and,
     // if it got it, keeps the callback suspended.
-    private static function hold(string $key, int $seconds): array
+    private static function hold(string $key, int $seconds, int $permits): array
     {
         $refused = false;
-        $fiber = new \Fiber(function () use ($key, $seconds, &$refused): void {
-            self::conn()->funnel($key)->limit(1)->releaseAfter($seconds)->block(0)->then(
+        $fiber = new \Fiber(function () use ($key, $seconds, $permits, &$refused): void {
+            self::conn()->funnel($key)->limit($permits)->releaseAfter($seconds)->block(0)->then(
                 fn () => \Fiber::suspend(),
                 function () use (&$refused): void {
                     $refused = true;
@@ -506,7 +538,7 @@ final class Funnel
 
 $opts = getopt('', ['lib:']);
 $lib = $opts['lib'] ?? '';
-$libs = ['symfony', 'symfony-redlock', 'symfony-semaphore', 'laravel', 'laravel-funnel', 'malkusch', 'malkusch-redlock'];
+$libs = ['symfony', 'symfony-redlock', 'symfony-shared', 'symfony-semaphore', 'laravel', 'laravel-funnel', 'malkusch', 'malkusch-redlock'];
 if (!in_array($lib, $libs, true)) {
     fail('--lib ' . implode(', ', $libs));
 }
