@@ -51,13 +51,24 @@ func longestSpan(spans []span) int64 {
 
 // nestedRefusals drops each definite refusal whose interval holds that
 // of another refusal kept (of two alike, the later in ops goes), and says
-// how many it dropped. For a semaphore's ops only: a read-write lock's
-// read refusal under writer preference may take effect where a writer
-// was in flight, outside its interval's rule.
+// how many it dropped. For a semaphore's ops: any refusal's legality
+// there is one count, k leases held.
 func nestedRefusals(ops []*permitOp) ([]*permitOp, int) {
+	refusal := func(*permitOp) bool { return true }
+	return nestedWithin(ops, refusal, refusal)
+}
+
+// nestedWithin drops each definite refusal o with drops(o) whose
+// interval holds that of a refusal kept with holds(it), and says how
+// many it dropped. It is exact where an inner refusal that holds is
+// legal only at instants the outer one is legal at too: the outer one
+// then takes effect where the inner one did, right after it, in the same
+// state, and it changes none. A chain of such drops ends on a refusal
+// kept, so each is justified by one in what is left.
+func nestedWithin(ops []*permitOp, drops, holds func(*permitOp) bool) ([]*permitOp, int) {
 	var refusals []int // positions in ops
 	for i, o := range ops {
-		if o.f == history.Acquire && o.typ == history.Fail {
+		if o.f == history.Acquire && o.typ == history.Fail && (drops(o) || holds(o)) {
 			refusals = append(refusals, i)
 		}
 	}
@@ -70,11 +81,13 @@ func nestedRefusals(ops []*permitOp) ([]*permitOp, int) {
 	drop := make([]bool, len(ops))
 	earliest := int64(history.MaxTime)
 	for _, i := range refusals {
-		if ops[i].ret >= earliest {
+		if drops(ops[i]) && ops[i].ret >= earliest {
 			drop[i] = true
 			continue
 		}
-		earliest = ops[i].ret
+		if holds(ops[i]) {
+			earliest = min(earliest, ops[i].ret)
+		}
 	}
 	out := ops[:0:0]
 	for i, o := range ops {

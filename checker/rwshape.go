@@ -30,43 +30,56 @@ func HistoryReadWrite(ops []history.Op) bool {
 // key's ops against readWrite's model, less its refusals that were
 // surely legal (surelyRefusedRW).
 func linearizableReadWrite(ctx context.Context, ops []history.Op, opt Options) Result {
-	return linearizableShape(ctx, ops, opt, readWrite{}, surelyRefusedRW)
+	return linearizableShape(ctx, ops, opt, readWrite{}, surelyRefusedRW(false))
 }
 
-// surelyRefusedRW drops from one key's ops of a read-write lock each
-// definite refusal during all of whose interval a lease that refuses it
-// was surely held: any lease for a write acquire, a write lease for a
-// read acquire. It is exact as surelyRefused is: such a refusal is legal
-// at every instant of its interval in every timeline and changes no
-// state. A hot key's contention is mostly such refusals.
-func surelyRefusedRW(ops []*permitOp, eps int64) ([]*permitOp, int) {
-	writers := map[string]bool{}
-	var writeOps []*permitOp
-	for _, o := range ops {
-		if o.f == history.Acquire && o.write {
-			writers[o.token] = true
-		}
-	}
-	for _, o := range ops {
-		if writers[o.token] {
-			writeOps = append(writeOps, o)
-		}
-	}
-	all, writes := surelyHeldSpans(ops, eps), surelyHeldSpans(writeOps, eps)
-	out := ops[:0:0]
-	for _, o := range ops {
-		if o.f == history.Acquire && o.typ == history.Fail {
-			by := writes
-			if o.write {
-				by = all
-			}
-			if heldThrough(by, o) > 0 {
-				continue
+// surelyRefusedRW drops from one key's ops of a read-write lock
+// (writerPref: one that declares writer preference) each definite
+// refusal at some instant of whose interval a lease that refuses it was
+// surely held (any lease for a write acquire, a write lease for a read
+// acquire), then each refusal whose interval holds that of one kept whose
+// legality implies its own (nestedWithin): a write refusal holding any
+// refusal's (a write lease held refuses a write too), a read refusal
+// holding a read refusal's; under writer preference a read refusal may
+// be legal for a writer in flight, so there only write refusals holding
+// write refusals go. Each is exact as surelyRefused is: such a refusal is
+// legal at that instant in every timeline, and changes no state. A hot
+// key's contention is mostly such refusals.
+func surelyRefusedRW(writerPref bool) func(ops []*permitOp, eps int64) ([]*permitOp, int) {
+	return func(ops []*permitOp, eps int64) ([]*permitOp, int) {
+		writers := map[string]bool{}
+		var writeOps []*permitOp
+		for _, o := range ops {
+			if o.f == history.Acquire && o.write {
+				writers[o.token] = true
 			}
 		}
-		out = append(out, o)
+		for _, o := range ops {
+			if writers[o.token] {
+				writeOps = append(writeOps, o)
+			}
+		}
+		all, writes := surelyHeldSpans(ops, eps), surelyHeldSpans(writeOps, eps)
+		longestAll, longestWrite := longestSpan(all), longestSpan(writes)
+		out := ops[:0:0]
+		for _, o := range ops {
+			if o.f == history.Acquire && o.typ == history.Fail {
+				if o.write && heldWithin(all, longestAll, o) > 0 || !o.write && heldWithin(writes, longestWrite, o) > 0 {
+					continue
+				}
+			}
+			out = append(out, o)
+		}
+		write := func(o *permitOp) bool { return o.write }
+		read := func(o *permitOp) bool { return !o.write }
+		if writerPref {
+			out, _ = nestedWithin(out, write, write)
+		} else {
+			out, _ = nestedWithin(out, read, read)
+			out, _ = nestedWithin(out, write, func(*permitOp) bool { return true })
+		}
+		return out, len(ops) - len(out)
 	}
-	return out, len(ops) - len(out)
 }
 
 // readWriteAtResource is the mutex checker for a read-write lock: no

@@ -105,7 +105,7 @@ func TestShapes_ReadWriteByItsModel(t *testing.T) {
 // their mutations, with some refusals dropped.
 func TestSurelyRefusedRW_AgreesWithOracle(t *testing.T) {
 	n := shapeCases(t)
-	verdicts, dropped := map[Verdict]int{}, 0
+	verdicts, dropped, apartCases := map[Verdict]int{}, 0, 0
 	for seed := 0; seed < n; seed++ {
 		// The histories of TestReadWrite_AgreesWithOracle (its stream).
 		r := rand.New(rand.NewPCG(uint64(seed), 73))
@@ -113,9 +113,14 @@ func TestSurelyRefusedRW_AgreesWithOracle(t *testing.T) {
 		for _, h := range []shapeHistory{h, mutateShape(r, h)} {
 			want := oracleShapeSays(h)
 			m := newPermitModel(h.shape(), int64(h.eps))
-			ops, d := surelyRefusedRW(h.permitOps(), int64(h.eps))
+			ops, d := surelyRefusedRW(h.writerPref)(h.permitOps(), int64(h.eps))
+			rest, apart := readersApart(ops, int64(h.eps))
+			if len(apart) > 0 {
+				apartCases++
+			}
+			verdict, _ := checkParts(context.Background(), m, append(apart, rest))
 			got := Unknown
-			switch checkPermits(context.Background(), m, ops) {
+			switch verdict {
 			case porcupine.Ok:
 				got = Valid
 			case porcupine.Illegal:
@@ -130,8 +135,8 @@ func TestSurelyRefusedRW_AgreesWithOracle(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d histories: %d valid, %d invalid, %d with refusals dropped, 0 disagreements", 2*n, verdicts[Valid], verdicts[Invalid], dropped)
-	if dropped < n/20 || verdicts[Invalid] < n/10 {
-		t.Errorf("%d histories with refusals dropped, %d invalid, of %d: too few to prove anything", dropped, verdicts[Invalid], 2*n)
+	t.Logf("%d histories: %d valid, %d invalid, %d with refusals dropped, %d with readers judged apart, 0 disagreements", 2*n, verdicts[Valid], verdicts[Invalid], dropped, apartCases)
+	if dropped < n/20 || apartCases < n/20 || verdicts[Invalid] < n/10 {
+		t.Errorf("%d histories with refusals dropped, %d with readers apart, %d invalid, of %d: too few to prove anything", dropped, apartCases, verdicts[Invalid], 2*n)
 	}
 }

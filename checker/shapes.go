@@ -45,7 +45,7 @@ func linearizablePermits(ctx context.Context, ops []history.Op, opt Options, k i
 // less those reduce drops (refusals legal anywhere in their interval),
 // against sh's model.
 func linearizableShape(ctx context.Context, ops []history.Op, opt Options, sh shape, reduce func([]*permitOp, int64) ([]*permitOp, int)) Result {
-	rw, _ := sh.(readWrite)
+	rw, isRW := sh.(readWrite)
 	res := Result{Name: "linearizable", Verdict: Valid, Figures: map[string]int64{}}
 	keys, groups := byKey(ops, func(op *history.Op) bool {
 		return op.F == history.Acquire || op.F == history.Release || op.F == history.Extend
@@ -61,11 +61,17 @@ func linearizableShape(ctx context.Context, ops []history.Op, opt Options, sh sh
 		m := newPermitModel(sh, int64(opt.ClockTolerance))
 		pops, dropped := reduce(toPermitOps(groups[key], int64(opt.InfoHorizon), rw.writerPref), m.eps)
 		kr.reduced = dropped
-		switch checkPermits(ctx, m, pops) {
+		parts := [][]*permitOp{pops}
+		if isRW {
+			rest, apart := readersApart(pops, m.eps)
+			parts = append(apart, rest)
+		}
+		verdict, illegal := checkParts(ctx, m, parts)
+		switch verdict {
 		case porcupine.Ok:
 			kr.verdict = Valid
 		case porcupine.Illegal:
-			kr.verdict, kr.v = Invalid, stuckPermits(ctx, m, key, pops)
+			kr.verdict, kr.v = Invalid, stuckPermits(ctx, m, key, illegal)
 		default:
 			kr.verdict = Unknown
 			kr.why = undecided(key, toLockOps(groups[key], int64(opt.InfoHorizon)), shapeReason(parent, spent), time.Since(start))
@@ -76,6 +82,22 @@ func linearizableShape(ctx context.Context, ops []history.Op, opt Options, sh sh
 		res.Note = fmt.Sprintf("judged as a %s", sh)
 	}
 	return res
+}
+
+// checkParts checks each part of one key's ops (independent timelines)
+// under m: illegal, with the part, if one is; unknown if one is and none
+// is illegal.
+func checkParts(ctx context.Context, m permitModel, parts [][]*permitOp) (porcupine.CheckResult, []*permitOp) {
+	verdict := porcupine.Ok
+	for _, p := range parts {
+		switch checkPermits(ctx, m, p) {
+		case porcupine.Illegal:
+			return porcupine.Illegal, p
+		case porcupine.Unknown:
+			verdict = porcupine.Unknown
+		}
+	}
+	return verdict, nil
 }
 
 // surelyRefused drops from one key's ops (of a semaphore of k) each
