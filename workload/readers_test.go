@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/lockimpl"
@@ -72,6 +73,26 @@ func TestReaders_DrawAccess(t *testing.T) {
 		}
 		if f == 1 && reads != 1000 || f == 0.5 && (reads == 0 || reads == 1000) {
 			t.Errorf("--readers %v: %d reads of 1000 draws", f, reads)
+		}
+	}
+}
+
+// TestReaders_StartSpread: a read-write lock's clients start a mean hold
+// apart on each key (client id x hold / keys), so that no start-up burst
+// of readers meets its first writer at once; a mutex's start together.
+func TestReaders_StartSpread(t *testing.T) {
+	rw := &Runner{cfg: Config{Readers: 0.5, Hold: 10 * time.Millisecond, Keys: 5, Clients: 100}}
+	mutex := &Runner{cfg: Config{Hold: 10 * time.Millisecond, Keys: 5, Clients: 100}}
+	for _, tc := range []struct {
+		r    *Runner
+		id   int
+		want time.Duration
+	}{
+		{rw, 0, 0}, {rw, 5, 10 * time.Millisecond}, {rw, 99, 198 * time.Millisecond},
+		{mutex, 0, 0}, {mutex, 99, 0},
+	} {
+		if got := tc.r.startAfter(tc.id); got != tc.want {
+			t.Errorf("readers %v, client %d: starts after %v, want %v", tc.r.cfg.Readers, tc.id, got, tc.want)
 		}
 	}
 }
