@@ -31,7 +31,7 @@ func workloadOf(s scenario.Scenario, topo string, p scenario.Profile, adjust fun
 	if s.ProcessWorkload != nil && p.PerClient {
 		s.ProcessWorkload(&w)
 	}
-	if s.PermitClients > 0 && (p.Permits > 1 || p.Shape == scenario.Reentrant) {
+	if s.PermitClients > 0 && p.OpenFacts() {
 		w.Clients = min(w.Clients, s.PermitClients)
 	}
 	if s.Extends && !p.Renews {

@@ -68,6 +68,11 @@ func ProfileOf(e lockimpl.Entry, where cluster.Config) Profile {
 		PerClient: e.PerClient, Renews: e.Watchdog, Subscribes: e.Subscribes}
 }
 
+// OpenFacts says the lock's model leaves more open per op in flight than
+// a mutex's (a semaphore of k > 1, a reentrant lock): a scenario with
+// PermitClients runs that many clients for it.
+func (p Profile) OpenFacts() bool { return p.Permits > 1 || p.Shape == Reentrant }
+
 // Deadline says whether the lock's leases have a deadline, as far as its
 // runs showed (not a scope).
 func (p Profile) Deadline() bool { return p.Scope == "" }

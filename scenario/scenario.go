@@ -62,13 +62,13 @@ type Scenario struct {
 	// op is a round trip to each of five nodes, and two cores serve fewer
 	// clients within redsync's per-node timeout (5% of the TTL).
 	RedlockClients int
-	// PermitClients, if set, is the client count for a semaphore
-	// (Profile.Permits > 1): its model places every acquire in flight
-	// on a key, and a key of k permits has more that the facts leave open
-	// than a mutex's (which of k leases a grant needed gone, where in its
-	// interval each refusal found k held), and for a reentrant lock
-	// (Profile.Shape Reentrant), whose refusals in the clock tolerance
-	// around each lease's end the model must order.
+	// PermitClients, if set, is the client count for a lock whose model
+	// leaves more open than a mutex's (Profile.OpenFacts): a semaphore's
+	// places every acquire in flight on a key, and a key of k permits has
+	// more that the facts leave open (which of k leases a grant needed
+	// gone, where in its interval each refusal found k held); a reentrant
+	// lock's must order its refusals in the clock tolerance around each
+	// lease's end.
 	PermitClients int
 	// ProcessWorkload, if set, adjusts the workload for a lock run as a
 	// process per client (Profile.PerClient), after Workload: each run
