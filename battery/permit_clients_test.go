@@ -8,10 +8,11 @@ import (
 )
 
 // TestVerifyRun_PermitClients: overrun runs 40 clients for a semaphore
-// and contention 100 (Scenario.PermitClients: its model's time), both 200
+// or a read-write lock and contention 100 (Scenario.PermitClients: its model's time), both 200
 // for a mutex.
 func TestVerifyRun_PermitClients(t *testing.T) {
 	sem := scenario.Profile{Shape: scenario.Semaphore, Permits: 3}
+	rw := scenario.Profile{Shape: scenario.ReadWrite, Permits: 1}
 	for _, c := range []struct {
 		scenario string
 		p        scenario.Profile
@@ -21,6 +22,8 @@ func TestVerifyRun_PermitClients(t *testing.T) {
 		{"overrun", scenario.Profile{Permits: 1}, 200},
 		{"contention", sem, 100},
 		{"contention", scenario.Profile{Permits: 1}, 200},
+		{"contention", rw, 100},
+		{"overrun", rw, 40},
 	} {
 		s, err := scenario.Lookup(c.scenario)
 		if err != nil {

@@ -69,9 +69,11 @@ func ProfileOf(e lockimpl.Entry, where cluster.Config) Profile {
 }
 
 // OpenFacts says the lock's model leaves more open per op in flight than
-// a mutex's (a semaphore of k > 1, a reentrant lock): a scenario with
-// PermitClients runs that many clients for it.
-func (p Profile) OpenFacts() bool { return p.Permits > 1 || p.Shape == Reentrant }
+// a mutex's (a semaphore of k > 1, a reentrant lock, a read-write lock):
+// a scenario with PermitClients runs that many clients for it.
+func (p Profile) OpenFacts() bool {
+	return p.Permits > 1 || p.Shape == Reentrant || p.Shape == ReadWrite
+}
 
 // Deadline says whether the lock's leases have a deadline, as far as its
 // runs showed (not a scope).
