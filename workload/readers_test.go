@@ -79,10 +79,12 @@ func TestReaders_DrawAccess(t *testing.T) {
 
 // TestReaders_StartSpread: a read-write lock's clients start a mean hold
 // apart on each key (client id x hold / keys), so that no start-up burst
-// of readers meets its first writer at once; a mutex's start together.
+// of readers meets its first writer at once, within the run's first
+// quarter; a mutex's start together.
 func TestReaders_StartSpread(t *testing.T) {
 	rw := &Runner{cfg: Config{Readers: 0.5, Hold: 10 * time.Millisecond, Keys: 5, Clients: 100}}
 	mutex := &Runner{cfg: Config{Hold: 10 * time.Millisecond, Keys: 5, Clients: 100}}
+	long := &Runner{cfg: Config{Readers: 0.5, Hold: 3 * time.Second, Keys: 5, Clients: 20, Duration: 8 * time.Second}}
 	for _, tc := range []struct {
 		r    *Runner
 		id   int
@@ -90,6 +92,7 @@ func TestReaders_StartSpread(t *testing.T) {
 	}{
 		{rw, 0, 0}, {rw, 5, 10 * time.Millisecond}, {rw, 99, 198 * time.Millisecond},
 		{mutex, 0, 0}, {mutex, 99, 0},
+		{long, 19, 19 * 100 * time.Millisecond}, // 8 s / (4 x 20), not 3 s / 5 a client
 	} {
 		if got := tc.r.startAfter(tc.id); got != tc.want {
 			t.Errorf("readers %v, client %d: starts after %v, want %v", tc.r.cfg.Readers, tc.id, got, tc.want)

@@ -175,11 +175,18 @@ func (r *Runner) client(ctx context.Context, id int) {
 // (9 read grants and a write refusal on one key, 17 ops, at 40 clients a
 // key) outran two minutes of check where the rest of the run, its
 // readers judged apart, took 100 ms a key. Other shapes start at once.
+// The spread is at most a quarter of the run.
 func (r *Runner) startAfter(id int) time.Duration {
 	if r.cfg.Readers == 0 {
 		return 0
 	}
-	return time.Duration(id) * max(r.cfg.Hold, time.Millisecond) / time.Duration(max(r.cfg.Keys, 1))
+	step := max(r.cfg.Hold, time.Millisecond) / time.Duration(max(r.cfg.Keys, 1))
+	if r.cfg.Duration > 0 {
+		// The last client starts within the run's first quarter, where
+		// holds are long (3 s holds of 20 clients on 5 keys: 11.4 s).
+		step = min(step, r.cfg.Duration/time.Duration(4*max(r.cfg.Clients, 1)))
+	}
+	return time.Duration(id) * step
 }
 
 // holdAndRelease holds a lease, then releases it, unless --skip-release
