@@ -61,6 +61,10 @@ type Options struct {
 	// searches, shared out among the keys checked at once; a key whose
 	// search would need more than its share is unknown (0: DefaultMemory).
 	Memory int64
+	// Shape is the shape the history is judged as (a registered Shape's
+	// name), as its run recorded it; "": the shape its acquires declare
+	// (Shape.Of), else a mutex's.
+	Shape string
 	// OutDir, if set, receives linear-<key>.html visualizations.
 	OutDir string
 	// NotJudged are guarantees the check leaves out, each with why: the

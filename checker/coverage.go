@@ -325,26 +325,16 @@ func CoverageOf(ops []history.Op, o Options) Coverage {
 	return cov
 }
 
-// shapeCoverage counts the figures of a semaphore's (permits > 1) or a
-// read-write lock's (rw) history into cov.
-func shapeCoverage(cov Coverage, ops []history.Op, acquires map[string][]*history.Op, keys map[string]*keyLeases, permits int, rw bool, o Options) {
-	if permits > 1 {
-		cov[AllPermitsTried] = allPermitsTried(acquires, keys, permits, o)
-		cov[CrashedFull] = crashedFull(ops, acquires, keys, permits, o)
-	}
-	if rw {
-		cov[WriterTriedOverReaders], cov[ReaderTriedOverWriter] = triedOverOtherMode(acquires, keys, o)
-	}
-}
-
 // coverageOf is CoverageOf, and for each fault window of ops whether a
 // lease was live at its start.
 func coverageOf(ops []history.Op, o Options) (Coverage, []windowHit) {
 	byToken, keys := leaseSpans(ops, o)
 	cov := Coverage{}
-	permits, rw := HistoryPermits(ops), HistoryReadWrite(ops)
+	// A shape no registry holds counts a mutex's figures: its checkers
+	// say the history is not judged.
+	sh, _ := shapeOf(ops, o)
 	for _, f := range CoverageFigures {
-		if shapeFigure(f.Name, permits, rw) {
+		if shapeFigure(f.Name, sh) {
 			cov[f.Name] = 0
 		}
 	}
@@ -382,7 +372,9 @@ func coverageOf(ops []history.Op, o Options) (Coverage, []windowHit) {
 	acquires := acquiresByKey(ops)
 	cov[AbandonedTaken], cov[AbandonedTried] = abandoned(acquires, keys, o)
 	cov[HeldPastTried] = heldPastTried(ops, acquires, o)
-	shapeCoverage(cov, ops, acquires, keys, permits, rw, o)
+	if sh.coverage != nil {
+		sh.coverage(shapeCounts{cov: cov, ops: ops, acquires: acquires, keys: keys, o: o})
+	}
 	cov[InfoContended] = infoContended(ops, o)
 	cov[InfoSettled] = infoSettled(ops, o, func(op *history.Op) (mayWin bool) {
 		l := byToken[op.Token]
@@ -627,15 +619,13 @@ func allPermitsTried(acquires map[string][]*history.Op, keys map[string]*keyLeas
 	return n
 }
 
-// shapeFigure says whether the figure name is one a history of its
-// shape has: a semaphore's (permits > 1) all_permits_tried, a read-write
-// lock's (rw) its two, every other figure any history's.
-func shapeFigure(name string, permits int, rw bool) bool {
-	switch name {
-	case AllPermitsTried, CrashedFull:
-		return permits > 1
-	case WriterTriedOverReaders, ReaderTriedOverWriter:
-		return rw
+// shapeFigure says whether the figure name is one a history of shape sh
+// reports: every figure no shape claims, and sh's own.
+func shapeFigure(name string, sh Shape) bool {
+	for _, s := range Shapes() {
+		if slices.Contains(s.figures, name) {
+			return slices.Contains(sh.figures, name)
+		}
 	}
 	return true
 }

@@ -27,16 +27,23 @@ const SmallHistory = 2000
 var linearizableSpec = Spec{Check: Func("linearizable", Linearizable), Guarantee: LeaseContract,
 	Figures: map[string]FigureMerge{"keys": Sum, "lock_ops": Sum, "invalid_keys": Sum, "unknown_keys": Sum, "reduced_ops": Sum, "undrawn_keys": Sum}}
 
-// Linearizable checks, key by key and keys in parallel, whether the
-// acquire, release and extend ops of a history could have come from a
-// correct lease (the lease-aware model). A key whose check does not finish
-// within opt.Timeout (or before ctx ends) is unknown, never valid. opt
-// is resolved (Options.Resolved): the checkers read it as it is. A
-// semaphore's history is judged by its own model (linearizablePermits).
+// Linearizable judges the lease contract of a history by its shape's
+// model (Shape.Linearizable; a mutex's: LinearizableMutex). opt is
+// resolved (Options.Resolved): the checkers read it as it is.
 func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
-	if res, ok := linearizableOtherShape(ctx, ops, opt); ok {
-		return res
+	sh, err := shapeOf(ops, opt)
+	if err != nil {
+		return unknownShape("linearizable", err)
 	}
+	return sh.Linearizable(ctx, ops, opt)
+}
+
+// LinearizableMutex checks, key by key and keys in parallel, whether the
+// acquire, release and extend ops of a mutex's history could have come
+// from a correct lease (the lease-aware model). A key whose check does
+// not finish within opt.Timeout (or before ctx ends) is unknown, never
+// valid.
+func LinearizableMutex(ctx context.Context, ops []history.Op, opt Options) Result {
 	res := Result{Name: "linearizable", Verdict: Valid, Figures: map[string]int64{}}
 	keys, groups := byKey(ops, func(op *history.Op) bool {
 		return op.F == history.Acquire || op.F == history.Release || op.F == history.Extend
@@ -90,22 +97,6 @@ func Linearizable(ctx context.Context, ops []history.Op, opt Options) Result {
 	}
 	collectKeys(&res, keys, groups, out)
 	return res
-}
-
-// linearizableOtherShape judges a history of a shape other than the
-// mutex's (a semaphore's, a read-write lock's, a reentrant lock's) by
-// its own model, and says whether it was one.
-func linearizableOtherShape(ctx context.Context, ops []history.Op, opt Options) (Result, bool) {
-	if k := HistoryPermits(ops); k > 1 {
-		return linearizablePermits(ctx, ops, opt, k), true
-	}
-	switch {
-	case HistoryReadWrite(ops):
-		return linearizableReadWrite(ctx, ops, opt), true
-	case HistoryReentrant(ops):
-		return linearizableReentrant(ctx, ops, opt), true
-	}
-	return Result{}, false
 }
 
 // looseClock says whether key's ops carry a clock_bound too wide for its

@@ -9,19 +9,15 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 )
 
-// mutexSpec registers Mutex, of the mutual-exclusion guarantee.
-// A semaphore's history is judged by its own rule (semaphoreAtResource).
-var mutexSpec = Spec{Check: Func("mutex", func(_ context.Context, ops []history.Op, _ Options) Result {
-	if k := HistoryPermits(ops); k > 1 {
-		return semaphoreAtResource(ops, k)
+// mutexSpec registers the mutual-exclusion guarantee: each history
+// judged by its shape's rule at the resource (Shape.AtResource; a
+// mutex's: Mutex).
+var mutexSpec = Spec{Check: Func("mutex", func(_ context.Context, ops []history.Op, opt Options) Result {
+	sh, err := shapeOf(ops, opt)
+	if err != nil {
+		return unknownShape("mutex", err)
 	}
-	if HistoryReadWrite(ops) {
-		return readWriteAtResource(ops)
-	}
-	if HistoryReentrant(ops) {
-		return reentrantAtResource(ops)
-	}
-	return Mutex(ops)
+	return sh.AtResource(ops)
 }),
 	Figures:   map[string]FigureMerge{"writes": Sum, "keys": Sum, "double_holders": Sum, "over_admitted": Sum, "peak_holders": Max, "permits": Max, "writer_overlaps": Sum, "reentries": Sum},
 	Guarantee: MutualExclusion}

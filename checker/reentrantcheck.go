@@ -10,6 +10,11 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 )
 
+// reentrantShape is a reentrant lock's: acquires that declare a depth,
+// judged by the reentrant model with hold counts and, at the resource,
+// no two owners' sections at once.
+var reentrantShape = Shape{Name: "reentrant", Of: HistoryReentrant, Linearizable: linearizableReentrant, AtResource: reentrantAtResource}
+
 // HistoryReentrant reports whether ops are a reentrant lock's: their
 // acquires declare a depth (history.Op.Depth; the strict reader takes
 // one shape a history).

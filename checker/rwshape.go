@@ -15,6 +15,15 @@ import (
 // writer preference (a lock that does is refused before it runs until
 // its preference reaches the checker).
 
+// readWriteShape is a read-write lock's: acquires that name their
+// access, judged by the readWrite model and, at the resource, no
+// writer's section beside another lease's.
+var readWriteShape = Shape{Name: "rwlock", Of: HistoryReadWrite, Linearizable: linearizableReadWrite, AtResource: readWriteAtResource, peaks: true,
+	figures: []string{WriterTriedOverReaders, ReaderTriedOverWriter},
+	coverage: func(c shapeCounts) {
+		c.cov[WriterTriedOverReaders], c.cov[ReaderTriedOverWriter] = triedOverOtherMode(c.acquires, c.keys, c.o)
+	}}
+
 // HistoryReadWrite says ops are a read-write lock's: an acquire names
 // its access.
 func HistoryReadWrite(ops []history.Op) bool {

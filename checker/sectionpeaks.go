@@ -25,10 +25,10 @@ type KeyPeak struct {
 // read-write lock's; none on a mutex's (its peaks are the mutex
 // checker's double holders).
 func KeyPeaks(ops []history.Op) []KeyPeak {
-	rw := HistoryReadWrite(ops)
-	if HistoryPermits(ops) <= 1 && !rw {
+	if sh, _ := shapeOf(ops, Options{}); !sh.peaks {
 		return nil
 	}
+	rw := HistoryReadWrite(ops)
 	byKey := map[string]*KeyPeak{}
 	sectionCheck("", ops, func(key string, in *sections, w *history.Op, k int) string {
 		p := byKey[key]

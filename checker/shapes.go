@@ -19,6 +19,22 @@ import (
 // model, mutex by the shape's rule at the resource. A mutex's history
 // takes exactly the paths it took before shapes.
 
+// semaphoreShape is a semaphore's: acquires that declare more than one
+// permit, judged by the semaphore model of that many and, at the
+// resource, no more than that many sections at once.
+var semaphoreShape = Shape{Name: "semaphore", peaks: true,
+	Of: func(ops []history.Op) bool { return HistoryPermits(ops) > 1 },
+	Linearizable: func(ctx context.Context, ops []history.Op, opt Options) Result {
+		return linearizablePermits(ctx, ops, opt, HistoryPermits(ops))
+	},
+	AtResource: func(ops []history.Op) Result { return semaphoreAtResource(ops, HistoryPermits(ops)) },
+	figures:    []string{AllPermitsTried, CrashedFull},
+	coverage: func(c shapeCounts) {
+		k := HistoryPermits(c.ops)
+		c.cov[AllPermitsTried] = allPermitsTried(c.acquires, c.keys, k, c.o)
+		c.cov[CrashedFull] = crashedFull(c.ops, c.acquires, c.keys, k, c.o)
+	}}
+
 // HistoryPermits is the permits the acquires of ops declare (1: a
 // mutex's).
 func HistoryPermits(ops []history.Op) int {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -331,6 +332,101 @@ func TestCLI_Extensions(t *testing.T) {
 	if len(rows) != 1 || rows[0].Status != report.StatusNA || rows[0].NA != needsRenewal {
 		t.Errorf("verify.json rows %+v: want the registered scenario n/a: %s", rows, needsRenewal)
 	}
+	throwawayShape(t)
+}
+
+// throwawayShape: a shape added as docs/extending.md says (a
+// checker.Shape, registered, and a lock whose Entry declares it) judges
+// the runs of that lock, online and offline: run.json records it, and its
+// rule at the resource, not the mutex's, decides the mutex guarantee (the
+// throwaway shape takes no write at all, so setnx's clean run breaks it).
+// A lock declaring a shape no checker judges is refused before it runs.
+func throwawayShape(t *testing.T) {
+	const shape, note = "throwaway-shape", "judged as a throwaway shape: no writes at all"
+	var judged, atResource atomic.Int32
+	defer checker.RegisterShape(checker.Shape{Name: shape,
+		Linearizable: func(ctx context.Context, ops []history.Op, opt checker.Options) checker.Result {
+			judged.Add(1)
+			r := checker.LinearizableMutex(ctx, ops, opt)
+			r.Note = note
+			return r
+		},
+		AtResource: func(ops []history.Op) checker.Result {
+			atResource.Add(1)
+			r := checker.Mutex(ops)
+			r.Note = note
+			if w := r.Figures["writes"]; w > 0 {
+				r.Verdict, r.ViolationCount = checker.Invalid, int(w)
+			}
+			return r
+		}})()
+	defer lockimpl.Register(lockimpl.Entry{Name: "throwaway-shaped", Description: "setnx, of the throwaway shape", Shape: shape,
+		Factory: lockimpl.NewSetNX})()
+	defer lockimpl.Register(lockimpl.Entry{Name: "throwaway-unjudged", Description: "setnx, of a shape nobody registered", Shape: "nobody-judges-it",
+		Factory: lockimpl.NewSetNX})()
+
+	out := t.TempDir()
+	args := []string{"--clients", "5", "--keys", "2", "--duration", "2s", "-q", "--out", out}
+	if code := run(append([]string{"run", "--lock", "throwaway-shaped"}, args...)); code != exitInvalid {
+		t.Fatalf("run of the throwaway shape: exit %d, want %d (its rule takes no write)", code, exitInvalid)
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Join(out, "latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info report.RunInfo
+	readJSON(t, filepath.Join(dir, "run.json"), &info)
+	if info.Workload.Shape != shape {
+		t.Errorf("run.json shape %q, want %q", info.Workload.Shape, shape)
+	}
+	verdicts := func(path string) map[string]checker.Result {
+		var res report.Results
+		readJSON(t, path, &res)
+		by := map[string]checker.Result{}
+		for _, c := range res.Checkers {
+			by[c.Name] = c
+		}
+		return by
+	}
+	online := verdicts(filepath.Join(dir, "results.json"))
+	if m, l := online["mutex"], online["linearizable"]; m.Verdict != checker.Invalid || m.Note != note || l.Verdict != checker.Valid || l.Note != note {
+		t.Errorf("results.json: mutex %s (%q), linearizable %s (%q); want the throwaway shape's: mutex invalid, linearizable valid, each noted %q",
+			m.Verdict, m.Note, l.Verdict, l.Note, note)
+	}
+	before := atResource.Load()
+	checked := t.TempDir()
+	if code := run([]string{"check", "--out", checked, filepath.Join(dir, "history.jsonl")}); code != exitInvalid || atResource.Load() == before || judged.Load() < 2 {
+		t.Errorf("check of the run: exit %d, the shape's rule ran %d times before and %d after; want exit %d and the shape judging again",
+			code, before, atResource.Load(), exitInvalid)
+	}
+
+	refused := t.TempDir()
+	stdout := captureStderr(t, func() {
+		if code := run([]string{"run", "--lock", "throwaway-unjudged", "--clients", "2", "--keys", "1", "--duration", "1s", "--out", refused}); code != exitUsage {
+			t.Errorf("run of a lock of an unregistered shape: exit %d, want %d", code, exitUsage)
+		}
+	})
+	if !strings.Contains(stdout, `declares the shape "nobody-judges-it", which no checker judges`) || len(dirNames(t, refused)) != 0 {
+		t.Errorf("run of an unregistered shape said %q and wrote %v; want one line naming the shape and nothing written", stdout, dirNames(t, refused))
+	}
+}
+
+// captureStderr is what f wrote to os.Stderr.
+func captureStderr(t *testing.T, f func()) string {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stderr
+	os.Stderr = w
+	done := make(chan []byte)
+	go func() { b, _ := io.ReadAll(r); done <- b }()
+	func() {
+		defer func() { os.Stderr = saved }()
+		f()
+	}()
+	w.Close()
+	return string(<-done)
 }
 
 // countedFault is a fault that does nothing but count its starts.

@@ -79,6 +79,10 @@ type plan struct {
 	nemesis  nemesis.Config
 	factory  lockimpl.Factory
 	lockName string
+	// shape is the shape the run is judged as where the lock declares
+	// one that only a name tells (recordedShape): run.json's and the
+	// check's.
+	shape string
 	// redisVersion is the local redis-server's; the docker backend needs
 	// none here (its version comes from the nodes once they run).
 	redisVersion string
@@ -109,6 +113,9 @@ func prepare(cfg Config) (plan, error) {
 		return p, err
 	}
 	p.factory, p.lockName = e.Factory, SafeName(e.Name)
+	if p.shape, err = recordedShape(e, p.workload); err != nil {
+		return p, err
+	}
 	if err := e.FitsTTL(p.workload.TTL); err != nil {
 		return p, err
 	}
@@ -215,6 +222,24 @@ func (cfg *Config) Entry() (lockimpl.Entry, error) {
 		reg = lockimpl.All()
 	}
 	return reg.Lookup(cmp.Or(cfg.Lock, "setnx"))
+}
+
+// recordedShape is the shape a run of e records for its check where its
+// flags do not tell it (--permits, --readers, --reenter): one a registered
+// checker.Shape knows only by name ("": the history's acquires tell it). A
+// shape no checker judges is refused before the run.
+func recordedShape(e lockimpl.Entry, w workload.Config) (string, error) {
+	if e.Shape == "" || e.Shape == lockimpl.ShapeMutex || toJSON(w).Shape != "" {
+		return "", nil
+	}
+	s, ok := checker.ShapeNamed(e.Shape)
+	switch {
+	case !ok:
+		return "", fmt.Errorf("lock %s declares the shape %q, which no checker judges: register it (checker.RegisterShape) in the program that runs it", e.Name, e.Shape)
+	case s.Of != nil:
+		return "", nil
+	}
+	return e.Shape, nil
 }
 
 func toJSON(c workload.Config) report.RunWorkload {

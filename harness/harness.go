@@ -198,6 +198,7 @@ func (r *run) open() error {
 		Topology: ccfg.Topology, Backend: ccfg.Backend, RedisConf: ccfg.RedisConf, Args: cfg.Args, Seed: w.Seed, Started: r.clock.Start().UTC(),
 		Workload: toJSON(w), ClockTolerance: chk.ClockTolerance.String(), InfoHorizon: chk.InfoHorizon.String(),
 		CheckTimeout: chk.Timeout.String(), CheckMemory: chk.Memory}
+	r.info.Workload.Shape = cmp.Or(r.info.Workload.Shape, r.shape)
 	if len(n.Faults) > 0 {
 		r.info.Nemesis = report.RunNemesis{Faults: n.Faults, Interval: n.Interval.String(), Duration: n.Duration.String(),
 			RestartDelay: cfg.RestartDelay.String(), Persistence: cmp.Or(ccfg.Persistence, "none"), Targets: n.Targets}

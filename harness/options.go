@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"time"
 
 	"github.com/lockcheck/lockcheck/checker"
@@ -29,6 +30,7 @@ func resolveCheck(given, fallback checker.Options) checker.Options {
 	if given.NotJudged == nil {
 		given.NotJudged = fallback.NotJudged
 	}
+	given.Shape = cmp.Or(given.Shape, fallback.Shape)
 	return given.Resolved()
 }
 
@@ -37,7 +39,7 @@ func resolveCheck(given, fallback checker.Options) checker.Options {
 // tolerance widened by the worst PING round trip (a remote server's
 // clock, and the split of a round trip between its legs, are unknown).
 func (r *run) runFallback() checker.Options {
-	f := checker.Options{InfoHorizon: infoHorizon(r.workload, r.nemesis, r.cfg.RestartDelay)}
+	f := checker.Options{InfoHorizon: infoHorizon(r.workload, r.nemesis, r.cfg.RestartDelay), Shape: r.shape}
 	if r.cl.External() {
 		f.ClockTolerance = checker.DefaultClockTolerance + r.cl.RTT.Round(time.Millisecond) + time.Millisecond
 	}
@@ -47,7 +49,7 @@ func (r *run) runFallback() checker.Options {
 // recorded is what run.json says the run was checked with: an offline
 // check's fallback (a 0 recorded means 0).
 func recorded(info report.RunInfo) checker.Options {
-	var o checker.Options
+	o := checker.Options{Shape: info.Workload.Shape}
 	for g, why := range info.NotJudged {
 		if o.NotJudged == nil {
 			o.NotJudged = map[checker.Guarantee]string{}
