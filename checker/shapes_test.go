@@ -117,3 +117,29 @@ func TestSurelyRefused_AgreesWithOracle(t *testing.T) {
 		t.Errorf("%d histories with refusals dropped, %d invalid, of %d: too few to prove anything", dropped, verdicts[Invalid], 2*n)
 	}
 }
+
+// TestShapes_RecordedShape: a recorded shape decides what a history is
+// judged as, over what its acquires declare; one no registry holds makes
+// both guarantees' checkers unknown, naming it, never a verdict under
+// another shape's rules.
+func TestShapes_RecordedShape(t *testing.T) {
+	ops := semaphoreHistory(3, 3)
+	opt := Options{}.Resolved()
+	if sh, err := shapeOf(ops, opt); err != nil || sh.Name != "semaphore" {
+		t.Fatalf("unrecorded: shape %q (%v), want the semaphore its acquires declare", sh.Name, err)
+	}
+	opt.Shape = "semaphore"
+	if r := Linearizable(context.Background(), ops, opt); r.Verdict != Valid {
+		t.Errorf("recorded semaphore: linearizable %s (%s), want valid", r.Verdict, r.Note)
+	}
+	opt.Shape = "mutex"
+	if r := mutexSpec.Check.Check(context.Background(), ops, opt); r.Verdict != Invalid {
+		t.Errorf("recorded mutex over 3 holders: mutex %s, want invalid (the recorded shape's rule)", r.Verdict)
+	}
+	opt.Shape = "nobody-registered-it"
+	for _, r := range []Result{Linearizable(context.Background(), ops, opt), mutexSpec.Check.Check(context.Background(), ops, opt)} {
+		if r.Verdict != Unknown || !strings.Contains(r.Note, `"nobody-registered-it" is not one this lockcheck knows`) {
+			t.Errorf("%s of an unregistered shape: %s (%q), want unknown naming it", r.Name, r.Verdict, r.Note)
+		}
+	}
+}
