@@ -73,6 +73,17 @@
 //                   timed out is undone (each try that failed released
 //                   what it had set; the library does not say why).
 //
+// Blocking waits (lockcheck --wait), laravel and laravel-funnel: the
+// ping's reply declares "wake_bound_ms", the library's poll interval
+// (250 ms), so each acquire carries "wait_ms" and is the library's own
+// blocking acquire: laravel's $lock->block($seconds), the funnel's
+// ->block($seconds)->then(). Both count the wait in whole seconds of
+// time() (see waitSeconds). Without wait_ms an acquire is one try, as
+// before. No tried_ms: neither says when the try that took the key was
+// sent. Symfony's acquire(true) blocks with no bound, so it has none.
+// --wake-bound-ms MS declares MS in place of 250 (a wrong bound, for
+// lockcheck's own tests only).
+//
 // On topology redlock each acquire connects to every master afresh, as a
 // PHP request does, and its lease keeps those connections.
 //
@@ -180,6 +191,43 @@ function connectAll(): array
     return $all;
 }
 
+// POLL_MS is how long Laravel's blocking acquires sleep between tries:
+// Illuminate\Cache\Lock::block's usleep of $sleepMilliseconds, 250
+// (Cache/Lock.php:40, 117), and ConcurrencyLimiter::block's usleep(250 *
+// 1000) (Redis/Limiters/ConcurrencyLimiter.php:77). A waiter sleeps at
+// most that (plus a try's round trip) on a free key.
+const POLL_MS = 250;
+
+// wakeBoundMs is the bound the ping declares: POLL_MS, unless
+// --wake-bound-ms says otherwise (lockcheck's own tests).
+function wakeBoundMs(): int
+{
+    // getopt stops at the first argument it does not know: ask for all.
+    $o = getopt('', ['lib:', 'wake-bound-ms:']);
+    return isset($o['wake-bound-ms']) ? (int) $o['wake-bound-ms'] : POLL_MS;
+}
+
+// waitSeconds is an acquire's wait_ms as the whole seconds Laravel's
+// block() takes, 0 without one (a single try). Both blocks start from
+// the current second, truncated (Cache/Lock.php:114, Carbon's
+// getTimestamp; ConcurrencyLimiter.php:68, time()) and give up once
+// that many whole seconds have ticked (Lock.php:119,
+// ConcurrencyLimiter.php:73): a wait of S seconds that starts f into a
+// second ends after S - f, up to 1 s early (and the Cache lock's check
+// follows its sleep, so up to 250 ms late), never past the wait's last
+// try by more than a poll. A wait that is not whole seconds would be
+// rounded up by that comparison, and end up to a second past the wait
+// lockcheck asked for: the run is refused instead (run with --wait in
+// whole seconds).
+function waitSeconds(array $req): int
+{
+    $ms = (int) ($req['wait_ms'] ?? 0);
+    if ($ms % 1000 !== 0) {
+        fail("--wait {$ms}ms: Laravel's block() waits whole seconds; run with --wait in whole seconds (1s, 2s, ...)");
+    }
+    return intdiv($ms, 1000);
+}
+
 // emit writes one reply line.
 function emit(array $reply): void
 {
@@ -232,6 +280,7 @@ final class Server
                     $reply['ok'] = (bool) $this->redis()->ping();
                     if ($this->lib === 'laravel') {
                         $reply['ttl_round_ms'] = 1000; // EX: whole seconds, rounded up
+                        $reply['wake_bound_ms'] = wakeBoundMs(); // block()'s poll
                     }
                     if ($this->lib === 'symfony-semaphore') {
                         $reply['shape'] = 'semaphore'; // each acquire's "permits" is its limit
@@ -319,7 +368,13 @@ final class Server
                 $lock = new \Illuminate\Cache\PhpRedisLock($conn, $key, (int) ceil($ttl), $token);
                 break;
         }
-        if (!$lock->{$this->lib === 'laravel' ? 'get' : 'acquire'}()) {
+        if ($this->lib === 'laravel' && ($wait = waitSeconds($req)) > 0) {
+            try {
+                $lock->block($wait); // true, or it throws once the wait ran out
+            } catch (\Illuminate\Contracts\Cache\LockTimeoutException $e) {
+                return null;
+            }
+        } elseif (!$lock->{$this->lib === 'laravel' ? 'get' : 'acquire'}()) {
             return null;
         }
         $this->leases[$token] = $lock;
@@ -484,9 +539,10 @@ final class Funnel
                 case 'ping':
                     self::conn()->ping();
                     // EX, whole seconds; each acquire's "permits" is its limit.
-                    return $reply + ['ok' => true, 'ttl_round_ms' => 1000, 'shape' => 'semaphore'];
+                    // block()'s poll is its wake-up bound.
+                    return $reply + ['ok' => true, 'ttl_round_ms' => 1000, 'shape' => 'semaphore', 'wake_bound_ms' => wakeBoundMs()];
                 case 'acquire':
-                    return $reply + self::hold($req['key'], max(1, (int) ceil($req['ttl_ms'] / 1000)), (int) ($req['permits'] ?? 1));
+                    return $reply + self::hold($req['key'], max(1, (int) ceil($req['ttl_ms'] / 1000)), (int) ($req['permits'] ?? 1), waitSeconds($req));
                 case 'release':
                     $fiber = self::$held[$req['token'] ?? ''] ?? null;
                     unset(self::$held[$req['token'] ?? '']);
@@ -513,13 +569,13 @@ final class Funnel
         return self::$conn ??= new \Illuminate\Redis\Connections\PhpRedisConnection(connect());
     }
 
-    // hold tries the slot once (block(0): a refusal is its timeout) and,
-    // if it got it, keeps the callback suspended.
-    private static function hold(string $key, int $seconds, int $permits): array
+    // hold tries the slot for $wait seconds (block(0): once; a refusal
+    // is its timeout) and, if it got it, keeps the callback suspended.
+    private static function hold(string $key, int $seconds, int $permits, int $wait): array
     {
         $refused = false;
-        $fiber = new \Fiber(function () use ($key, $seconds, $permits, &$refused): void {
-            self::conn()->funnel($key)->limit($permits)->releaseAfter($seconds)->block(0)->then(
+        $fiber = new \Fiber(function () use ($key, $seconds, $permits, $wait, &$refused): void {
+            self::conn()->funnel($key)->limit($permits)->releaseAfter($seconds)->block($wait)->then(
                 fn () => \Fiber::suspend(),
                 function () use (&$refused): void {
                     $refused = true;
@@ -536,7 +592,7 @@ final class Funnel
     }
 }
 
-$opts = getopt('', ['lib:']);
+$opts = getopt('', ['lib:', 'wake-bound-ms:']);
 $lib = $opts['lib'] ?? '';
 $libs = ['symfony', 'symfony-redlock', 'symfony-shared', 'symfony-semaphore', 'laravel', 'laravel-funnel', 'malkusch', 'malkusch-redlock'];
 if (!in_array($lib, $libs, true)) {

@@ -21,12 +21,22 @@ Modes:
                 lockcheck (events), until its release or a failed extend.
   --start-delay S
                 sleep S seconds before serving (a slow start, as a JVM's).
+  --wake-bound-ms MS
+                declare MS as the wake-up bound in place of the poll
+                interval (a wrong bound: for lockcheck's own tests only).
+
+Blocking waits (--wait): the ping's reply declares "wake_bound_ms", the
+Lock's sleep, so each acquire carries "wait_ms" and is redis-py's own
+blocking acquire, Lock.acquire(blocking=True, blocking_timeout=wait).
+Without wait_ms an acquire is one try (blocking=False), as before.
 
 Debian's python3-redis (redis-py 4.3) is what CI installs.
 """
 import argparse
 import json
 import os
+import inspect
+import math
 import secrets
 import sys
 import threading
@@ -36,6 +46,16 @@ from concurrent.futures import ThreadPoolExecutor
 
 import redis
 from redis.exceptions import LockError, LockNotOwnedError, RedisError
+from redis.lock import Lock
+
+# POLL_S is how long redis-py's blocking acquire sleeps between tries:
+# Lock's sleep, 0.1 s unless given (redis/lock.py:81, 139, 192-193). Its
+# loop (lock.py:206-215) tries, and unless the next try would fall past
+# blocking_timeout (monotonic, lock.py:205, 212-214: so it gives up up
+# to one sleep early, never late) sleeps that long and tries again:
+# a waiter sleeps at most POLL_S (plus a try's round trip) on a free
+# key. Read from the signature, so that the bound is the value in use.
+POLL_S = inspect.signature(Lock.__init__).parameters["sleep"].default
 
 # The helpers lockcheck's Python adapters share, one directory up.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -63,8 +83,9 @@ def connect():
 
 
 class Server:
-    def __init__(self, r, shared, watchdog):
+    def __init__(self, r, shared, watchdog, wake_bound_ms):
         self.r, self.shared, self.watchdog = r, shared, watchdog
+        self.wake_bound_ms = wake_bound_ms
         self.out = threading.Lock()  # one reply line at a time
         self.mu = threading.Lock()
         self.locks = {}  # by token (per lease) or by key (--shared)
@@ -93,8 +114,9 @@ class Server:
             op = req["op"]
             if op == "ping":
                 reply["ok"] = bool(self.r.ping())
+                reply["wake_bound_ms"] = self.wake_bound_ms
             elif op == "acquire":
-                reply.update(self.acquire(req["key"], req["ttl_ms"]))
+                reply.update(self.acquire(req["key"], req["ttl_ms"], req.get("wait_ms", 0)))
             elif op == "release":
                 reply["ok"] = self.release(req["key"], req["token"])
             elif op == "extend":
@@ -110,14 +132,20 @@ class Server:
             os._exit(1)
         self.write(reply)
 
-    def acquire(self, key, ttl_ms):
+    def acquire(self, key, ttl_ms, wait_ms):
         token = secrets.token_hex(16)
         if self.shared:
             lk = self.lock_for(key, None)
             lk.timeout = ttl_ms / 1000.0
         else:
-            lk = self.r.lock(key, timeout=ttl_ms / 1000.0, thread_local=False)
-        if not lk.acquire(blocking=False, token=token):
+            lk = self.r.lock(key, timeout=ttl_ms / 1000.0, sleep=POLL_S, thread_local=False)
+        # No tried_ms: redis-py does not say when the try that took the
+        # key was sent (its loop is inside acquire).
+        if wait_ms > 0:
+            got = lk.acquire(blocking=True, blocking_timeout=wait_ms / 1000.0, token=token)
+        else:
+            got = lk.acquire(blocking=False, token=token)
+        if not got:
             return {"ok": False}
         if not self.shared:
             with self.mu:
@@ -184,9 +212,10 @@ def main():
     ap.add_argument("--shared", action="store_true", help="one Lock object per key shared by every thread (redis-py #416)")
     ap.add_argument("--watchdog", action="store_true", help="extend each lease every TTL/3 until released")
     ap.add_argument("--start-delay", type=float, default=0, help="seconds to sleep before serving")
+    ap.add_argument("--wake-bound-ms", type=int, default=math.ceil(POLL_S * 1000), help="wake-up bound to declare (default: the Lock's sleep); a wrong one is for lockcheck's own tests")
     args = ap.parse_args()
     time.sleep(args.start_delay)
-    srv = Server(connect(), args.shared, args.watchdog)
+    srv = Server(connect(), args.shared, args.watchdog, args.wake_bound_ms)
     pool = ThreadPoolExecutor(max_workers=64)
     for line in sys.stdin:
         msg = json.loads(line)
