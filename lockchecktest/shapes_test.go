@@ -108,3 +108,40 @@ func TestVerify_ShapeOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestRun_SpecReentrantAndWaitBothWays: a reentrant lock and a blocking
+// one written as Lua specs are checked from a go test as such: examples/
+// specs/reentrant-hash.toml passes with holders re-entering to depth 3,
+// and its variant whose release deletes the key fails the test; setnx-
+// block.toml's waiters ([wait], polling every 25 ms) pass with --wait, and
+// broken-wait-slow-poll.toml's, polling every 1 s under a declared bound
+// of 250 ms, fail it with a starved waiter (two clients on one key: each
+// release leaves the key free for the rest of the other's poll, past
+// 250 ms three times in four, while the holder thinks for 500 ms).
+func TestRun_SpecReentrantAndWaitBothWays(t *testing.T) {
+	reenter := workload.Config{Clients: 10, Keys: 2, Reenter: 3, Duration: 3 * time.Second, TTL: time.Second,
+		Hold: 100 * time.Millisecond, HoldDist: workload.HoldUniform, Think: 20 * time.Millisecond, Retry: workload.RetryNone}
+	wait := workload.Config{Clients: 2, Keys: 1, Wait: 3 * time.Second, Duration: 6 * time.Second, TTL: time.Second,
+		Hold: 300 * time.Millisecond, HoldDist: workload.HoldUniform, Think: 500 * time.Millisecond, Retry: workload.RetryNone}
+	for _, tc := range []struct {
+		file string
+		w    workload.Config
+		want checker.Verdict
+	}{
+		{"reentrant-hash.toml", reenter, checker.Valid}, {"broken-reentrant-release-deletes.toml", reenter, checker.Invalid},
+		{"setnx-block.toml", wait, checker.Valid}, {"broken-wait-slow-poll.toml", wait, checker.Invalid},
+	} {
+		s, err := lockimpl.LoadSpec("../examples/specs/" + tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := &recorder{TB: t}
+		res := lockchecktest.Run(rec, s.Name, s.Factory, lockchecktest.Options{Workload: tc.w})
+		switch {
+		case tc.want == checker.Valid && (len(rec.errs) != 0 || res.Verdict != checker.Valid):
+			t.Errorf("%s: verdict %s, the helper reported %q", tc.file, res.Verdict, rec.errs)
+		case tc.want == checker.Invalid && (len(rec.errs) != 1 || !strings.Contains(rec.errs[0], "verdict invalid, want valid")):
+			t.Errorf("%s: the helper reported %q, want one failure with the verdict (results %s)", tc.file, rec.errs, res.Dir)
+		}
+	}
+}

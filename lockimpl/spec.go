@@ -38,6 +38,10 @@ type Spec struct {
 	ReadAcquire      SpecScript `toml:"read_acquire"`
 	Release          SpecScript `toml:"release"`
 	Extend           SpecScript `toml:"extend"`
+	// Reenter (a reentrant lock's, optional) is an owner's re-entry;
+	// without it [acquire] runs with the owner's token. Wait is [wait].
+	Reenter SpecScript `toml:"reenter"`
+	Wait    SpecWait   `toml:"wait"`
 
 	// Path and Version (sha256 of the file, 12 hex digits) identify it in
 	// run.json.
@@ -171,7 +175,7 @@ func LoadSpec(path string) (*Spec, error) {
 		if len(k) > 1 {
 			section = k[0]
 		}
-		return nil, fmt.Errorf("%s:%d: unknown field %q (the top takes name, description, shape and writer_preference; a section script, keys, args, fence (acquire) and mode (extend))",
+		return nil, fmt.Errorf("%s:%d: unknown field %q (the top takes name, description, shape and writer_preference; a section script, keys, args, fence (acquire) and mode (extend); [wait] poll_ms and wake_bound_ms)",
 			path, fieldLine(src, section, k[len(k)-1]), k.String())
 	}
 	sum := sha256.Sum256(src)
@@ -203,6 +207,9 @@ func (s *Spec) sections() []specSection {
 	if s.Shape == ShapeRWLock {
 		secs = append(secs, specSection{"read_acquire", &s.ReadAcquire})
 	}
+	if s.Shape == ShapeReentrant && s.Reenter.Script != "" {
+		secs = append(secs, specSection{"reenter", &s.Reenter})
+	}
 	return secs
 }
 
@@ -212,9 +219,12 @@ func (s *Spec) checkShape(src []byte, md toml.MetaData) error {
 	switch s.Shape {
 	case "":
 		s.Shape = ShapeMutex
-	case ShapeMutex, ShapeSemaphore, ShapeRWLock:
+	case ShapeMutex, ShapeSemaphore, ShapeRWLock, ShapeReentrant:
 	default:
-		return fmt.Errorf(`%s:%d: shape %q: a spec's shape is "mutex" (the default), "semaphore" or "rwlock"`, s.Path, fieldLine(src, "", "shape"), s.Shape)
+		return fmt.Errorf(`%s:%d: shape %q: a spec's shape is "mutex" (the default), "semaphore", "rwlock" or "reentrant"`, s.Path, fieldLine(src, "", "shape"), s.Shape)
+	}
+	if err := s.checkSpecShapes(src, md); err != nil {
+		return err
 	}
 	if s.Shape == ShapeRWLock {
 		return nil
@@ -385,8 +395,11 @@ func (s *Spec) Factory(env Env) (Locker, error) {
 			return nil, err
 		}
 	}
-	if s.Shape == ShapeRWLock {
+	switch s.Shape {
+	case ShapeRWLock:
 		return &specRWLock{l}, nil
+	case ShapeReentrant:
+		return &specReentrant{l}, nil
 	}
 	return l, nil
 }
@@ -536,11 +549,16 @@ func (l *specLock) Acquire(ctx context.Context, key string, ttl time.Duration) (
 // lease keeps its access (Handle) for the {access} of its release and
 // extends.
 func (l *specLock) acquireIn(ctx context.Context, key string, ttl time.Duration, access string) (Lease, error) {
+	return l.try(ctx, key, NewToken(), ttl, access)
+}
+
+// try is one acquire of key under token, in access's section.
+func (l *specLock) try(ctx context.Context, key, token string, ttl time.Duration, access string) (Lease, error) {
 	name, sec := "acquire", &l.spec.Acquire
 	if access == history.AccessRead {
 		name, sec = "read_acquire", &l.spec.ReadAcquire
 	}
-	ls := Lease{Key: key, Token: NewToken(), Acquired: time.Duration(l.now()), TTL: ttl, Handle: access}
+	ls := Lease{Key: key, Token: token, Acquired: time.Duration(l.now()), TTL: ttl, Handle: access}
 	n, err := l.call(ctx, name, sec, &specVars{key: key, token: ls.Token, access: access, ttl: ttl, client: ClientFrom(ctx)}, ErrNotAcquired)
 	if err != nil {
 		return Lease{}, err
