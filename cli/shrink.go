@@ -16,6 +16,7 @@ import (
 
 	"github.com/lockcheck/lockcheck/checker"
 	"github.com/lockcheck/lockcheck/harness"
+	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/report"
 	"github.com/lockcheck/lockcheck/shrink"
 )
@@ -182,12 +183,42 @@ func runPlan(args []string) (shrink.Plan, error) {
 // (flags of this command line), then p's clients, keys, length and
 // windows over them.
 func planConfig(p shrink.Plan, extra []string) (harness.Config, *runOpts, error) {
+	return planConfigFor(p, extra, nil)
+}
+
+// PlanConfig is the run a plan file (lockcheck shrink's plan.json) makes,
+// of the lock factory builds, named name, in place of the lock its
+// command names (--lock, --lock-spec or --lock-cmd, and the flags that
+// describe a process lock, are left out): the regression test a user
+// keeps after fixing the lock a shrink found broken (lockchecktest.Replay).
+func PlanConfig(path, name string, factory lockimpl.Factory) (harness.Config, error) {
+	p, err := shrink.Load(path)
+	if err != nil {
+		return harness.Config{}, fmt.Errorf("plan %s", err)
+	}
+	cfg, _, err := planConfigFor(p, nil, func(o *runOpts) {
+		o.lock, o.lockSpec, o.lockCmd, o.perClient = "", "", "", false
+	})
+	if err != nil {
+		return cfg, err
+	}
+	abs, _ := filepath.Abs(path)
+	cfg.Lock, cfg.Factory, cfg.Registry, cfg.Args = name, factory, nil, []string{"lockcheck", "run", "--plan=" + abs}
+	return cfg, harness.Validate(cfg)
+}
+
+// planConfigFor is planConfig, with own (if set) changing the options
+// the plan's command line parsed to before they make the run.
+func planConfigFor(p shrink.Plan, extra []string, own func(*runOpts)) (harness.Config, *runOpts, error) {
 	var o runOpts
 	fs := runFlags(&o)
 	if err := fs.Parse(append(slices.Clone(p.Args[2:]), extra...)); err != nil {
 		return harness.Config{}, nil, usageError{err}
 	}
 	o.plan = ""
+	if own != nil {
+		own(&o)
+	}
 	cfg, _, err := o.config(fs)
 	if err != nil {
 		return cfg, nil, err

@@ -17,6 +17,9 @@
 // VerifyOptions.Permits set to its k, a read-write lock
 // (lockimpl.ReadWriter) with Workload.Readers or VerifyOptions.Readers
 // the share of its acquires that read, each judged by its shape's model.
+//
+// Replay runs a plan file (lockcheck shrink's plan.json) with your lock:
+// the regression test to keep once the break it found is fixed.
 package lockchecktest
 
 import (

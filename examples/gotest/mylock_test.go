@@ -28,3 +28,11 @@ func TestMyLock(t *testing.T) {
 // (Without fencing tokens no lock survives a holder paused past its TTL
 // between its check and its write; whether a given short run pauses a
 // holder at that moment is up to timing, so such a test wants retries.)
+
+// TestMyLock_ShrunkOverrun replays a plan file lockcheck shrink wrote
+// (here, of broken-del-release overrunning its TTL: 20 clients, one key,
+// 2 s) with this lock in its place: the regression test to keep once
+// the break it found is fixed. Every run must be valid.
+func TestMyLock_ShrunkOverrun(t *testing.T) {
+	lockchecktest.Replay(t, "mylock", New, lockchecktest.ReplayOptions{Plan: "testdata/plan.json", Runs: 2})
+}
