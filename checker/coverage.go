@@ -326,12 +326,11 @@ func CoverageOf(ops []history.Op, o Options) Coverage {
 }
 
 // coverageOf is CoverageOf, and for each fault window of ops whether a
-// lease was live at its start.
+// lease was live at its start. A history of a shape no registry holds
+// counts a mutex's figures: its checkers say it is not judged.
 func coverageOf(ops []history.Op, o Options) (Coverage, []windowHit) {
 	byToken, keys := leaseSpans(ops, o)
 	cov := Coverage{}
-	// A shape no registry holds counts a mutex's figures: its checkers
-	// say the history is not judged.
 	sh, _ := shapeOf(ops, o)
 	for _, f := range CoverageFigures {
 		if shapeFigure(f.Name, sh) {
