@@ -74,14 +74,14 @@
 //                   what it had set; the library does not say why).
 //
 // Blocking waits (lockcheck --wait), laravel and laravel-funnel: the
-// ping's reply declares "wake_bound_ms", the library's poll interval
-// (250 ms), so each acquire carries "wait_ms" and is the library's own
+// ping's reply declares "wake_bound_ms", twice the library's poll
+// interval (250 ms: wakeBoundMs), so each acquire carries "wait_ms" and is the library's own
 // blocking acquire: laravel's $lock->block($seconds), the funnel's
 // ->block($seconds)->then(). Both count the wait in whole seconds of
 // time() (see waitSeconds). Without wait_ms an acquire is one try, as
 // before. No tried_ms: neither says when the try that took the key was
 // sent. Symfony's acquire(true) blocks with no bound, so it has none.
-// --wake-bound-ms MS declares MS in place of 250 (a wrong bound, for
+// --wake-bound-ms MS declares MS in place of 500 (a wrong bound, for
 // lockcheck's own tests only).
 //
 // On topology redlock each acquire connects to every master afresh, as a
@@ -198,13 +198,15 @@ function connectAll(): array
 // most that (plus a try's round trip) on a free key.
 const POLL_MS = 250;
 
-// wakeBoundMs is the bound the ping declares: POLL_MS, unless
+// wakeBoundMs is the bound the ping declares: twice POLL_MS (the sleep,
+// and as long again for a try's round trip and a sleep overshot on a
+// loaded machine: a lost wake-up sleeps far longer), unless
 // --wake-bound-ms says otherwise (lockcheck's own tests).
 function wakeBoundMs(): int
 {
     // getopt stops at the first argument it does not know: ask for all.
     $o = getopt('', ['lib:', 'wake-bound-ms:']);
-    return isset($o['wake-bound-ms']) ? (int) $o['wake-bound-ms'] : POLL_MS;
+    return isset($o['wake-bound-ms']) ? (int) $o['wake-bound-ms'] : 2 * POLL_MS;
 }
 
 // waitSeconds is an acquire's wait_ms as the whole seconds Laravel's

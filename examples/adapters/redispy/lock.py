@@ -22,11 +22,13 @@ Modes:
   --start-delay S
                 sleep S seconds before serving (a slow start, as a JVM's).
   --wake-bound-ms MS
-                declare MS as the wake-up bound in place of the poll
-                interval (a wrong bound: for lockcheck's own tests only).
+                declare MS as the wake-up bound in place of twice the
+                poll interval (a wrong bound: for lockcheck's own tests only).
 
-Blocking waits (--wait): the ping's reply declares "wake_bound_ms", the
-Lock's sleep, so each acquire carries "wait_ms" and is redis-py's own
+Blocking waits (--wait): the ping's reply declares "wake_bound_ms",
+twice the Lock's sleep (the sleep, and as long again for a try's round
+trip and a sleep overshot on a loaded machine: a lost wake-up sleeps far
+longer), so each acquire carries "wait_ms" and is redis-py's own
 blocking acquire, Lock.acquire(blocking=True, blocking_timeout=wait).
 Without wait_ms an acquire is one try (blocking=False), as before.
 
@@ -212,7 +214,7 @@ def main():
     ap.add_argument("--shared", action="store_true", help="one Lock object per key shared by every thread (redis-py #416)")
     ap.add_argument("--watchdog", action="store_true", help="extend each lease every TTL/3 until released")
     ap.add_argument("--start-delay", type=float, default=0, help="seconds to sleep before serving")
-    ap.add_argument("--wake-bound-ms", type=int, default=math.ceil(POLL_S * 1000), help="wake-up bound to declare (default: the Lock's sleep); a wrong one is for lockcheck's own tests")
+    ap.add_argument("--wake-bound-ms", type=int, default=math.ceil(2 * POLL_S * 1000), help="wake-up bound to declare (default: twice the Lock's sleep); a wrong one is for lockcheck's own tests")
     args = ap.parse_args()
     time.sleep(args.start_delay)
     srv = Server(connect(), args.shared, args.watchdog, args.wake_bound_ms)
