@@ -83,16 +83,22 @@ type Size struct {
 	Keys     int
 	Windows  int
 	Duration time.Duration
+	// Faulted is the windows' lengths, summed.
+	Faulted time.Duration
 }
 
 // String is the size as the summary line gives it.
 func (s Size) String() string {
-	return fmt.Sprintf("%d clients, %d keys, %d windows, %v", s.Clients, s.Keys, s.Windows, s.Duration)
+	return fmt.Sprintf("%d clients, %d keys, %d windows (%v of faults), %v", s.Clients, s.Keys, s.Windows, s.Faulted, s.Duration)
 }
 
 // Size is p's size.
 func (p Plan) Size() Size {
-	return Size{Clients: len(p.Clients), Keys: p.Keys, Windows: len(p.Windows), Duration: p.Duration}
+	var faulted time.Duration
+	for _, w := range p.Windows {
+		faulted += w.Length
+	}
+	return Size{Clients: len(p.Clients), Keys: p.Keys, Windows: len(p.Windows), Duration: p.Duration, Faulted: faulted}
 }
 
 // Clone is a copy of p that shares no slice with it.

@@ -87,14 +87,17 @@ type phase struct {
 
 // phases are cheapest first, after the original's own rate (baseline):
 // the run cut short past its break, then
-// clients, windows and keys, then clients again (fewer keys may need
-// fewer), and the length again on the smaller run.
+// clients, windows and keys, the windows left shortened and moved
+// earlier, then clients again (fewer keys may need fewer), and the
+// length again on the smaller run.
 var phases = []phase{
 	{"baseline", 0.3, (*shrinker).baseline},
 	{"duration", 0.1, (*shrinker).cutDuration},
 	{"clients", 0.35, (*shrinker).cutClients},
 	{"windows", 0.4, (*shrinker).cutWindows},
 	{"keys", 0.5, (*shrinker).cutKeys},
+	{"window-lengths", 0.4, (*shrinker).shortenWindows},
+	{"window-starts", 0.4, (*shrinker).moveWindows},
 	{"clients-again", 0.7, (*shrinker).cutClients},
 	{"duration-again", 1, (*shrinker).cutDuration},
 }

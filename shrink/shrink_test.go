@@ -21,8 +21,9 @@ var (
 )
 
 // bug is a lock's break as a trial sees it: plans with clients of
-// streams 3 and 7 and window 2 break with target; plans with 3 and not 7
-// break with another finding; the rest do not break.
+// streams 3 and 7 and window 2, at least 250 ms long, break with target;
+// plans with 3 and not 7 break with another finding; the rest do not
+// break.
 type bug struct {
 	mu     sync.Mutex
 	tried  []Plan
@@ -38,7 +39,7 @@ func (b *bug) trial(ctx context.Context, p Plan) (Outcome, error) {
 	}
 	b.mu.Unlock()
 	has3, has7 := slices.Contains(p.Clients, 3), slices.Contains(p.Clients, 7)
-	w2 := slices.ContainsFunc(p.Windows, func(w nemesis.Window) bool { return w.ID == 2 })
+	w2 := slices.ContainsFunc(p.Windows, func(w nemesis.Window) bool { return w.ID == 2 && w.Length >= 250*time.Millisecond })
 	switch {
 	case has3 && has7 && w2:
 		return Outcome{Breaks: []Break{{target, int64(10 * time.Second)}}}, nil
@@ -75,6 +76,12 @@ func TestShrink_SameFindingOnly(t *testing.T) {
 	}
 	if got.Duration >= 20*time.Second {
 		t.Errorf("duration %v: not cut past the break at 10s", got.Duration)
+	}
+	// Window 2 (9 s, 1 s long) halved while it breaks: 500 ms, 250 ms, not
+	// 125 ms; moved to half its start while it breaks, down to 140.625 ms
+	// (281.25 ms, 70.3125 ms under the floor).
+	if len(got.Windows) == 1 && (got.Windows[0].Length != 250*time.Millisecond || got.Windows[0].Start != 140625*time.Microsecond) {
+		t.Errorf("window 2 shrunk to %v at %v; want 250ms at 140.625ms", got.Windows[0].Length, got.Windows[0].Start)
 	}
 	others := 0
 	for _, p := range b.tried {
@@ -174,5 +181,28 @@ func TestShrink_KeepsTheRate(t *testing.T) {
 	}
 	if fewer == 0 {
 		t.Fatal("no plan of fewer than 4 clients ran 2 runs (its third would have broken): the test shows nothing")
+	}
+}
+
+// TestShrink_MovesNoWindowBeforeItsPredecessor: windows are played in
+// order, so a window is moved no earlier than the end of the one before
+// it, and one that cannot move stays where it was.
+func TestShrink_MovesNoWindowBeforeItsPredecessor(t *testing.T) {
+	p := Plan{Args: []string{"lockcheck", "run"}, Seed: 1, Keys: 1, Clients: []int{0}, Duration: 20 * time.Second,
+		Windows: []nemesis.Window{{ID: 0, Fault: "pause-client", Start: 4 * time.Second, Length: 3 * time.Second},
+			{ID: 1, Fault: "pause-client", Start: 10 * time.Second, Length: time.Second}}}
+	always := func(context.Context, Plan) (Outcome, error) {
+		return Outcome{Breaks: []Break{{target, int64(time.Second)}}}, nil
+	}
+	s := &shrinker{cfg: Config{Trial: always, Target: target}, runs: 1, log: &bytes.Buffer{}, st: state{Best: p, Tried: map[string]tally{}, Need: 1}}
+	if err := s.moveWindows(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	w := s.st.Best.Windows
+	// Window 0: 4 s -> 2 s -> 1 s -> 500 ms -> 250 ms -> 125 ms (62.5 ms
+	// is under the floor); window 1: 10 s -> 5 s, not 2.5 s, which is
+	// before window 0 ends (3.125 s).
+	if w[0].Start != 125*time.Millisecond || w[1].Start != 5*time.Second {
+		t.Errorf("moved to %v and %v; want 125ms and 5s (window 1 not before window 0's end)", w[0].Start, w[1].Start)
 	}
 }
