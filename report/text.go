@@ -205,10 +205,25 @@ func figures(c checker.Result) string {
 
 // TextCoverage prints what the run exercised: the figures a verdict rests
 // on.
+// A figure the history's shape has not (the checker leaves it out of c)
+// is not printed; in a run with no fault window, the faults' own figures
+// (each 0) are one line of names.
 func TextCoverage(w io.Writer, c checker.Coverage) {
 	fmt.Fprintln(w, "  coverage (what the run gave each failure the chance to show):")
+	faulted := len(c.FaultHits()) > 0
+	var unfaulted []string
 	for _, f := range checker.CoverageFigures {
-		fmt.Fprintf(w, "    %-20s %6d  %s\n", f.Name, c[f.Name], f.Meaning)
+		n, ok := c[f.Name]
+		switch {
+		case !ok:
+		case !faulted && n == 0 && checker.OfWindows(f.Name):
+			unfaulted = append(unfaulted, f.Name)
+		default:
+			fmt.Fprintf(w, "    %-20s %6d  %s\n", f.Name, n, f.Meaning)
+		}
+	}
+	if len(unfaulted) > 0 {
+		fmt.Fprintf(w, "    (no fault window, so the faults' own figures are 0: %s)\n", strings.Join(unfaulted, ", "))
 	}
 	for _, f := range c.FaultHits() {
 		fmt.Fprintf(w, "    %-20s %6s  %s windows that began while a lease was live\n", f.Fault, fmt.Sprintf("%d/%d", f.Hits, f.Windows), f.Fault)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/history"
 )
 
 // TestProgress_PlainOffTerminal: a progress line to a writer that is not a
@@ -44,5 +45,26 @@ func TestTextVerify_NamesFindings(t *testing.T) {
 	TextVerify(&b, v, "d")
 	if !strings.Contains(b.String(), "verdict: VALID (1m0s)") {
 		t.Errorf("no finding: got\n%s\nwant verdict: VALID (1m0s)", b.String())
+	}
+}
+
+// TestTextCoverage_FiguresOfTheRun: a run with no fault window prints
+// the faults' own figures as one line of names, and none of a shape's
+// figures the checker left out; a run with a window prints each fault
+// figure on its own line, 0 or not.
+func TestTextCoverage_FiguresOfTheRun(t *testing.T) {
+	quiet := checker.Coverage{checker.Contended: 5, history.LostAtRestart: 0, history.LostReply: 0}
+	var b strings.Builder
+	TextCoverage(&b, quiet)
+	out := b.String()
+	if !strings.Contains(out, "contended") || !strings.Contains(out, "(no fault window, so the faults' own figures are 0: lost_at_restart, lost_reply)") ||
+		strings.Contains(out, "    lost_at_restart") || strings.Contains(out, checker.AllPermitsTried) {
+		t.Errorf("no fault window:\n%s\nwant contended, the faults' figures on one line, no all_permits_tried", out)
+	}
+	faulted := checker.Coverage{checker.Contended: 5, history.LostAtRestart: 0, checker.Windows("kill-redis"): 3, checker.Hit("kill-redis"): 2}
+	b.Reset()
+	TextCoverage(&b, faulted)
+	if out := b.String(); !strings.Contains(out, "    lost_at_restart") || strings.Contains(out, "no fault window") {
+		t.Errorf("a kill-redis window:\n%s\nwant lost_at_restart on its own line", out)
 	}
 }
