@@ -2,12 +2,11 @@ package lockimpl
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
-	"github.com/lockcheck/lockcheck/internal/ctxwait"
 )
 
 // ShapeReentrant is a spec's shape = "reentrant": its token names the
@@ -31,6 +30,9 @@ type SpecWait struct {
 func (s *Spec) checkSpecShapes(src []byte, md toml.MetaData) error {
 	if md.IsDefined("reenter") && s.Shape != ShapeReentrant {
 		return fmt.Errorf(`%s:%d: [reenter] is a reentrant lock's: add shape = "reentrant" at the top, or drop the section`, s.Path, lineOf(src, "[reenter]"))
+	}
+	if md.IsDefined("reenter") && strings.TrimSpace(s.Reenter.Script) == "" {
+		return fmt.Errorf("%s:%d: [reenter] has no script (drop the section, and a re-entry runs [acquire])", s.Path, lineOf(src, "[reenter]"))
 	}
 	if !md.IsDefined("wait") {
 		return nil
@@ -68,18 +70,9 @@ func (l *specLock) AcquireWait(ctx context.Context, key string, ttl, wait time.D
 		return Lease{}, err
 	}
 	token := NewToken()
-	deadline := l.now() + int64(wait)
-	poll := time.Duration(l.spec.Wait.PollMs) * time.Millisecond
-	for {
-		got, err := l.try(ctx, key, token, ttl, access)
-		if !errors.Is(err, ErrNotAcquired) {
-			return got, err
-		}
-		left := deadline - l.now()
-		if left <= 0 || !ctxwait.Sleep(ctx, min(poll, time.Duration(left))) {
-			return Lease{}, err
-		}
-	}
+	return pollAcquire(ctx, l.now, wait, time.Duration(l.spec.Wait.PollMs)*time.Millisecond, func() (Lease, error) {
+		return l.try(ctx, key, token, ttl, access)
+	})
 }
 
 // specReentrant is a reentrant lock's spec (shape = "reentrant").

@@ -115,6 +115,7 @@ func TestSpec_Wait(t *testing.T) {
 	}
 
 	for _, tc := range []struct{ name, src, want string }{
+		{"empty reenter", strings.Replace(goodSpec, `name = "t"`, "name = \"t\"\nshape = \"reentrant\"", 1) + "\n[reenter]\nscript = ''\nkeys = [\"{key}\"]\nargs = [\"{token}\"]\n", `[reenter] has no script`},
 		{"reenter in a mutex", goodSpec + "\n[reenter]\nscript = 'return 1'\nkeys = [\"{key}\"]\nargs = [\"{token}\"]\n", `[reenter] is a reentrant lock's`},
 		{"no poll", goodSpec + "\n[wait]\nwake_bound_ms = 100\n", `[wait] poll_ms 0`},
 		{"bound too long", goodSpec + "\n[wait]\npoll_ms = 10\nwake_bound_ms = 9999999\n", `wake_bound_ms 9999999`},

@@ -74,19 +74,25 @@ func (s *SetNXBlock) WakeBound() time.Duration { return s.bound }
 // no try took effect (every one before it was refused).
 func (s *SetNXBlock) AcquireWait(ctx context.Context, key string, ttl, wait time.Duration) (Lease, error) {
 	l := s.newLease(key, ttl)
-	deadline := s.now() + int64(wait)
-	for {
+	return pollAcquire(ctx, s.now, wait, s.poll, func() (Lease, error) {
 		l.Acquired = time.Duration(s.now())
-		got, err := s.acquire(ctx, l)
+		return s.acquire(ctx, l)
+	})
+}
+
+// pollAcquire is a polling waiter's loop: try, every poll until wait
+// (on the clock now) runs out, with a last try at its end. A try that
+// is not a definite refusal ends it; so does ctx, refused.
+func pollAcquire(ctx context.Context, now func() int64, wait, poll time.Duration, try func() (Lease, error)) (Lease, error) {
+	deadline := now() + int64(wait)
+	for {
+		got, err := try()
 		if !errors.Is(err, ErrNotAcquired) {
 			return got, err
 		}
-		left := deadline - s.now()
-		if left <= 0 {
-			return Lease{}, err
-		}
-		if !ctxwait.Sleep(ctx, min(s.poll, time.Duration(left))) {
-			return Lease{}, err // refused, and the caller stopped waiting
+		left := deadline - now()
+		if left <= 0 || !ctxwait.Sleep(ctx, min(poll, time.Duration(left))) {
+			return Lease{}, err // refused, and the wait ran out or the caller stopped waiting
 		}
 	}
 }
