@@ -141,6 +141,9 @@ func bothWays(t *testing.T, lock string, adjust func(*workload.Config), scenario
 			// a violation found is the proof of a break
 			t.Logf("%s at %s: broken in every seed, short of %v", lock, s, r.Short)
 		default:
+			if r.Dir != "" {
+				testutil.LogUndecided(t, filepath.Join(dir, r.Dir))
+			}
 			t.Errorf("%s at %s: %s in %d runs (short of %v), want %s with its coverage met", lock, s, r.Status, r.Runs, r.Short, want[s])
 		}
 	}

@@ -53,3 +53,23 @@ func OnlyLateOverlaps(t *testing.T, dir string) bool {
 	t.Logf("mutex: %d double holder(s), each with a write that left after its lease (late exits %d): %s", m.ViolationCount, res.Summary.LateExits, m.Violations[0].Message)
 	return true
 }
+
+// LogUndecided logs, for the run in dir, each checker's undecided keys
+// with why (out of time, of memory, a loose clock, interrupted) and the
+// key's size: what a test that got an unknown verdict needs to say.
+func LogUndecided(t *testing.T, dir string) {
+	t.Helper()
+	res, err := report.ReadResults(dir)
+	if err != nil {
+		t.Logf("%s: no results to say why: %v", dir, err)
+		return
+	}
+	for _, c := range res.Checkers {
+		for _, u := range c.Undecided {
+			t.Logf("%s undecided at key %s: %s after %d ms, %d lock ops of which %d indeterminate", c.Name, u.Key, u.Reason, u.ElapsedMS, u.LockOps, u.InfoOps)
+		}
+		if c.Verdict == checker.Unknown && len(c.Undecided) == 0 {
+			t.Logf("%s unknown: %s", c.Name, c.Note)
+		}
+	}
+}

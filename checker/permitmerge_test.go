@@ -1,0 +1,134 @@
+package checker
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// randomClosed is a random closed, non-empty difference-bound matrix over
+// n variables (the first, the origin, at 0), bounds in [-r, r] or absent.
+func randomClosed(rng *rand.Rand, n int, r int64) []int64 {
+	for {
+		b := make([]int64, n*n)
+		for i := range n {
+			for j := range n {
+				switch {
+				case i == j:
+				case rng.IntN(3) == 0:
+					b[i*n+j] = inf
+				default:
+					b[i*n+j] = rng.Int64N(2*r+1) - r
+				}
+			}
+		}
+		for k := range n {
+			for i := range n {
+				for j := range n {
+					b[i*n+j] = min(b[i*n+j], addBound(b[i*n+k], b[k*n+j]))
+				}
+			}
+		}
+		empty := false
+		for i := range n {
+			empty = empty || b[i*n+i] < 0
+		}
+		if !empty {
+			return b
+		}
+	}
+}
+
+// holds says whether the point x (x[0] = 0) meets every bound of b.
+func holds(b []int64, x []int64) bool {
+	n := len(x)
+	for i := range n {
+		for j := range n {
+			if v := b[i*n+j]; v < inf && x[i]-x[j] > v {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// TestHullOf_AgreesWithPoints: hullOf's exactness test against the
+// integer points themselves. For random pairs of closed matrices over the
+// origin and two or three instants, bounds in [-4, 4], every integer
+// point of a box wide enough to show any difference is tried: hullOf
+// accepts a pair iff every point of the hull is a point of one of the
+// two. Both answers must come up often.
+func TestHullOf_AgreesWithPoints(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	const r, box = 4, 10
+	exact, refused := 0, 0
+	for c := range 20000 {
+		n := 3 + rng.IntN(2)
+		leases := make([]permitLease, n-pFirst)
+		a := permitState{leases: leases, b: randomClosed(rng, n, r)}
+		b := permitState{leases: leases, b: randomClosed(rng, n, r)}
+		if c%2 == 0 {
+			// Often one bound apart: the pairs a model forks.
+			b.b = append([]int64(nil), a.b...)
+			i, j := 1+rng.IntN(n-1), rng.IntN(n)
+			if i != j {
+				b.b[i*n+j] = rng.Int64N(2*r+1) - r
+				b.b = closeAll(b.b, n)
+				if b.b == nil {
+					continue
+				}
+			}
+		}
+		h := make([]int64, n*n)
+		for k := range h {
+			h[k] = max(a.b[k], b.b[k])
+		}
+		want := true
+		x := make([]int64, n)
+		var walk func(v int)
+		walk = func(v int) {
+			if !want {
+				return
+			}
+			if v == n {
+				if holds(h, x) && !holds(a.b, x) && !holds(b.b, x) {
+					want = false
+				}
+				return
+			}
+			for x[v] = -box; x[v] <= box; x[v]++ {
+				walk(v + 1)
+			}
+		}
+		walk(1)
+		_, got := hullOf(&a, &b)
+		if got != want {
+			t.Fatalf("case %d: hullOf says %v, the points say %v:\na %v\nb %v", c, got, want, a.b, b.b)
+		}
+		if got {
+			exact++
+		} else {
+			refused++
+		}
+	}
+	t.Logf("20000 pairs: %d hulls exact, %d refused, 0 disagreements", exact, refused)
+	if exact < 1000 || refused < 1000 {
+		t.Errorf("%d exact and %d refused: too one-sided to prove anything", exact, refused)
+	}
+}
+
+// closeAll closes b over n variables, or is nil if it is empty.
+func closeAll(b []int64, n int) []int64 {
+	for k := range n {
+		for i := range n {
+			for j := range n {
+				b[i*n+j] = min(b[i*n+j], addBound(b[i*n+k], b[k*n+j]))
+			}
+		}
+	}
+	for i := range n {
+		if b[i*n+i] < 0 {
+			return nil
+		}
+	}
+	return b
+}
