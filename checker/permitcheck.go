@@ -25,7 +25,7 @@ type hashedPermit = hashed[permitState]
 
 // add inserts s unless a member admits all it does, and drops the members
 // s admits all of.
-func (set permitSet) add(s permitState) permitSet { return set.addMerged(s) }
+func (set permitSet) add(s permitState) permitSet { return addState(set, s) }
 
 func (set permitSet) equal(o permitSet) bool {
 	return slices.EqualFunc(set, o, func(a, b hashedPermit) bool { return a.h == b.h && a.s.equal(&b.s) })

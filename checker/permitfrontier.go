@@ -174,6 +174,9 @@ func (m permitModel) advance(ctx context.Context, f frontier, piece []*permitOp,
 		if total += len(next); total > frontierConfigs {
 			return frontier{}, false
 		}
+		for mask, s := range next {
+			next[mask] = s.merged()
+		}
 		level = next
 	}
 	return carry(local, final, end), true
@@ -198,6 +201,9 @@ func carry(local []*permitOp, final map[uint64]permitSet, end int64) frontier {
 			}
 		}
 		out.configs[key] = union(out.configs[key], s)
+	}
+	for key, s := range out.configs {
+		out.configs[key] = s.merged()
 	}
 	return out
 }

@@ -1,6 +1,9 @@
 package checker
 
 import (
+	"cmp"
+	"encoding/binary"
+	"hash/maphash"
 	"slices"
 	"sync/atomic"
 )
@@ -29,73 +32,124 @@ import (
 // and b together, and ok says so; a and b must be closed and their leases
 // the same.
 func hullOf(a, b *permitState) (permitState, bool) {
-	if !slices.Equal(a.leases, b.leases) {
+	if a.sig != b.sig || !slices.Equal(a.leases, b.leases) || !hullExact(a, b) {
 		return permitState{}, false
 	}
-	h := permitState{leases: a.leases, b: make([]int64, len(a.b))}
+	h := permitState{leases: a.leases, b: make([]int64, len(a.b)), sig: a.sig}
 	for i := range a.b {
 		h.b[i] = max(a.b[i], b.b[i])
-	}
-	if !differenceWithin(&h, a, b) { // h \ a within b: h within a ∪ b
-		return permitState{}, false
 	}
 	return h, true
 }
 
-// differenceWithin says whether h \ a lies within b (h closed, a and b
-// within h).
-func differenceWithin(h, a, b *permitState) bool {
-	n := h.size()
-	piece := make([]int64, len(h.b))
-	for i := range n {
-		for j := range n {
-			av := a.at(i, j)
-			if av >= h.at(i, j) {
-				continue
-			}
-			// The points of h breaking x_i - x_j <= av: h with
-			// x_j - x_i <= -av - 1, closed through that one bound.
-			c := -av - 1
-			if addBound(c, h.at(i, j)) < 0 {
-				continue // none
-			}
-			for u := range n {
-				for v := range n {
-					piece[u*n+v] = min(h.at(u, v), addBound(addBound(h.at(u, j), c), h.at(i, v)))
-				}
-			}
-			for k, pv := range piece {
-				if pv > b.b[k] {
-					return false
-				}
+// hullExact says whether h, the hull of a and b, lies within a ∪ b: h \ a
+// within b. A point of h outside a breaks a bound of a tighter than h's,
+// x_i - x_j <= a_ij < b_ij = h_ij; those points are h with
+// x_j - x_i <= -a_ij - 1, whose closure through that one bound is
+// min(h_uv, h_uj - a_ij - 1 + h_iv), and they lie within b iff that is
+// at most b_uv wherever h_uv is not already (b_uv < a_uv = h_uv). So only
+// the pairs of a bound tighter in a and one tighter in b are read.
+func hullExact(a, b *permitState) bool {
+	n := a.size()
+	var tighterA, tighterB []int // i*n+j
+	for k, av := range a.b {
+		switch bv := b.b[k]; {
+		case av < bv:
+			tighterA = append(tighterA, k)
+		case bv < av:
+			tighterB = append(tighterB, k)
+		}
+	}
+	h := func(u, v int) int64 { return max(a.at(u, v), b.at(u, v)) }
+	for _, ij := range tighterA {
+		i, j := ij/n, ij%n
+		c := -a.b[ij] - 1
+		if addBound(c, h(i, j)) < 0 {
+			continue // no such point
+		}
+		for _, uv := range tighterB {
+			u, v := uv/n, uv%n
+			if addBound(addBound(h(u, j), c), h(i, v)) > b.b[uv] {
+				return false
 			}
 		}
 	}
 	return true
 }
 
-// addMerged inserts s into set as add does, then replaces it and any
-// member of its leases whose union with it is their hull (hullOf) by
-// that hull, until none is.
-func (set permitSet) addMerged(s permitState) permitSet {
-	for {
-		merged := false
-		for i := range set {
-			if set[i].s.within(&s) || s.within(&set[i].s) {
-				continue
+// merged is set with every two states of the same leases whose union is
+// their hull (hullOf) replaced by it, until none is, and no state within
+// another. frontierCheck's steps call it once a level of each config,
+// rather than at each state added: a hot key's sets are hundreds of
+// states, most of them of other leases.
+func (set permitSet) merged() permitSet {
+	if len(set) < 2 || !hullMerging {
+		return set
+	}
+	groups := map[uint64][]permitState{}
+	for _, x := range set {
+		groups[x.s.sig] = append(groups[x.s.sig], x.s)
+	}
+	if len(groups) == len(set) {
+		return set
+	}
+	out := set[:0:0]
+	for _, g := range groups {
+		g = hullAll(g)
+		for i := range g {
+			within := false
+			for j := range g {
+				within = within || j != i && g[i].within(&g[j]) && (!g[j].within(&g[i]) || j < i)
 			}
-			if h, ok := hullOf(&s, &set[i].s); ok {
-				hullsMade.Add(1)
-				set = slices.Delete(set, i, i+1)
-				s, merged = h, true
-				break
+			if !within {
+				out = append(out, hashedPermit{g[i].hash(), g[i]})
 			}
-		}
-		if !merged {
-			return addState(set, s)
 		}
 	}
+	slices.SortFunc(out, func(a, b hashedPermit) int { return cmp.Compare(a.h, b.h) })
+	return out
 }
+
+// hullAll merges states of one lease signature pairwise into hulls until
+// no two merge.
+func hullAll(states []permitState) []permitState {
+	for i := 0; i < len(states); i++ {
+		for j := i + 1; j < len(states); j++ {
+			if h, ok := hullOf(&states[i], &states[j]); ok {
+				hullsMade.Add(1)
+				states[i] = h
+				states = slices.Delete(states, j, j+1)
+				j = i // the hull may merge with one passed over
+			}
+		}
+	}
+	return states
+}
+
+// leaseSig hashes the leases of a state (tokens, modes and TTLs), so that
+// only states of the same leases are tried for a hull.
+func leaseSig(leases []permitLease) uint64 {
+	if len(leases) == 0 {
+		return 0
+	}
+	var h maphash.Hash
+	h.SetSeed(hashSeed)
+	for _, l := range leases {
+		h.WriteString(l.token)
+		if l.write {
+			h.WriteByte(1)
+		} else {
+			h.WriteByte(0)
+		}
+		var d [8]byte
+		binary.LittleEndian.PutUint64(d[:], uint64(l.d))
+		h.Write(d[:])
+	}
+	return h.Sum64()
+}
+
+// hullMerging turns merged on (benchmarks turn it off, to measure it).
+var hullMerging = true
 
 // hullsMade counts the hulls addMerged has made, in this process: the
 // oracle tests say how many of their histories made one.

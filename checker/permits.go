@@ -96,6 +96,9 @@ type permitLease struct {
 type permitState struct {
 	leases []permitLease
 	b      []int64
+	// sig is leaseSig(leases), set where leases are: states of other
+	// leases are told apart by it before their leases are compared.
+	sig uint64
 }
 
 // Variables of a permit state's matrix: the leases' set instants follow.
@@ -440,6 +443,7 @@ func (m permitModel) project(s permitState, op *permitOp, ok bool, c cube, x []i
 	for j, k := range ks {
 		idx[pFirst+j], next.leases[j] = k.from, k.lease
 	}
+	next.sig = leaseSig(next.leases)
 	size := len(idx)
 	next.b = make([]int64, size*size)
 	for i, a := range idx {
@@ -470,7 +474,7 @@ func (s *permitState) hash() uint64 {
 // within reports whether every timeline a admits, b admits too: the same
 // leases, and no bound of a looser than b's.
 func (a *permitState) within(b *permitState) bool {
-	if !slices.Equal(a.leases, b.leases) {
+	if a.sig != b.sig || !slices.Equal(a.leases, b.leases) {
 		return false
 	}
 	for i, v := range a.b {
@@ -482,5 +486,5 @@ func (a *permitState) within(b *permitState) bool {
 }
 
 func (a *permitState) equal(b *permitState) bool {
-	return slices.Equal(a.leases, b.leases) && slices.Equal(a.b, b.b)
+	return a.sig == b.sig && slices.Equal(a.leases, b.leases) && slices.Equal(a.b, b.b)
 }
