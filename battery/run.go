@@ -16,7 +16,7 @@ import (
 
 // workloadOf is scenario s's workload for a lock on topo: the base, s's
 // adjustments (its client count for Redlock, its workload for a lock
-// run as a process per client), then adjust's (the user's --clients, --ttl, ...),
+// run as a process per client and for the lock's shape), then adjust's (the user's --clients, --ttl, ...),
 // if set.
 // A lock that keeps its leases alive itself (p.Renews) gets no
 // client-side extends.
@@ -39,6 +39,9 @@ func workloadOf(s scenario.Scenario, topo string, p scenario.Profile, adjust fun
 	}
 	if adjust != nil {
 		adjust(&w)
+	}
+	if s.ShapeWorkload != nil {
+		s.ShapeWorkload(&w, p)
 	}
 	return w
 }

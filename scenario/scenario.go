@@ -80,6 +80,11 @@ type Scenario struct {
 	// two cores start and serve fewer within the scenario's share of
 	// the budget.
 	ProcessWorkload func(*workload.Config)
+	// ShapeWorkload, if set, adjusts the workload for the lock's shape
+	// (Profile.Shape), last (after the user's flags, which it reads):
+	// what a shape's run needs for the scenario's chance to come, said
+	// in the scenario's file.
+	ShapeWorkload func(*workload.Config, Profile)
 	// Breaks says what a break in this scenario means where it is a
 	// finding (the fault's known effect on a lock without the defence).
 	Breaks string
