@@ -197,3 +197,19 @@ func TestRender_AddedSection(t *testing.T) {
 		t.Errorf("a broken template: got %v, want an error naming the section", err)
 	}
 }
+
+// TestWrite_CoverageOfTheRun: the page's coverage table lists the
+// figures the summary prints (coverageShown): a mutex's run shows none
+// of a shape's figures, which its findings leave out, and its fault
+// window's figure.
+func TestWrite_CoverageOfTheRun(t *testing.T) {
+	_, page := write(t)
+	for _, absent := range []string{checker.AllPermitsTried, checker.ReaderTriedOverWriter, checker.WriterTriedOverReaders} {
+		if strings.Contains(page, "<td>"+absent+"</td>") {
+			t.Errorf("a mutex's page lists %s", absent)
+		}
+	}
+	if !strings.Contains(page, `<td>pause-client</td><td class="num">1 / 1</td>`) {
+		t.Errorf("the page lacks its fault window's hits")
+	}
+}

@@ -210,20 +210,12 @@ func figures(c checker.Result) string {
 // (each 0) are one line of names.
 func TextCoverage(w io.Writer, c checker.Coverage) {
 	fmt.Fprintln(w, "  coverage (what the run gave each failure the chance to show):")
-	faulted := len(c.FaultHits()) > 0
-	var unfaulted []string
-	for _, f := range checker.CoverageFigures {
-		n, ok := c[f.Name]
-		switch {
-		case !ok:
-		case !faulted && n == 0 && checker.OfWindows(f.Name):
-			unfaulted = append(unfaulted, f.Name)
-		default:
-			fmt.Fprintf(w, "    %-20s %6d  %s\n", f.Name, n, f.Meaning)
-		}
+	shown, unfaulted := coverageShown(c)
+	for _, f := range shown {
+		fmt.Fprintf(w, "    %-20s %6d  %s\n", f.Name, c[f.Name], f.Meaning)
 	}
 	if len(unfaulted) > 0 {
-		fmt.Fprintf(w, "    (no fault window, so the faults' own figures are 0: %s)\n", strings.Join(unfaulted, ", "))
+		fmt.Fprintf(w, "    (%s)\n", noWindowLine(unfaulted))
 	}
 	for _, f := range c.FaultHits() {
 		fmt.Fprintf(w, "    %-20s %6s  %s windows that began while a lease was live\n", f.Fault, fmt.Sprintf("%d/%d", f.Hits, f.Windows), f.Fault)
@@ -232,6 +224,31 @@ func TextCoverage(w io.Writer, c checker.Coverage) {
 		}
 	}
 	fmt.Fprintln(w)
+}
+
+// coverageShown is what the summary and the report page show of c: the
+// figures the checker gave (a shape's own only for its shape), each on
+// its own line, except, in a run with no fault window, the faults' own
+// figures at 0, named together (unfaulted).
+func coverageShown(c checker.Coverage) (shown []struct{ Name, Meaning string }, unfaulted []string) {
+	faulted := len(c.FaultHits()) > 0
+	for _, f := range checker.CoverageFigures {
+		n, ok := c[f.Name]
+		switch {
+		case !ok:
+		case !faulted && n == 0 && checker.OfWindows(f.Name):
+			unfaulted = append(unfaulted, f.Name)
+		default:
+			shown = append(shown, f)
+		}
+	}
+	return shown, unfaulted
+}
+
+// noWindowLine says the faults' own figures of a run with no fault
+// window are 0, naming them.
+func noWindowLine(unfaulted []string) string {
+	return "no fault window, so the faults' own figures are 0: " + strings.Join(unfaulted, ", ")
 }
 
 // TextThresholds prints how each threshold fared, one line each.
