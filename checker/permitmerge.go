@@ -1,7 +1,6 @@
 package checker
 
 import (
-	"cmp"
 	"encoding/binary"
 	"hash/maphash"
 	"slices"
@@ -63,10 +62,7 @@ func hullExact(a, b *permitState) bool {
 	h := func(u, v int) int64 { return max(a.at(u, v), b.at(u, v)) }
 	for _, ij := range tighterA {
 		i, j := ij/n, ij%n
-		c := -a.b[ij] - 1
-		if addBound(c, h(i, j)) < 0 {
-			continue // no such point
-		}
+		c := -a.b[ij] - 1 // never empty: c + h_ij = b_ij - a_ij - 1 >= 0
 		for _, uv := range tighterB {
 			u, v := uv/n, uv%n
 			if addBound(addBound(h(u, j), c), h(i, v)) > b.b[uv] {
@@ -93,20 +89,12 @@ func (set permitSet) merged() permitSet {
 	if len(groups) == len(set) {
 		return set
 	}
-	out := set[:0:0]
+	var out permitSet
 	for _, g := range groups {
-		g = hullAll(g)
-		for i := range g {
-			within := false
-			for j := range g {
-				within = within || j != i && g[i].within(&g[j]) && (!g[j].within(&g[i]) || j < i)
-			}
-			if !within {
-				out = append(out, hashedPermit{g[i].hash(), g[i]})
-			}
+		for _, s := range hullAll(g) {
+			out = out.add(s) // within tells other leases apart by sig first
 		}
 	}
-	slices.SortFunc(out, func(a, b hashedPermit) int { return cmp.Compare(a.h, b.h) })
 	return out
 }
 
@@ -151,6 +139,6 @@ func leaseSig(leases []permitLease) uint64 {
 // hullMerging turns merged on (benchmarks turn it off, to measure it).
 var hullMerging = true
 
-// hullsMade counts the hulls addMerged has made, in this process: the
+// hullsMade counts the hulls hullAll has made, in this process: the
 // oracle tests say how many of their histories made one.
 var hullsMade atomic.Int64

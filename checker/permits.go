@@ -2,7 +2,6 @@ package checker
 
 import (
 	"cmp"
-	"hash/maphash"
 	"math/bits"
 	"slices"
 	"strings"
@@ -455,16 +454,7 @@ func (m permitModel) project(s permitState, op *permitOp, ok bool, c cube, x []i
 }
 
 func (s *permitState) hash() uint64 {
-	var h maphash.Hash
-	h.SetSeed(hashSeed)
-	for _, l := range s.leases {
-		h.WriteString(l.token)
-		h.WriteByte(0)
-	}
-	v := h.Sum64()
-	for _, l := range s.leases {
-		v = (v ^ uint64(l.d)) * 0x9e3779b97f4a7c15
-	}
+	v := s.sig // the leases' tokens, modes and TTLs (leaseSig)
 	for _, b := range s.b {
 		v = (v ^ uint64(b)) * 0xbf58476d1ce4e5b9
 	}
