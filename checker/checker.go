@@ -115,6 +115,7 @@ const (
 	skipNarrow
 	skipUnowned
 	skipHolders
+	skipSparse
 	// skipAll is porcupine alone on every key.
 	skipAll reductions = 1<<16 - 1
 )

@@ -308,6 +308,7 @@ var checkerModes = []struct {
 	{"no orphan narrowing", skipNarrow},
 	{"no unowned release", skipUnowned},
 	{"no orphan holders", skipHolders},
+	{"every misfit searched", skipSparse},
 	{"porcupine alone", skipAll},
 }
 

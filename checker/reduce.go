@@ -379,6 +379,12 @@ func (c *keyCheck) witness(key string, lops, included, outside, orphans []*lockO
 			c.visualizeValid(key, lops)
 			return Valid, nil, true
 		}
+		if c.skip&skipSparse == 0 && round < sparseRounds {
+			if kept := sparse(misfits); len(kept) < len(misfits) {
+				misfits = kept
+				sparsed.Add(1)
+			}
+		}
 		included = append(slices.Clip(included), misfits...)
 		outside = without(outside, misfits)
 		if c.skip&skipHolders == 0 {
@@ -388,6 +394,40 @@ func (c *keyCheck) witness(key string, lops, included, outside, orphans []*lockO
 		}
 	}
 }
+
+// sparse keeps of misfits (failed acquires a witness could not place)
+// those a search needs to be told of: one, then each whose interval
+// begins after the last kept one's ends, by their returns. A timeline
+// that misses many refusals misses them in runs (the refusals of a
+// stall, each overlapping the next, with no holder the timeline put
+// there); a search told of a few across the run must give each of them
+// a holder, which mends the run's order, and the next round places the
+// rest or keeps a few more. The witness proves what it proves from any
+// subset searched (the rest are placed or searched in a later round);
+// the search is what costs: the 47 misfits of one client stall
+// (TestLinearizable_ClientStallDecided) took a 155-op search 1.9 s; told
+// 5 of them, then one a round, the key is decided in 11 rounds, 18 ms.
+//
+// After sparseRounds rounds every misfit goes in, as before: a round
+// adds at least one, but a run that needs most of its refusals told
+// would otherwise take a round for each.
+func sparse(misfits []*lockOp) []*lockOp {
+	byRet := slices.Clone(misfits)
+	slices.SortStableFunc(byRet, func(a, b *lockOp) int { return cmpInt(a.ret, b.ret) })
+	var kept []*lockOp
+	for _, f := range byRet {
+		if len(kept) == 0 || f.call > kept[len(kept)-1].ret {
+			kept = append(kept, f)
+		}
+	}
+	return kept
+}
+
+const sparseRounds = 32
+
+// sparsed counts the rounds whose misfits sparse thinned (tests read it
+// to see that a history took that path).
+var sparsed atomic.Int64
 
 // holdersFor picks of orphans (the key's info acquires that no other op
 // names, left out of the search) one that could hold the key at some

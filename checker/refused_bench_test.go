@@ -47,6 +47,13 @@ func BenchmarkLinearizable_Refused_NoHolders(b *testing.B) {
 	benchRefused(b, issue66Shape, 30, skipHolders)
 }
 
+// BenchmarkLinearizable_Refused_EveryMisfit is the issue's shape with
+// every misfit of a witness's round searched at once (no sparse), as
+// before it, beside _Refused/issue66.
+func BenchmarkLinearizable_Refused_EveryMisfit(b *testing.B) {
+	benchRefused(b, issue66Shape, 30, skipSparse)
+}
+
 func benchRefused(b *testing.B, sh refusedShape, seeds uint64, skip reductions) {
 	for range b.N {
 		decided, slowest := 0, time.Duration(0)
