@@ -30,6 +30,31 @@ type Library struct {
 	// Skew: it computes expiry from its own clock, so the clock-skew
 	// sweep measures it.
 	Skew bool
+	// Kind is the shape it is judged as (its table on the page), a
+	// mutex where empty.
+	Kind Kind
+}
+
+// Kind is a shape the survey judges a library as: each has its own
+// table.
+type Kind string
+
+// The shapes beyond the mutex the survey drives (DESIGN.md, Shapes
+// beyond the mutex).
+const (
+	Mutex     Kind = ""
+	Semaphore Kind = "semaphore"
+	ReadWrite Kind = "read-write"
+)
+
+// Kinds are the shapes in the page's order, each with its table's
+// title.
+var Kinds = []struct {
+	Kind  Kind
+	Title string
+}{
+	{Mutex, "Who keeps their promise"},
+	{Semaphore, "Semaphores: who keeps their promise"},
 }
 
 // Libraries are the survey's rows, the reference first.
@@ -81,6 +106,14 @@ var Libraries = []Library{
 	{Name: "laravel-funnel", Language: "PHP", Client: phpredis, Package: "php-illuminate-redis (Laravel's concurrency limiter, ConcurrencyLimiter)", Version: "8.83.26+dfsg-2", Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib laravel-funnel", "--lock-cmd-per-client", "--lock-no-extend", "--name", "laravel-funnel", "--budget", "10m"},
 		Shape: "a concurrency limiter of one slot for a lock, as its documentation shows it: funnel(key)->limit(1)->releaseAfter(seconds)->block(0)->then(callback, failure); the callback is the lease, suspended in a Fiber until its release; its slot is a key KEY1 set NX-like by a script (EX whole seconds, rounded up); " +
 			"the release deletes the slot if it still holds its id and reports no outcome (indeterminate, answered: taken effect by its return if at all); no extend; one PHP process per client"},
+	// The shapes beyond the mutex (issue 63), each a table of its own:
+	// after the mutexes, and out of the bench (a mutex's workload).
+	{Name: "symfony-semaphore-3", Language: "PHP", Client: phpredis, Package: "php-symfony-semaphore (Symfony Semaphore, RedisStore)", Version: "5.4.53+dfsg-0+deb12u1", Kind: Semaphore,
+		Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib symfony-semaphore", "--lock-cmd-per-client", "--permits", "3", "--name", "symfony-semaphore-3"},
+		Shape: "a semaphore of 3 permits: createSemaphore(key, 3, 1, ttl, autoRelease false), acquire(), refresh(ttl), release(), as symfony-semaphore's row drives it with limit 1; its members expire at the client's time() (whole seconds) plus the TTL; release() reports no outcome (indeterminate); one PHP process per client"},
+	{Name: "laravel-funnel-3", Language: "PHP", Client: phpredis, Package: "php-illuminate-redis (Laravel's concurrency limiter, ConcurrencyLimiter)", Version: "8.83.26+dfsg-2", Kind: Semaphore,
+		Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib laravel-funnel", "--lock-cmd-per-client", "--lock-no-extend", "--permits", "3", "--name", "laravel-funnel-3", "--budget", "10m"},
+		Shape: "a concurrency limiter of 3 slots, as its documentation shows it: funnel(key)->limit(3)->releaseAfter(seconds)->block(0)->then(callback, failure), the callback the lease, suspended in a Fiber until its release; its slots are keys KEY1..KEY3, each taken NX-like by a script (EX whole seconds, rounded up); the release deletes the slot if it still holds its id and reports no outcome (indeterminate); no extend; one PHP process per client"},
 }
 
 // NotSurveyed are the libraries the issue named, or that install here,
@@ -213,6 +246,30 @@ var Mechanisms = map[string]Mechanism{
 	"symfony-semaphore kill-always":  semaphoreSecond,
 	"symfony-semaphore kill-delayed": semaphoreSecond,
 	"symfony-semaphore kill-extend":  semaphoreSecond,
+	"laravel-funnel-3 kill-none":     laravelSlots("A restart without persistence empties the slots while their holders' callbacks run on, and the next clients take them: a fourth holder beside three (in the run, the node killed at 2.03 s and restarted empty, a fourth holder entered at 2.096 s beside three whose slots, taken at 1.73-1.99 s, the restart forgot)."),
+	"laravel-funnel-3 kill-everysec": laravelSlots("A restart that lost the last second of writes (appendfsync everysec) loses the slots taken in it, and the next clients take them while their holders' callbacks run on (in the run, a fourth holder entered at 2.951 s, as the node came back from its first kill, 11 writes unsynced at it)."),
+	"laravel-funnel-3 clock-jump":    laravelSlots("A jump of Redis's clock past `releaseAfter` expires the slots at once while their holders' callbacks run on (in the run, the first jump, at 1.93 s, expired 13 keys, and a fourth holder entered 58 ms after it)."),
+	"laravel-funnel-3 pause":         laravelSlots("A holder paused past `releaseAfter` wakes inside its callback, which has no deadline to check, and writes after its slot expired and was taken by another client."),
+	// At 3 permits.
+	"symfony-semaphore-3 contention":   semaphoreSecond3,
+	"symfony-semaphore-3 kill-always":  semaphoreSecond3,
+	"symfony-semaphore-3 kill-delayed": semaphoreSecond3,
+	// The reference lock breaks these by their fault; this lock broke
+	// them by its whole seconds, apart from the fault (each run's
+	// history, against its nemesis events).
+	"symfony-semaphore-3 kill-none":     semaphoreSecondApart("kill-none: the fourth holder entered at 1.279 s, before the first restart (1.975 s)"),
+	"symfony-semaphore-3 kill-everysec": semaphoreSecondApart("kill-everysec: the fourth holder entered at 3.638 s, 0.9 s after the node came back from its first kill with nothing unsynced (unsynced_at_kill 0), beside three leases all granted after that restart"),
+	"symfony-semaphore-3 clock-jump":    semaphoreSecondApart("clock-jump: the fourth holder entered at 2.767 s, during a jump of Redis's clock that expired no key (expired_by_clock 0: the keys' EXPIREAT is 10 s past the last score, Store/RedisStore.php:91 at 5.4.53, and the scores are the clients' time(), not Redis's), 27 ms after the whole second that pruned a lease granted 838 ms before"),
+	"symfony-semaphore-3 overrun":       semaphoreExpireAt3,
+	"symfony-semaphore-3 overrun-free":  semaphoreExpireAt3,
+	"symfony-semaphore-3 extend":        semaphoreExpireAt3,
+	"symfony-semaphore-3 pause":         semaphoreExpireAt3,
+	"symfony-semaphore-3 crash":         semaphoreExpireAt3,
+	"symfony-semaphore-3 cut-off":       semaphoreExpireAt3,
+	"symfony-semaphore-3 client-clock":  semaphoreExpireAt3,
+	"symfony-semaphore-3 pause-redis":   semaphoreExpireAt3,
+	"symfony-semaphore-3 lost-reply":    semaphoreExpireAt3,
+	"symfony-semaphore-3 stall-quiet":   semaphoreExpireAt3,
 	"rueidislock skew": {Text: "rueidislock computes each key's expiry on the client's clock and hands Redis an instant, not a duration: " +
 		"`try` takes `now := time.Now()` and `deadline := now.Add(duration)` (rueidislock/lock.go:258, 265 at v1.0.79), the acquire sends `SET NX PXAT deadline` (`acqat`, lock.go:437, chosen at lock.go:171), " +
 		"and each renewal sets `deadline = time.Now().Add(m.validity)` and sends `PEXPIREAT` (lock.go:279-280, `extend`, lock.go:435). " +
@@ -276,6 +333,38 @@ var semaphoreExpireAt = Mechanism{Text: "with a TTL that is not a whole number o
 	"`refresh(ttl)` fails the same way (:136, after its `ZADD` at :124 moved the member's score) and throws SemaphoreExpiredException (:145-146). An earlier page put these breaks down to a lease that outlived its TTL until the next whole second; that is the mechanism of the 1 s scenarios only.",
 	Documented: "no: the TTL is a float in seconds (`createSemaphore(..., ?float $ttlInSecond)`), with nothing said of whole seconds; a sub-second TTL fails the acquires of a new Semaphore with no error but false (the Semaphore's `evaluate` never reads phpredis's getLastError, Store/RedisStore.php:186-206)",
 	Depends:    "a TTL that is not a whole number of seconds (these scenarios' 100-600 ms; the adapter passes lockcheck's TTL in seconds, as a float): the library's default TTL (300 s) is whole and does not show it"}
+
+// semaphoreExpireAt3 and semaphoreSecond3 are semaphoreExpireAt and
+// semaphoreSecond at 3 permits: the same lines, which the limit does not
+// enter, so their demonstrations (at limit 1) are reused.
+var (
+	semaphoreExpireAt3 = Mechanism{Text: "symfony-semaphore's own at limit 1, at the same lines: the limit enters the save script only in its count check, `if count + weight > limit then return false end` (Store/RedisStore.php:81-83 at 5.4.53), which a first acquire passes; the script then adds the member at `now + ttlInSecond` (:86-87) and fails at `EXPIREAT weightKey maxExpiration + 10` (:91) for a TTL that is not whole seconds, its writes kept, and `acquire()` returns false (Semaphore.php:85-88). " +
+		"At 3 permits the first three tries of a second each fail at `EXPIREAT` and leave a member, and the later ones are refused by the count check on those members until the next whole second prunes them (Store/RedisStore.php:64): every acquire is refused while fewer than 3 leases, or none, are held, which the semaphore's model forbids (lockcheck draws it as a refusal no timeline can place, or, where no acquire of the run was granted, as a run that exercised nothing). " +
+		"The demonstration is limit 1's: its first step, a first acquire refused at `EXPIREAT` with nobody holding the key, runs the same lines whatever the limit.",
+		Documented: semaphoreExpireAt.Documented, Depends: semaphoreExpireAt.Depends}
+	semaphoreSecond3 = Mechanism{Text: "symfony-semaphore's own at limit 1, at the same lines: a member expires at a score of the client's `time()`, whole seconds, plus the TTL (Store/RedisStore.php:99, 86 at 5.4.53), and the next client's script prunes every member scored at most its own `time()` (:64) before its count check (:81-83), while the holder's `Semaphore` keeps its own expiry, `microtime(true) + ttl` (Key.php:88). " +
+		"So with a 1 s TTL a lease taken late in a wall-clock second loses its permit at the next whole second, and a fourth client is granted it beside three holders (in kill-always's run, a lease granted 731 ms into the run, at .97 of a wall-clock second by the run's start time, lost its permit at the next whole second, and a fourth holder entered 444 ms after its grant, within its TTL). " +
+		"The demonstration is limit 1's, which shows the permit granted again within the TTL; the limit enters only the count the pruned member no longer adds to.",
+		Documented: semaphoreSecond.Documented, Depends: semaphoreSecond.Depends}
+)
+
+// semaphoreSecondApart is semaphoreSecond3 at a scenario whose fault
+// breaks the reference lock, where the run shows the break apart from
+// the fault (where: the scenario and what its history shows).
+func semaphoreSecondApart(where string) Mechanism {
+	m := semaphoreSecond3
+	m.Text += " Not the fault's mechanism, which breaks the reference lock here: at " + where + "."
+	return m
+}
+
+// laravelSlots is what breaks Laravel's funnel at the faults that break
+// the reference lock: its slots are keys, as the reference lock's.
+func laravelSlots(fault string) Mechanism {
+	return Mechanism{Text: "the reference lock's, at the limiter's lines: each of the 3 slots is a key of its own, `KEY1`..`KEY3`, which the lock script takes when `mget` finds it empty, `redis.call('set', KEYS[index], ARGV[3], \"EX\", ARGV[2])` (Limiters/ConcurrencyLimiter.php:126-131 at 8.83.26), kept in one node's memory and expired on Redis's clock; " +
+		"the callback, the lease, runs with no deadline and no token the resource could check (`block`, ConcurrencyLimiter.php:80-84), and the release deletes the slot only if it still holds the holder's id (ConcurrencyLimiter.php:158-163). " + fault,
+		Documented: "no: the Debian package ships no documentation, and the limiter's docblocks say only that `releaseAfter` is \"the number of seconds a slot should be maintained\"",
+		Depends:    "nothing of the adapter's settings: the scenario's fault breaks every lock without fencing, at any releaseAfter, at the library's defaults"}
+}
 
 // rueidisSwitch: a holder stops when its own client switches masters,
 // not when another's does.

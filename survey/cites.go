@@ -31,16 +31,17 @@ const PhpredisVersion = "5.3.7+4.3.0-3"
 
 // The code the page cites.
 const (
-	srcGoZero   = "github.com/zeromicro/go-zero"
-	srcGoRedis  = "github.com/redis/go-redis/v9"
-	srcRedsync  = "github.com/go-redsync/redsync/v4"
-	srcRueidis  = "github.com/redis/rueidis"
-	srcValkeyGo = "github.com/valkey-io/valkey-go"
-	srcMalkusch = "php-malkusch-lock"
-	srcSfLock   = "php-symfony-lock"
-	srcSfSem    = "php-symfony-semaphore"
-	srcTooz     = "python3-tooz"
-	srcPhpredis = "php-redis"
+	srcGoZero       = "github.com/zeromicro/go-zero"
+	srcGoRedis      = "github.com/redis/go-redis/v9"
+	srcRedsync      = "github.com/go-redsync/redsync/v4"
+	srcRueidis      = "github.com/redis/rueidis"
+	srcValkeyGo     = "github.com/valkey-io/valkey-go"
+	srcMalkusch     = "php-malkusch-lock"
+	srcSfLock       = "php-symfony-lock"
+	srcSfSem        = "php-symfony-semaphore"
+	srcLaravelRedis = "php-illuminate-redis"
+	srcTooz         = "python3-tooz"
+	srcPhpredis     = "php-redis"
 )
 
 // Cites are every file:line in the texts of Mechanisms, Other and
@@ -124,6 +125,10 @@ var Cites = []Cite{
 	{srcSfLock, "Symfony/Component/Lock/Lock.php", [2]int{218, 221}, "} catch (LockConflictedException $e) { $this->dirty = false;", ""},
 	{srcSfLock, "Symfony/Component/Lock/Key.php", [2]int{71, 90}, "$newTime = microtime(true) + $ttl;", ""},
 
+	// Laravel's concurrency limiter (funnel).
+	{srcLaravelRedis, "Illuminate/Redis/Limiters/ConcurrencyLimiter.php", [2]int{126, 131}, `for index, value in pairs(redis.call('mget', unpack(KEYS))) do if not value then redis.call('set', KEYS[index], ARGV[3], "EX", ARGV[2]) return ARGV[1]..index end end`, ""},
+	{srcLaravelRedis, "Illuminate/Redis/Limiters/ConcurrencyLimiter.php", [2]int{80, 84}, "if (is_callable($callback)) { try { return tap($callback(), function () use ($slot, $id) { $this->release($slot, $id); });", ""},
+	{srcLaravelRedis, "Illuminate/Redis/Limiters/ConcurrencyLimiter.php", [2]int{158, 163}, "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end", ""},
 	// Symfony Semaphore.
 	{srcSfSem, "Symfony/Component/Semaphore/Store/RedisStore.php", [2]int{99, 99}, "time(),", ""},
 	{srcSfSem, "Symfony/Component/Semaphore/Store/RedisStore.php", [2]int{86, 86}, `redis.call("ZADD", timeKey, now + ttlInSecond, identifier)`, ""},
@@ -134,6 +139,7 @@ var Cites = []Cite{
 	{srcSfSem, "Symfony/Component/Semaphore/Store/RedisStore.php", [2]int{91, 91}, `redis.call("EXPIREAT", weightKey, maxExpiration + 10)`, ""},
 	{srcSfSem, "Symfony/Component/Semaphore/Store/RedisStore.php", [2]int{136, 136}, `redis.call("EXPIREAT", weightKey, maxExpiration + 10)`, ""},
 	{srcSfSem, "Symfony/Component/Semaphore/Store/RedisStore.php", [2]int{86, 87}, `redis.call("ZADD", timeKey, now + ttlInSecond, identifier) redis.call("ZADD", weightKey, weight, identifier)`, ""},
+	{srcSfSem, "Symfony/Component/Semaphore/Store/RedisStore.php", [2]int{81, 83}, "if count + weight > limit then return false end", ""},
 	{srcSfSem, "Symfony/Component/Semaphore/Store/RedisStore.php", [2]int{106, 106}, "throw new SemaphoreAcquiringException($key, 'the script return false');", ""},
 	{srcSfSem, "Symfony/Component/Semaphore/Store/RedisStore.php", [2]int{68, 69}, `if redis.call("ZSCORE", timeKey, identifier) then return true`, ""},
 	{srcSfSem, "Symfony/Component/Semaphore/Store/RedisStore.php", [2]int{124, 124}, `local added = redis.call("ZADD", timeKey, ARGV[1], ARGV[2])`, ""},

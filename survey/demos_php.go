@@ -11,9 +11,14 @@ var phpDemos = []Demo{
 		Departs: "none in the connection (connect(host, port), as malkusch's README); it sends by hand the two commands malkusch's spin loop sends, as phpredis-desync does. It exits 0: at phpredis's default read timeout a 1.2 s stall only delays the replies, and the desync does not show"},
 	{Name: "symfony-semaphore-expireat", Cmd: []string{"php", "survey/demos/symfony-semaphore-expireat.php"},
 		Shows: []string{"symfony-semaphore overrun", "symfony-semaphore overrun-free", "symfony-semaphore extend", "symfony-semaphore pause", "symfony-semaphore crash",
-			"symfony-semaphore cut-off", "symfony-semaphore pause-redis", "symfony-semaphore lost-reply", "symfony-semaphore stall-quiet"}},
+			"symfony-semaphore cut-off", "symfony-semaphore pause-redis", "symfony-semaphore lost-reply", "symfony-semaphore stall-quiet",
+			// At 3 permits, the same lines (semaphoreExpireAt3).
+			"symfony-semaphore-3 overrun", "symfony-semaphore-3 overrun-free", "symfony-semaphore-3 extend", "symfony-semaphore-3 pause", "symfony-semaphore-3 crash",
+			"symfony-semaphore-3 cut-off", "symfony-semaphore-3 client-clock", "symfony-semaphore-3 pause-redis", "symfony-semaphore-3 lost-reply", "symfony-semaphore-3 stall-quiet"}},
 	{Name: "symfony-semaphore-second", Cmd: []string{"php", "survey/demos/symfony-semaphore-second.php"},
-		Shows: []string{"symfony-semaphore contention", "symfony-semaphore kill-always", "symfony-semaphore kill-delayed", "symfony-semaphore kill-extend"}},
+		Shows: []string{"symfony-semaphore contention", "symfony-semaphore kill-always", "symfony-semaphore kill-delayed", "symfony-semaphore kill-extend",
+			"symfony-semaphore-3 contention", "symfony-semaphore-3 kill-always", "symfony-semaphore-3 kill-delayed",
+			"symfony-semaphore-3 kill-none", "symfony-semaphore-3 kill-everysec", "symfony-semaphore-3 clock-jump"}}, // at 3 permits too (semaphoreSecond3)
 	{Name: "malkusch-timeout-plus-one", Cmd: []string{"php", "survey/demos/malkusch-timeout-plus-one.php"},
 		Shows: []string{"malkusch kill-delayed"}},
 	{Name: "redlock-bare-majority", Cmd: []string{"php", "survey/demos/redlock-bare-majority.php"},

@@ -1,6 +1,10 @@
 package survey
 
 import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -86,5 +90,97 @@ func TestBenchCell(t *testing.T) {
 	}
 	if got := benchCell(report.BenchRow{Acquisitions: 10, AcquireP99: 1, Verdict: checker.Unknown}); got != "10/s, p99 1.0 ms (unknown)" {
 		t.Errorf("cell without a bare loop %q", got)
+	}
+}
+
+// TestWrite_ShapeTables: each shape has a table of its own, after the
+// mutexes', with its libraries' rows and the scenarios their batteries
+// ran; a library of a shape is in no other table, and a scenario only a
+// shape ran is no column of the mutex table.
+func TestWrite_ShapeTables(t *testing.T) {
+	row := func(s, status string) report.VerifyRow {
+		return report.VerifyRow{Scenario: s, Status: status, Lease: checker.Valid, Mutex: checker.Valid, Seeds: []int64{1}}
+	}
+	mutex := &report.Verify{Seed: 1, Rows: []report.VerifyRow{row("contention", report.StatusPassed)}}
+	sem := &report.Verify{Seed: 1, Rows: []report.VerifyRow{row("contention", report.StatusPassed), row("client-clock", report.StatusPassed)}}
+	results := []Result{{Lib: Library{Name: "ref", Baseline: true}, Seed1: mutex, Seed2: mutex},
+		{Lib: Library{Name: "sem", Kind: Semaphore}, Seed1: sem, Seed2: sem}}
+	var b strings.Builder
+	if err := Write(&b, Meta{Bin: "lc"}, results); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	section := func(title string) string {
+		t.Helper()
+		i := strings.Index(page, "## "+title+"\n")
+		if i < 0 {
+			t.Fatalf("no table %q in:\n%s", title, page)
+		}
+		end := strings.Index(page[i:], "\n\n|")
+		rest := page[i+end+2:]
+		return page[i : i+end+2+strings.Index(rest, "\n\n")]
+	}
+	mt, st := section(Kinds[0].Title), section(Kinds[1].Title)
+	for _, want := range []struct{ in, text string }{
+		{mt, "| library | contention |\n|---|---|\n| ref | pass |"},
+		{st, "`--permits 3`"},
+		{st, "| library | contention | client-clock |\n|---|---|---|\n| sem | pass | pass |"},
+	} {
+		if !strings.Contains(want.in, want.text) {
+			t.Errorf("missing %q in:\n%s", want.text, want.in)
+		}
+	}
+	if strings.Contains(mt, "sem") || strings.Contains(st, "| ref") {
+		t.Errorf("a library in another shape's table:\n%s\n%s", mt, st)
+	}
+	if i, j := strings.Index(page, Kinds[0].Title), strings.Index(page, Kinds[1].Title); i > j {
+		t.Errorf("the semaphores' table before the mutexes'")
+	}
+}
+
+// TestDoc_ShapeTablesGenerated: docs/survey.md holds each shape's table
+// exactly as Write makes it from the archives in survey/data (its
+// libraries' verify.json at seeds 1 and 2): a table missing, a cell typed
+// or a row without its archive fails.
+func TestDoc_ShapeTablesGenerated(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join("..", "docs", "survey.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(lib, seed string) *report.Verify {
+		b, err := os.ReadFile(filepath.Join("data", lib, seed, "verify", "latest", "verify.json"))
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v report.Verify
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatalf("%s %s: %v", lib, seed, err)
+		}
+		return &v
+	}
+	for _, k := range Kinds[1:] {
+		var results []Result
+		for _, lib := range Libraries {
+			if lib.Kind != k.Kind {
+				continue
+			}
+			r := Result{Lib: lib, Seed1: read(lib.Name, "seed-1"), Seed2: read(lib.Name, "seed-2")}
+			if r.Seed1 == nil {
+				t.Errorf("%s (%s): no archive at seed 1 (survey/data/%s/seed-1)", lib.Name, k.Kind, lib.Name)
+			}
+			results = append(results, r)
+		}
+		if len(results) == 0 {
+			t.Errorf("no library of the survey is a %s", k.Kind)
+			continue
+		}
+		var b strings.Builder
+		writeTable(&b, k.Kind, k.Title, results)
+		if b.Len() == 0 || !strings.Contains(string(page), b.String()) {
+			t.Errorf("docs/survey.md does not hold the %s table its archives make (make survey-page):\n%s", k.Kind, b.String())
+		}
 	}
 }

@@ -91,14 +91,16 @@ func TestPHPDemo_PhpredisDefaultTimeout(t *testing.T) {
 func TestPHPDemo_SymfonySemaphoreExpireat(t *testing.T) {
 	runPHPDemo(t, "symfony-semaphore-expireat", 1, "fails at EXPIREAT after the ZADDs stay",
 		"symfony-semaphore overrun", "symfony-semaphore overrun-free", "symfony-semaphore extend", "symfony-semaphore pause", "symfony-semaphore crash",
-		"symfony-semaphore cut-off", "symfony-semaphore pause-redis", "symfony-semaphore lost-reply", "symfony-semaphore stall-quiet")
+		"symfony-semaphore cut-off", "symfony-semaphore pause-redis", "symfony-semaphore lost-reply", "symfony-semaphore stall-quiet",
+		"symfony-semaphore-3 overrun", "symfony-semaphore-3 client-clock", "symfony-semaphore-3 stall-quiet")
 }
 
 // TestPHPDemo_SymfonySemaphoreSecond: a 1 s lease taken late in a second
 // is granted again after the next whole second, within its TTL.
 func TestPHPDemo_SymfonySemaphoreSecond(t *testing.T) {
 	runPHPDemo(t, "symfony-semaphore-second", 1, "granted twice within the TTL",
-		"symfony-semaphore contention", "symfony-semaphore kill-always", "symfony-semaphore kill-delayed", "symfony-semaphore kill-extend")
+		"symfony-semaphore contention", "symfony-semaphore kill-always", "symfony-semaphore kill-delayed", "symfony-semaphore kill-extend",
+		"symfony-semaphore-3 contention", "symfony-semaphore-3 kill-none", "symfony-semaphore-3 clock-jump")
 }
 
 // TestPHPDemo_MalkuschTimeoutPlusOne: PHPRedisMutex's key of timeout + 1

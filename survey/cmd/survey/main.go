@@ -310,6 +310,9 @@ func writePage(path, out string, results []survey.Result, base []report.BenchRow
 func benchAll(step func(string, ...string) error, out string, results []survey.Result) ([]report.BenchRow, error) {
 	groups := map[bool][]int{} // per client? -> results
 	for i, r := range results {
+		if r.Lib.Kind != survey.Mutex { // the bench's workload is a mutex's
+			continue
+		}
 		groups[slices.Contains(r.Lib.Flags, "--lock-cmd-per-client")] = append(groups[slices.Contains(r.Lib.Flags, "--lock-cmd-per-client")], i)
 	}
 	var base []report.BenchRow
