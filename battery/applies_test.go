@@ -107,6 +107,10 @@ func TestApplies_WhereTheFaultCannotReach(t *testing.T) {
 		{"starve", single, true, ""},
 		{"starve", lockimpl.Entry{Name: "a-process-per-client", OwnClient: true, PerClient: true}, false, "a duty cycle of stops"},
 		{"starve", lockimpl.Entry{Name: "one-process", OwnClient: true}, false, "inside lockcheck's own Redis client"},
+		{"pool", single, false, ""},
+		{"pool", single, true, ""},
+		{"pool", lockimpl.Entry{Name: "a-process-per-client", OwnClient: true, PerClient: true}, false, "told its pool's size in its environment"},
+		{"pool", lockimpl.Entry{Name: "one-process", OwnClient: true}, false, "inside lockcheck's own Redis client"},
 	} {
 		s, err := scenario.Lookup(c.scenario)
 		if err != nil {

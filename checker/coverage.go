@@ -154,6 +154,7 @@ var CoverageFigures = []struct{ Name, Meaning string }{
 	{history.CancelledApplied, "ops a cancel fault cancelled while their command had reached Redis (its reply held on the connection the client dialed)"},
 	{history.SentBehindCancel, "commands sent on a connection whose cancelled reply was pending at the cancel, the first after each: a client that kept the connection"},
 	{history.RenewalStarved, "renewals a starve fault held back inside the client from while their holder was in its critical section until a TTL later, past their lease's end"},
+	{history.RenewalPoolWait, "renewals sent from a critical section while a pool fault's traffic held every connection of their client's pool, a TTL or more before it came free: no connection for them until past their lease's end"},
 	{history.UnlockDroppedWaiting, "pub/sub messages a drop-unlock fault dropped on the subscriber connection of a client waiting in a blocking acquire (its connection cut before it read them)"},
 	{history.UnsyncedAtKill, "leases a node held when it was killed, live past its restart, whose grant was among the last second of writes that a power loss under appendfsync everysec dropped (read from the node, its writes paused, and from the AOF's cut tail)"},
 }

@@ -135,6 +135,7 @@ func runFlags(o *runOpts) *flag.FlagSet {
 	fs.DurationVar(&o.w.Duration, "duration", workload.DefaultDuration, "run length (0: until --ops)")
 	fs.Int64Var(&o.w.Ops, "ops", 0, "stop after this many acquire attempts (0: no bound)")
 	fs.IntVar(&o.w.Permits, "permits", 1, "permits a key has: more than 1 runs a semaphore (--lock semaphore), judged as one")
+	fs.IntVar(&o.w.PoolPerClient, "pool-per-client", 0, "give each client a lock of its own whose Redis client has a pool of N connections, as each instance of an application has (the pool fault takes them; 0: one lock for all, or 2 under --nemesis pool)")
 	fs.DurationVar(&o.w.Wait, "wait", 0, "each acquire waits up to this long inside the lock (a blocking lock: --lock setnx-block), its waiters judged by the lock's wake-up bound")
 	fs.Float64Var(&o.w.Readers, "readers", 0, "fraction of acquires in read mode: more than 0 runs a read-write lock (--lock rwlock), judged as one")
 	fs.IntVar(&o.w.Reenter, "reenter", 0, "depth each holder re-enters to, writing in every nested section (--lock reentrant), judged as a reentrant lock")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/lockcheck/lockcheck/agent"
@@ -193,6 +194,14 @@ func (p *plan) faultsAndServers(e lockimpl.Entry) error {
 	if p.nemesis.Seed == 0 {
 		p.nemesis.Seed = p.workload.Seed
 	}
+	if slices.Contains(p.nemesis.Faults, nemesis.ClientPool) && p.workload.PoolPerClient == 0 {
+		// The pool fault takes a client's own pool: each client gets a
+		// lock of its own, over two connections, unless told a size.
+		p.workload.PoolPerClient = 2
+		if _, err := p.workload.WithDefaults(); err != nil {
+			return errors.New("--nemesis pool gives each client a mutex of its own (--pool-per-client 2): not with --permits, --readers, --reenter or --wait (drop one)")
+		}
+	}
 	return nil
 }
 
@@ -246,7 +255,7 @@ func toJSON(c workload.Config) report.RunWorkload {
 	w := report.RunWorkload{Clients: c.Clients, Keys: c.Keys, KeyDist: c.KeyDist, Ops: c.Ops,
 		Duration: c.Duration.String(), TTL: c.TTL.String(), Hold: c.Hold.String(), HoldDist: c.HoldDist,
 		Retry: c.Retry, Think: c.Think.String(), OpTimeout: c.OpTimeout.String(), Margin: c.Margin.String(),
-		SkipRelease: c.SkipRelease, TTLFactor: c.TTLFactor, Rate: c.Rate}
+		SkipRelease: c.SkipRelease, TTLFactor: c.TTLFactor, Rate: c.Rate, PoolPerClient: c.PoolPerClient}
 	if c.Policy.Kind != "" {
 		w.Retry = c.Policy.String()
 	}

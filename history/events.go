@@ -71,6 +71,14 @@ const (
 	// past the end of the lease they were to renew: whatever the holder
 	// then did, left at its lease's end or worked on.
 	RenewalStarved = "renewal_starved"
+	// RenewalPoolWait counts the commands a pool fault's holders sent in
+	// their critical section (their renewals) while the application's
+	// traffic held every connection of their client's pool, a TTL or more
+	// before the pool came free (read from the go-redis hook of the
+	// lock's client): a renewal that could get no connection until past
+	// the end of the lease it was to renew, whatever the lock then did
+	// (waited for one, or gave up first).
+	RenewalPoolWait = "renewal_pool_wait"
 	// UnlockDroppedWaiting counts the pub/sub messages a drop-unlock
 	// fault dropped (their subscriber connection cut before the client
 	// read them) on a connection of a client that was in a blocking
@@ -80,4 +88,4 @@ const (
 )
 
 // ServerEvents are the events above, each once.
-var ServerEvents = []string{GrantedByDeposed, GrantedBothSides, LostAtHeal, LostAtPromotion, LostRetaken, ExpiredByClock, LostAtRestart, UnsyncedAtKill, LostReply, CancelledApplied, SentBehindCancel, RenewalStarved, UnlockDroppedWaiting}
+var ServerEvents = []string{GrantedByDeposed, GrantedBothSides, LostAtHeal, LostAtPromotion, LostRetaken, ExpiredByClock, LostAtRestart, UnsyncedAtKill, LostReply, CancelledApplied, SentBehindCancel, RenewalStarved, RenewalPoolWait, UnlockDroppedWaiting}

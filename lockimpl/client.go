@@ -52,6 +52,9 @@ func newClient(env Env) (redis.UniversalClient, error) {
 	for _, h := range env.Hooks {
 		c.AddHook(h)
 	}
+	if env.OnClient != nil {
+		env.OnClient(c)
+	}
 	return c, nil
 }
 
@@ -88,6 +91,9 @@ func clientOptions(env Env) *redis.UniversalOptions {
 	poolSize := max(env.PoolSize, 10)
 	if env.master {
 		poolSize = max(poolSize, dialEvery)
+	}
+	if env.Pool > 0 {
+		poolSize = env.Pool
 	}
 	return &redis.UniversalOptions{Addrs: env.Addrs, Username: env.Username, Password: env.Password,
 		PoolSize: poolSize, Protocol: 2, MaxRetries: retries, DialerRetries: 1,

@@ -234,6 +234,13 @@ type Env struct {
 	// the run asks (--permits; 0 or 1: one, a mutex). Other locks ignore
 	// it.
 	Permits int
+	// Pool, if set, is the exact size of each connection pool the lock's
+	// clients have (the pool fault: a client's few connections that the
+	// application's own traffic can take), where PoolSize is a floor;
+	// OnClient, if set, is given each client the lock makes on a single
+	// node (not a cluster's), for that traffic to go through.
+	Pool     int
+	OnClient func(redis.UniversalClient)
 	// Steady says no connection can go stale under the run: Redis is one
 	// the harness started (no idle timeout) and no fault kills, restarts,
 	// pauses or cuts it off. The clients then skip go-redis's health check

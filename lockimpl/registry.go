@@ -123,6 +123,7 @@ func All() *Registry {
 		brokenSetNXExpireEntry, brokenFixedValueEntry, brokenDelReleaseEntry, brokenGetDelReleaseEntry, brokenNoTTLEntry, brokenCheckThenSetEntry,
 		brokenResendEntry, brokenWatchdogSwallowEntry, brokenFailOpenEntry, brokenRedlockExtendCleanupEntry, brokenWaitIgnoredEntry, brokenWatchdogLeakEntry, brokenCancelKeepEntry,
 		brokenWatchdogNoLossCheckEntry,
+		brokenWatchdogPoolWaitEntry,
 		brokenSemaphoreCheckAddEntry, brokenSemaphoreCounterEntry, brokenSemaphoreClientClockEntry, brokenReentrantReleaseDeletesEntry, brokenReentrantNoOwnerCheckEntry, brokenRWLockWriterIgnoresReadersEntry, brokenRWLockReadersIgnoreWriterEntry, brokenWaitSlowPollEntry, brokenWaitSubscribeAfterTryEntry}) {
 		r.Register(e)
 	}

@@ -32,6 +32,10 @@ type Watchdog struct {
 	// deadline is the renewal's to keep), only the renewal's failure
 	// (broken-watchdog-no-loss-check).
 	trust bool
+	// untimed: a renewal has no deadline of its own, and waits as long
+	// as the client lets it (its pool and read timeouts)
+	// (broken-watchdog-pool-wait).
+	untimed bool
 
 	now    func() int64
 	record func(history.Op)
@@ -218,6 +222,9 @@ func (w *Watchdog) keepAlive(ctx context.Context, l Lease) {
 // op that records it.
 func (w *Watchdog) extend(ctx context.Context, l, cur Lease, timeout time.Duration) (Lease, history.Op, error) {
 	opCtx, cancel := context.WithTimeout(ctx, timeout)
+	if w.untimed {
+		opCtx, cancel = ctx, func() {}
+	}
 	call := w.now()
 	next, err := w.inner.Extend(opCtx, cur, l.TTL)
 	ret := w.now()

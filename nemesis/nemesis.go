@@ -172,6 +172,7 @@ func All() []Kind {
 		clientClockKind,
 		cancelKind,
 		starveKind,
+		poolKind,
 		dropUnlockKind,
 		killRedisKind,
 		reshardKind,

@@ -114,6 +114,9 @@ type RunWorkload struct {
 	// lock's wake-up bound is on each blocking acquire (wake_ms).
 	Wait    string `json:"wait,omitempty"`
 	Reenter int    `json:"reenter,omitempty"`
+	// PoolPerClient is the pool of each client's own lock, if the clients
+	// had one each (the pool fault).
+	PoolPerClient int `json:"pool_per_client,omitempty"`
 }
 
 // RunNemesis is run.json's fault schedule.

@@ -17,7 +17,7 @@ func Register(s Scenario) (unregister func()) { return added.Add(s) }
 // builtin is every scenario of this package. To add one: a file with its
 // Scenario, and a line here (and in Battery or MatrixColumns to run it).
 func builtin() []Scenario {
-	return []Scenario{none, contention, overrun, overrunFree, extend, pause, crash, cutOff, clientClock, pauseRedis, lostReply, cancelOps, starve, dropUnlock, stallQuiet,
+	return []Scenario{none, contention, overrun, overrunFree, extend, pause, crash, cutOff, clientClock, pauseRedis, lostReply, cancelOps, starve, pool, dropUnlock, stallQuiet,
 		killNone, killEverysec, killAlways, killDelayed, killExtend, failover, partition, partitionDetect, clockJump, clockQuorum, killQuorum}
 }
 
@@ -28,7 +28,7 @@ func All() []Scenario { return added.With(builtin()) }
 // battery is verify's battery, client-side scenarios first: each a
 // workload and a fault chosen so that one classic failure gets its
 // chance, and the coverage that shows it did.
-var battery = []string{"contention", "overrun", "overrun-free", "extend", "pause", "crash", "cut-off", "client-clock", "pause-redis", "lost-reply", "cancel", "starve", "drop-unlock", "stall-quiet",
+var battery = []string{"contention", "overrun", "overrun-free", "extend", "pause", "crash", "cut-off", "client-clock", "pause-redis", "lost-reply", "cancel", "starve", "pool", "drop-unlock", "stall-quiet",
 	"kill-none", "kill-everysec", "kill-always", "kill-delayed", "kill-extend", "failover", "partition", "partition-detect", "clock-jump", "clock-quorum", "kill-quorum"}
 
 // MatrixColumns are lockcheck matrix's default columns: the faults that

@@ -102,6 +102,8 @@ func (r *Runner) Tally(kind string) map[string]int64 {
 		return map[string]int64{history.RenewalStarved: r.faults.starves.starved.Swap(0)}
 	case nemesis.ClientDropUnlock:
 		return map[string]int64{history.UnlockDroppedWaiting: r.faults.drops.dropped.Swap(0)}
+	case nemesis.ClientPool:
+		return r.poolTally()
 	case nemesis.ClientCancel:
 	default:
 		return nil

@@ -93,6 +93,11 @@ type Config struct {
 	// mutex): more than one runs only a semaphore (lockimpl.Permitter),
 	// and every acquire records it (history.Op.Permits).
 	Permits int
+	// PoolPerClient, if set, gives each client a lock of its own whose
+	// Redis client has a pool of this many connections (the pool fault
+	// takes them); 0: one lock for all the clients, as a process serving
+	// them all would have.
+	PoolPerClient int
 	// Readers is the chance an acquire is a read (--readers; 0: a
 	// mutex's run): more than 0 runs only a read-write lock
 	// (lockimpl.ReadWriter), and every acquire records its mode
@@ -181,6 +186,12 @@ func (c Config) validate() error {
 	}
 	if c.ExtendEvery < 0 || (c.ExtendEvery > 0 && c.ExtendEvery >= c.TTL) {
 		errs = append(errs, fmt.Errorf("--extend-every %v: want more than 0 and less than the TTL %v (a third of it is usual)", c.ExtendEvery, c.TTL))
+	}
+	if c.PoolPerClient < 0 {
+		errs = append(errs, fmt.Errorf("--pool-per-client %d: want 0 (one lock for all the clients) or more", c.PoolPerClient))
+	}
+	if c.PoolPerClient > 0 && (c.Permits > 1 || c.Readers > 0 || c.Reenter > 0 || c.Wait > 0) {
+		errs = append(errs, fmt.Errorf("--pool-per-client %d gives each client a mutex of its own: not with --permits, --readers, --reenter or --wait (drop one)", c.PoolPerClient))
 	}
 	if c.Permits < 0 || c.Permits > history.MaxPermits {
 		errs = append(errs, fmt.Errorf("--permits %d: want 1 to %d", c.Permits, history.MaxPermits))

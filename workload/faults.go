@@ -91,13 +91,21 @@ type faults struct {
 	cancels   *cancelState  // the cancel fault (cancel.go)
 	starves   *starveState  // the starve fault (starve.go)
 	drops     *dropState    // the drop-unlock fault (drop_unlock.go)
+	pools     *poolState    // the pool fault (pool.go)
 }
 
 func newFaults(clients int) *faults {
+	return newFaultsPooled(clients, 0)
+}
+
+// newFaultsPooled is newFaults for a run whose clients each have a lock
+// with a pool of size connections (0: one lock for all).
+func newFaultsPooled(clients, size int) *faults {
 	f := &faults{slots: clients, ids: make([]atomic.Int64, clients), pause: make([]atomic.Int64, clients), holdPause: make([]atomic.Int64, clients),
 		crash: make([]atomic.Int32, clients), gates: make([]gate, clients),
 		holding: make([]atomic.Bool, clients), poke: make([]chan struct{}, clients), cut: map[int]chan struct{}{},
-		clocks: map[int]clientClock{}, cancels: newCancelState(clients), starves: newStarveState(clients), drops: newDropState(clients)}
+		clocks: map[int]clientClock{}, cancels: newCancelState(clients), starves: newStarveState(clients), drops: newDropState(clients),
+		pools: newPoolState(clients, size)}
 	for i := range f.poke {
 		f.poke[i] = make(chan struct{}, 1)
 	}
@@ -321,6 +329,7 @@ func (r *Runner) HealClients() {
 	r.faults.cutMu.Unlock()
 	r.faults.cancels.heal()
 	r.faults.starves.heal()
+	r.faults.pools.heal()
 	r.faults.drops.on.Store(false)
 	for s := 0; s < r.faults.slots; s++ {
 		r.faults.pause[s].Store(0)
@@ -341,7 +350,7 @@ func (r *Runner) Instrument(env *lockimpl.Env, crashes bool) {
 	env.ClientLag = r.clientLag
 	r.faults.opTimeout = cmp.Or(env.OpTimeout, 3*time.Second) // go-redis's default read timeout
 	if crashes {
-		env.Hooks = append(env.Hooks, crashHook{r.faults}, cancelHook{r.faults.cancels}, starveHook{r.faults}, dropHook{r.faults})
+		env.Hooks = append(env.Hooks, crashHook{r.faults}, cancelHook{r.faults.cancels}, starveHook{r.faults}, dropHook{r.faults}, poolHook{r.faults})
 	}
 }
 

@@ -82,6 +82,9 @@ func (p *Local) Account() ([]report.RunAgent, []string) { return nil, nil }
 func BuildLock(factory lockimpl.Factory, name string, env lockimpl.Env, runner *Runner, w Config, crashes bool, wrap func(lockimpl.Locker) lockimpl.Locker) (lockimpl.Locker, error) {
 	runner.Instrument(&env, crashes)
 	env.Permits = w.Permits
+	if w.PoolPerClient > 0 {
+		factory = runner.pooledFactory(factory, w.Clients)
+	}
 	locker, err := factory(env)
 	if err != nil {
 		err = fmt.Errorf("lock %s: %w", name, err)

@@ -50,7 +50,7 @@ type Runner struct {
 func New(cfg Config, now func() int64, record func(history.Op)) *Runner {
 	r := &Runner{cfg: cfg, now: now, record: record, counters: &Counters{}}
 	r.resource = newResource(r.record, now)
-	r.faults = newFaults(cfg.Clients)
+	r.faults = newFaultsPooled(cfg.Clients, cfg.PoolPerClient)
 	r.faults.cutOps = &r.counters.cutOff
 	return r
 }
