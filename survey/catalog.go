@@ -55,6 +55,7 @@ var Kinds = []struct {
 }{
 	{Mutex, "Who keeps their promise"},
 	{Semaphore, "Semaphores: who keeps their promise"},
+	{ReadWrite, "Read-write locks: who keeps their promise"},
 }
 
 // Libraries are the survey's rows, the reference first.
@@ -114,6 +115,9 @@ var Libraries = []Library{
 	{Name: "laravel-funnel-3", Language: "PHP", Client: phpredis, Package: "php-illuminate-redis (Laravel's concurrency limiter, ConcurrencyLimiter)", Version: "8.83.26+dfsg-2", Kind: Semaphore,
 		Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib laravel-funnel", "--lock-cmd-per-client", "--lock-no-extend", "--permits", "3", "--name", "laravel-funnel-3", "--budget", "10m"},
 		Shape: "a concurrency limiter of 3 slots, as its documentation shows it: funnel(key)->limit(3)->releaseAfter(seconds)->block(0)->then(callback, failure), the callback the lease, suspended in a Fiber until its release; its slots are keys KEY1..KEY3, each taken NX-like by a script (EX whole seconds, rounded up); the release deletes the slot if it still holds its id and reports no outcome (indeterminate); no extend; one PHP process per client"},
+	{Name: "symfony-shared", Language: "PHP", Client: phpredis, Package: "php-symfony-lock (Symfony Lock, RedisStore as a SharedLockStoreInterface)", Version: "5.4.53+dfsg-0+deb12u1", Kind: ReadWrite,
+		Flags: []string{"--lock-cmd", "examples/adapters/php/lock.php --lib symfony-shared", "--lock-cmd-per-client", "--readers", "0.5", "--name", "symfony-shared"},
+		Shape: "Symfony Lock's shared lock as a read-write lock, half the acquires reads: createLock(key, ttl, autoRelease false), acquireRead(false) for a read, acquire(false) for a write, refresh(ttl), release(); no writer preference (a reader is refused only while a writer holds the key); release() reports no outcome (indeterminate); one PHP process per client"},
 }
 
 // NotSurveyed are the libraries the issue named, or that install here,
@@ -250,6 +254,12 @@ var Mechanisms = map[string]Mechanism{
 	"laravel-funnel-3 kill-everysec": laravelSlots("A restart that lost the last second of writes (appendfsync everysec) loses the slots taken in it, and the next clients take them while their holders' callbacks run on (in the run, a fourth holder entered at 2.951 s, as the node came back from its first kill, 11 writes unsynced at it)."),
 	"laravel-funnel-3 clock-jump":    laravelSlots("A jump of Redis's clock past `releaseAfter` expires the slots at once while their holders' callbacks run on (in the run, the first jump, at 1.93 s, expired 13 keys, and a fourth holder entered 58 ms after it)."),
 	"laravel-funnel-3 pause":         laravelSlots("A holder paused past `releaseAfter` wakes inside its callback, which has no deadline to check, and writes after its slot expired and was taken by another client."),
+	"symfony-shared extend":          sharedRefresh,
+	"symfony-shared pause":           sharedKeys("A writer paused past its TTL wakes inside its section and writes after its lease expired and another writer took the key (in the run, a write lease of 200 ms taken at 3.851 s, its holder stopped until 4.202 s, wrote from 4.152 s while another writer, granted at 4.085 s, was in its section)."),
+	"symfony-shared kill-everysec":   sharedKeys("A restart that lost the last second of writes (appendfsync everysec) can lose a lease granted in it while its holder runs on, and the next writer takes the key (in the run, a writer was granted at 4.111 s, after the node's restart at 3.82-3.96 s, while a reader granted at 3.789 s, just before the kill, was still in its section)."),
+	"symfony-shared clock-jump":      sharedKeys("A jump of Redis's clock past the TTL makes the next script's `now` pass every score, and it drops the members (RedisStore.php:75, 123): the key is granted again while its holders run on (in the run, on lock:0, a writer granted at 6.754 s, the node's clock jumped 2 s at 6.937 s, and another writer was granted at 6.969 s)."),
+	"symfony-shared partition":       sharedKeys("A partition that deposes the master splits the leases between two masters, each granting on its own; after the heal the deposed one follows the promoted one and its leases are gone while their holders run on (in the run, the deposed master granted 193 acquires, and a writer was granted at 11.959 s, after the heal at 10.9-11.2 s, while a writer granted during the partition, at 7.994 s with a 10 s TTL, was still in its section)."),
+	"symfony-shared kill-none":       sharedKeys("A restart without persistence empties the key while its holders run on, and the next writer takes it (in the run, the node killed at 2.52 s and restarted empty, a writer was granted at 2.766 s while a reader granted at 2.192 s was still in its section)."),
 	// At 3 permits.
 	"symfony-semaphore-3 contention":   semaphoreSecond3,
 	"symfony-semaphore-3 kill-always":  semaphoreSecond3,
@@ -364,6 +374,23 @@ func laravelSlots(fault string) Mechanism {
 		"the callback, the lease, runs with no deadline and no token the resource could check (`block`, ConcurrencyLimiter.php:80-84), and the release deletes the slot only if it still holds the holder's id (ConcurrencyLimiter.php:158-163). " + fault,
 		Documented: "no: the Debian package ships no documentation, and the limiter's docblocks say only that `releaseAfter` is \"the number of seconds a slot should be maintained\"",
 		Depends:    "nothing of the adapter's settings: the scenario's fault breaks every lock without fencing, at any releaseAfter, at the library's defaults"}
+}
+
+// sharedRefresh: Symfony Lock's refresh revives an expired reader's
+// lease while another reader keeps the key.
+var sharedRefresh = Mechanism{Text: "a reader's refresh after its lease expired succeeds while another reader holds the key: `RedisStore::putOffExpiration` asks only whether the reader's member is in the key's sorted set, `if not redis.call(\"ZSCORE\", key, uniqueToken) then return false end` (Symfony/Component/Lock/Store/RedisStore.php:165-168 at 5.4.53), and drops no expired member first, where `save`, `saveRead` and `exists` do (RedisStore.php:75, 123, 241); then it moves the member's score, the lease's expiry on Redis's TIME, to `now + ttl` (RedisStore.php:170). " +
+	"An expired member stays as long as the key does, and the key's `PEXPIREAT` is the highest score (RedisStore.php:134-135): another reader's lease keeps it. `Lock::refresh` resets the key's lifetime and asks the store (Lock.php:204-208), never whether the lease was still its own. " +
+	"In the run (on lock:0, one of its violations), a read lease last extended at 6.156 s (300 ms) was extended again at 6.695 s, 240 ms after its expiry, while four other readers kept the key; no acquire had run on it since, so nothing had dropped the member. A lone reader's (or a writer's) key expires with its member, and its late refresh is refused.",
+	Documented: "no: `LockInterface::refresh` is documented as \"Increase the duration of an acquired lock\", throwing LockConflictedException \"If the lock is acquired by someone else\" (LockInterface.php:36-44 at 5.4.53); nothing says that an expired read lease is revived",
+	Depends:    "a read lease refreshed after its TTL while another reader's lease keeps the key, and no acquire on the key in between; any TTL, at the library's defaults"}
+
+// sharedKeys is what breaks Symfony's shared lock at the faults that
+// break the reference lock: its leases are kept as the reference lock's.
+func sharedKeys(fault string) Mechanism {
+	return Mechanism{Text: "the reference lock's, at the store's lines: a lease is a member of the key's sorted set scored with its expiry on Redis's TIME, a writer's `redis.call(\"ZADD\", key, now + ttl, uniqueToken)` with a `__write__` member beside it (Symfony/Component/Lock/Store/RedisStore.php:87-88 at 5.4.53), a reader's the same without (RedisStore.php:130), in one node's memory; " +
+		"the holder's own deadline is its Key's, on its clock (Key.php:71-90), looked at only when it asks, and nothing reaches the resource to check. " + fault,
+		Documented: "as the reference lock's: Symfony Lock's documentation (components/lock, Reliability) recommends delaying a restarted server's start by at least the longest lock TTL; a holder's own check is its lock's `isExpired()`, on its clock",
+		Depends:    "nothing of the adapter's settings: the scenario's fault breaks every lock without fencing, at any TTL, at the library's defaults"}
 }
 
 // rueidisSwitch: a holder stops when its own client switches masters,

@@ -123,6 +123,17 @@ var Cites = []Cite{
 	{srcSfLock, "Symfony/Component/Lock/Store/CombinedStore.php", [2]int{135, 172}, "$store->putOffExpiration($key, $adjustedTtl);", ""},
 	{srcSfLock, "Symfony/Component/Lock/Store/CombinedStore.php", [2]int{171, 171}, "$this->delete($key);", ""},
 	{srcSfLock, "Symfony/Component/Lock/Lock.php", [2]int{218, 221}, "} catch (LockConflictedException $e) { $this->dirty = false;", ""},
+	// Symfony Lock's shared lock (RedisStore).
+	{srcSfLock, "Symfony/Component/Lock/Store/RedisStore.php", [2]int{87, 88}, `redis.call("ZADD", key, now + ttl, uniqueToken) redis.call("ZADD", key, now + ttl, "__write__")`, ""},
+	{srcSfLock, "Symfony/Component/Lock/Store/RedisStore.php", [2]int{130, 130}, `redis.call("ZADD", key, now + ttl, uniqueToken)`, ""},
+	{srcSfLock, "Symfony/Component/Lock/Store/RedisStore.php", [2]int{165, 168}, `if not redis.call("ZSCORE", key, uniqueToken) then return false end`, ""},
+	{srcSfLock, "Symfony/Component/Lock/Store/RedisStore.php", [2]int{75, 75}, `redis.call("ZREMRANGEBYSCORE", key, "-inf", now)`, ""},
+	{srcSfLock, "Symfony/Component/Lock/Store/RedisStore.php", [2]int{123, 123}, `redis.call("ZREMRANGEBYSCORE", key, "-inf", now)`, ""},
+	{srcSfLock, "Symfony/Component/Lock/Store/RedisStore.php", [2]int{241, 241}, `redis.call("ZREMRANGEBYSCORE", key, "-inf", now)`, ""},
+	{srcSfLock, "Symfony/Component/Lock/Store/RedisStore.php", [2]int{170, 170}, `redis.call("ZADD", key, now + ttl, uniqueToken)`, ""},
+	{srcSfLock, "Symfony/Component/Lock/Store/RedisStore.php", [2]int{134, 135}, `local maxExpiration = redis.call("ZREVRANGE", key, 0, 0, "WITHSCORES")[2] redis.call("PEXPIREAT", key, maxExpiration)`, ""},
+	{srcSfLock, "Symfony/Component/Lock/LockInterface.php", [2]int{36, 44}, "Increase the duration of an acquired lock.", ""},
+	{srcSfLock, "Symfony/Component/Lock/Lock.php", [2]int{204, 208}, "$this->key->resetLifetime(); $this->store->putOffExpiration($this->key, $ttl); $this->dirty = true; if ($this->key->isExpired()) {", ""},
 	{srcSfLock, "Symfony/Component/Lock/Key.php", [2]int{71, 90}, "$newTime = microtime(true) + $ttl;", ""},
 
 	// Laravel's concurrency limiter (funnel).

@@ -19,6 +19,8 @@ var phpDemos = []Demo{
 		Shows: []string{"symfony-semaphore contention", "symfony-semaphore kill-always", "symfony-semaphore kill-delayed", "symfony-semaphore kill-extend",
 			"symfony-semaphore-3 contention", "symfony-semaphore-3 kill-always", "symfony-semaphore-3 kill-delayed",
 			"symfony-semaphore-3 kill-none", "symfony-semaphore-3 kill-everysec", "symfony-semaphore-3 clock-jump"}}, // at 3 permits too (semaphoreSecond3)
+	{Name: "symfony-shared-refresh", Cmd: []string{"php", "survey/demos/symfony-shared-refresh.php"},
+		Shows: []string{"symfony-shared extend"}},
 	{Name: "malkusch-timeout-plus-one", Cmd: []string{"php", "survey/demos/malkusch-timeout-plus-one.php"},
 		Shows: []string{"malkusch kill-delayed"}},
 	{Name: "redlock-bare-majority", Cmd: []string{"php", "survey/demos/redlock-bare-majority.php"},

@@ -103,8 +103,12 @@ func TestWrite_ShapeTables(t *testing.T) {
 	}
 	mutex := &report.Verify{Seed: 1, Rows: []report.VerifyRow{row("contention", report.StatusPassed)}}
 	sem := &report.Verify{Seed: 1, Rows: []report.VerifyRow{row("contention", report.StatusPassed), row("client-clock", report.StatusPassed)}}
+	broke := row("contention", report.StatusFinding)
+	broke.Mutex = checker.Invalid
+	rw := &report.Verify{Seed: 1, Rows: []report.VerifyRow{broke}}
 	results := []Result{{Lib: Library{Name: "ref", Baseline: true}, Seed1: mutex, Seed2: mutex},
-		{Lib: Library{Name: "sem", Kind: Semaphore}, Seed1: sem, Seed2: sem}}
+		{Lib: Library{Name: "sem", Kind: Semaphore}, Seed1: sem, Seed2: sem},
+		{Lib: Library{Name: "rw", Kind: ReadWrite}, Seed1: rw}}
 	var b strings.Builder
 	if err := Write(&b, Meta{Bin: "lc"}, results); err != nil {
 		t.Fatal(err)
@@ -120,18 +124,20 @@ func TestWrite_ShapeTables(t *testing.T) {
 		rest := page[i+end+2:]
 		return page[i : i+end+2+strings.Index(rest, "\n\n")]
 	}
-	mt, st := section(Kinds[0].Title), section(Kinds[1].Title)
+	mt, st, rt := section(Kinds[0].Title), section(Kinds[1].Title), section(Kinds[2].Title)
 	for _, want := range []struct{ in, text string }{
 		{mt, "| library | contention |\n|---|---|\n| ref | pass |"},
 		{st, "`--permits 3`"},
 		{st, "| library | contention | client-clock |\n|---|---|---|\n| sem | pass | pass |"},
+		{rt, "`--readers 0.5`"},
+		{rt, "| library | contention |\n|---|---|\n| rw | **broke: mutex** |"},
 	} {
 		if !strings.Contains(want.in, want.text) {
 			t.Errorf("missing %q in:\n%s", want.text, want.in)
 		}
 	}
-	if strings.Contains(mt, "sem") || strings.Contains(st, "| ref") {
-		t.Errorf("a library in another shape's table:\n%s\n%s", mt, st)
+	if strings.Contains(mt, "sem") || strings.Contains(mt, "| rw") || strings.Contains(st, "| ref") || strings.Contains(rt, "| sem") {
+		t.Errorf("a library in another shape's table:\n%s\n%s\n%s", mt, st, rt)
 	}
 	if i, j := strings.Index(page, Kinds[0].Title), strings.Index(page, Kinds[1].Title); i > j {
 		t.Errorf("the semaphores' table before the mutexes'")

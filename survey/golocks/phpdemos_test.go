@@ -103,6 +103,13 @@ func TestPHPDemo_SymfonySemaphoreSecond(t *testing.T) {
 		"symfony-semaphore-3 contention", "symfony-semaphore-3 kill-none", "symfony-semaphore-3 clock-jump")
 }
 
+// TestPHPDemo_SymfonySharedRefresh: a reader's refresh after its lease
+// expired succeeds while another reader keeps the key, and a lone
+// reader's is refused.
+func TestPHPDemo_SymfonySharedRefresh(t *testing.T) {
+	runPHPDemo(t, "symfony-shared-refresh", 1, "the expired lease lives again", "symfony-shared extend")
+}
+
 // TestPHPDemo_MalkuschTimeoutPlusOne: PHPRedisMutex's key of timeout + 1
 // outlives a restart delayed by the timeout + 500 ms.
 func TestPHPDemo_MalkuschTimeoutPlusOne(t *testing.T) {
