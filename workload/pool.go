@@ -34,15 +34,15 @@ func init() {
 
 // poolState is the clients' side of the pool fault.
 type poolState struct {
-	on      []atomic.Bool // targeted slots
-	hold    atomic.Int64  // ns the traffic holds a pool
-	ttl     atomic.Int64  // the run's TTL, ns: a renewal back this late outlasted its lease
-	size    int           // connections a client's pool has (PoolPerClient)
-	mu      sync.Mutex
-	clients [][]redis.UniversalClient // each slot's lock's clients
-	healed  chan struct{}             // closed at the heal, which ends the traffic
+	targets              // targeted slots, and the heal that ends the traffic
+	hold    atomic.Int64 // ns the traffic holds a pool
+	ttl     atomic.Int64 // the run's TTL, ns: a renewal sent this long before the pool frees outlasted its lease
+	size    int          // connections a client's pool has (PoolPerClient)
+	// clients are each slot's lock's clients (under cmu, as sent is).
+	cmu     sync.Mutex
+	clients [][]redis.UniversalClient
 	// busy is set while the traffic holds the slot's pool; sent are the
-	// instants the slot's holder sent commands meanwhile (under mu);
+	// instants the slot's holder sent commands meanwhile;
 	// waited is the figure since the last Tally.
 	busy   []atomic.Bool
 	sent   [][]time.Time
@@ -51,8 +51,8 @@ type poolState struct {
 }
 
 func newPoolState(clients, size int) *poolState {
-	return &poolState{on: make([]atomic.Bool, clients), busy: make([]atomic.Bool, clients),
-		clients: make([][]redis.UniversalClient, clients), sent: make([][]time.Time, clients), size: size, healed: make(chan struct{})}
+	return &poolState{targets: newTargets(clients), busy: make([]atomic.Bool, clients),
+		clients: make([][]redis.UniversalClient, clients), sent: make([][]time.Time, clients), size: size}
 }
 
 // poolClients targets n clients chosen by rng until HealClients: each
@@ -65,9 +65,7 @@ func (r *Runner) poolClients(rng *rand.Rand, n int, hold time.Duration) []int {
 	}
 	p.hold.Store(int64(max(hold, r.cfg.TTL*3/2)))
 	p.ttl.Store(int64(r.cfg.TTL))
-	p.mu.Lock()
-	healed := p.healed
-	p.mu.Unlock()
+	healed := p.healing()
 	var ids []int
 	for _, s := range rng.Perm(f.slots)[:min(n, f.slots)] {
 		p.on[s].Store(true)
@@ -105,9 +103,9 @@ func (r *Runner) takePools(s int, healed <-chan struct{}) {
 // take holds every connection of slot s's clients with a blocking read each
 // of a stream no one writes, for the hold or until healed.
 func (p *poolState) take(s int, healed <-chan struct{}) {
-	p.mu.Lock()
+	p.cmu.Lock()
 	clients := p.clients[s]
-	p.mu.Unlock()
+	p.cmu.Unlock()
 	hold := time.Duration(p.hold.Load())
 	ctx, cancel := context.WithTimeout(context.Background(), hold+time.Second)
 	defer cancel()
@@ -145,10 +143,10 @@ func (p *poolState) take(s int, healed <-chan struct{}) {
 func (p *poolState) free(s int) {
 	p.busy[s].Store(false)
 	now := time.Now()
-	p.mu.Lock()
+	p.cmu.Lock()
 	sent := p.sent[s]
 	p.sent[s] = nil
-	p.mu.Unlock()
+	p.cmu.Unlock()
 	for _, t := range sent {
 		if now.Sub(t) >= time.Duration(p.ttl.Load()) {
 			p.waited.Add(1)
@@ -158,13 +156,7 @@ func (p *poolState) free(s int) {
 
 // heal stops targeting clients and ends the traffic.
 func (p *poolState) heal() {
-	for i := range p.on {
-		p.on[i].Store(false)
-	}
-	p.mu.Lock()
-	close(p.healed)
-	p.healed = make(chan struct{})
-	p.mu.Unlock()
+	p.untarget()
 	p.wg.Wait()
 }
 
@@ -184,9 +176,9 @@ func (h poolHook) note(ctx context.Context) {
 	if !p.busy[s].Load() || !h.f.holding[s].Load() {
 		return
 	}
-	p.mu.Lock()
+	p.cmu.Lock()
 	p.sent[s] = append(p.sent[s], time.Now())
-	p.mu.Unlock()
+	p.cmu.Unlock()
 }
 
 func (h poolHook) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -227,9 +219,9 @@ func (r *Runner) pooledFactory(factory lockimpl.Factory, clients int) lockimpl.F
 			e := env
 			e.Pool, e.PoolSize = r.faults.pools.size, r.faults.pools.size
 			e.OnClient = func(c redis.UniversalClient) {
-				r.faults.pools.mu.Lock()
+				r.faults.pools.cmu.Lock()
 				r.faults.pools.clients[s] = append(r.faults.pools.clients[s], c)
-				r.faults.pools.mu.Unlock()
+				r.faults.pools.cmu.Unlock()
 			}
 			l, err := factory(e)
 			if err != nil {

@@ -24,18 +24,45 @@ import (
 
 // starveState is the clients' side of the starve fault.
 type starveState struct {
-	on   []atomic.Bool // targeted slots
-	hold atomic.Int64  // ns a renewal is held back
-	ttl  atomic.Int64  // the run's TTL, ns: a hold this long outlasts the lease
-	// healed is closed at the heal, which ends every hold.
-	mu     sync.Mutex
-	healed chan struct{}
+	targets              // targeted slots, and the heal that ends every hold
+	hold    atomic.Int64 // ns a renewal is held back
+	ttl     atomic.Int64 // the run's TTL, ns: a hold this long outlasts the lease
 	// starved is the figure since the last Tally.
 	starved atomic.Int64
 }
 
 func newStarveState(clients int) *starveState {
-	return &starveState{on: make([]atomic.Bool, clients), healed: make(chan struct{})}
+	return &starveState{targets: newTargets(clients)}
+}
+
+// targets are the client slots a fault of the window targets (on), and
+// its heal: healed is closed then, which ends whatever the fault holds.
+type targets struct {
+	on     []atomic.Bool
+	mu     sync.Mutex
+	healed chan struct{}
+}
+
+func newTargets(clients int) targets {
+	return targets{on: make([]atomic.Bool, clients), healed: make(chan struct{})}
+}
+
+// healing returns what the next heal closes.
+func (t *targets) healing() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.healed
+}
+
+// untarget stops targeting every slot and ends what the fault holds.
+func (t *targets) untarget() {
+	for i := range t.on {
+		t.on[i].Store(false)
+	}
+	t.mu.Lock()
+	close(t.healed)
+	t.healed = make(chan struct{})
+	t.mu.Unlock()
 }
 
 // starveClients targets n clients chosen by rng until HealClients: their
@@ -53,15 +80,7 @@ func (r *Runner) starveClients(rng *rand.Rand, n int, hold time.Duration) []int 
 }
 
 // heal stops targeting clients and ends every hold.
-func (s *starveState) heal() {
-	for i := range s.on {
-		s.on[i].Store(false)
-	}
-	s.mu.Lock()
-	close(s.healed)
-	s.healed = make(chan struct{})
-	s.mu.Unlock()
-}
+func (s *starveState) heal() { s.untarget() }
 
 // starveHook is the go-redis hook of the starve fault.
 type starveHook struct{ f *faults }
@@ -113,9 +132,7 @@ func (h starveHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 // hold that lasted the TTL is counted: it outlasted the lease the
 // renewal was to renew, which had at most a TTL left when it was sent.
 func (s *starveState) wait(ctx context.Context) error {
-	s.mu.Lock()
-	healed := s.healed
-	s.mu.Unlock()
+	healed := s.healing()
 	start := time.Now()
 	t := time.NewTimer(time.Duration(s.hold.Load()))
 	defer t.Stop()
