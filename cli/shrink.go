@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,15 +10,18 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	flag "github.com/spf13/pflag"
 
 	"github.com/lockcheck/lockcheck/checker"
+	"github.com/lockcheck/lockcheck/cluster"
 	"github.com/lockcheck/lockcheck/harness"
 	"github.com/lockcheck/lockcheck/lockimpl"
 	"github.com/lockcheck/lockcheck/report"
+	"github.com/lockcheck/lockcheck/scenario"
 	"github.com/lockcheck/lockcheck/shrink"
 )
 
@@ -32,7 +36,7 @@ type shrinkOpts struct {
 
 func shrinkFlags(o *shrinkOpts) *flag.FlagSet {
 	fs := flag.NewFlagSet("shrink", flag.ContinueOnError)
-	fs.StringVar(&o.from, "from", "", "the broken run: its dir (a lockcheck run's, or a plan's), its run.json, or a plan file")
+	fs.StringVar(&o.from, "from", "", "the broken run: its dir (a lockcheck run's, a plan's, a verify scenario's or a matrix cell's), its run.json, or a plan file; or a verify or matrix dir, whose first broken run it takes")
 	fs.StringVar(&o.out, "out", "", "where the plan, the state and the runs go (default: FROM's dir/shrink); run again with the same --out, a shrink resumes")
 	fs.DurationVar(&o.budget, "budget", shrink.DefaultBudget, "time for the whole shrink, its phases each a share")
 	fs.IntVar(&o.runs, "runs", shrink.DefaultRuns, "runs a candidate plan gets to break with the same finding")
@@ -128,30 +132,252 @@ func shrinkSource(from string) (shrink.Plan, []shrink.Break, string, error) {
 		}
 		dir = filepath.Dir(from)
 	}
+	if st.IsDir() && !exists(filepath.Join(dir, "run.json")) && (exists(filepath.Join(dir, "runs")) || exists(filepath.Join(dir, "cells"))) {
+		picked, err := pickBroken(dir)
+		if err != nil {
+			return shrink.Plan{}, nil, dir, fmt.Errorf("--from %s: %w", from, err)
+		}
+		dir = picked
+	}
 	info, _, err := report.ReadRunInfo(dir)
 	if err != nil {
 		return shrink.Plan{}, nil, dir, err
 	}
-	p, err := runPlan(info.Args)
+	args := info.Args
+	if len(args) >= 2 && args[0] == "lockcheck" && (args[1] == "verify" || args[1] == "matrix") {
+		if args, err = scenarioRunArgs(info); err != nil {
+			return shrink.Plan{}, nil, dir, fmt.Errorf("--from %s: %w", from, err)
+		}
+	}
+	p, err := runPlan(args)
 	if err != nil {
 		return p, nil, dir, fmt.Errorf("--from %s: %w", from, err)
 	}
+	breaks, err := breaksOf(dir)
+	if err != nil {
+		return p, nil, dir, fmt.Errorf("--from %s: its results: %v (re-check it with lockcheck check)", from, err)
+	}
+	return p, breaks, dir, nil
+}
+
+// breaksOf is what broke the run in dir, by its results.json.
+func breaksOf(dir string) ([]shrink.Break, error) {
 	var res report.Results
 	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
 	if err == nil {
 		err = json.Unmarshal(b, &res)
 	}
 	if err != nil {
-		return p, nil, dir, fmt.Errorf("--from %s: its results: %v (re-check it with lockcheck check)", from, err)
+		return nil, err
 	}
-	return p, shrink.FindingsOf(checker.Findings{Checkers: res.Checkers}), dir, nil
+	return shrink.FindingsOf(checker.Findings{Checkers: res.Checkers}), nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// pickBroken is the run of a verify dir (its runs/SCENARIO/TIMESTAMP,
+// in battery order) or a matrix dir (its cells/LOCK--SCENARIO/TIMESTAMP,
+// by name) that shrink takes: the first whose results broke. Where more
+// than one broke it says which it took and how to take another.
+func pickBroken(dir string) (string, error) {
+	var order []string
+	kind, sub := "verify", "runs"
+	if !exists(filepath.Join(dir, "runs")) {
+		kind, sub = "matrix", "cells"
+	}
+	if kind == "verify" {
+		var v report.Verify
+		if b, err := os.ReadFile(filepath.Join(dir, "verify.json")); err == nil && json.Unmarshal(b, &v) == nil {
+			for _, r := range v.Rows {
+				order = append(order, r.Scenario)
+			}
+		}
+		for _, s := range scenario.Battery() {
+			if !slices.Contains(order, s.Name) {
+				order = append(order, s.Name)
+			}
+		}
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, sub, "*"))
+	for _, n := range names {
+		if b := filepath.Base(n); b != "latest" && !slices.Contains(order, b) {
+			order = append(order, b)
+		}
+	}
+	var broke []string
+	runs := 0
+	for _, name := range order {
+		dirs, _ := filepath.Glob(filepath.Join(dir, sub, name, "2*"))
+		slices.Sort(dirs)
+		for _, d := range dirs {
+			if !exists(filepath.Join(d, "run.json")) {
+				continue
+			}
+			runs++
+			if b, err := breaksOf(d); err == nil && len(b) > 0 {
+				broke = append(broke, d)
+				break // a scenario's first broken run
+			}
+		}
+	}
+	switch {
+	case runs == 0:
+		return "", fmt.Errorf("a %s dir with no run under %s", kind, sub)
+	case len(broke) == 0:
+		return "", fmt.Errorf("none of the %s's %d runs broke (no checker found one invalid): nothing to shrink", kind, runs)
+	case len(broke) > 1:
+		var others []string
+		for _, d := range broke[1:] {
+			others = append(others, "--from "+d)
+		}
+		fmt.Fprintf(os.Stderr, "shrink: %d of the %s's runs broke; taking the first, %s (another: %s)\n", len(broke), kind, broke[0], strings.Join(others, " or "))
+	default:
+		fmt.Fprintf(os.Stderr, "shrink: taking the %s's run that broke, %s\n", kind, broke[0])
+	}
+	return broke[0], nil
+}
+
+// scenarioRunArgs is the lockcheck run command line of a verify
+// scenario's run or a matrix cell's (run.json's args end in
+// scenario=NAME or cell=LOCK/NAME, then seed=N): the lock flags of the
+// command, then the run's workload, faults, topology, check and seed as
+// run.json records them, with what the scenario sets that run.json does
+// not (replication lag, failover).
+func scenarioRunArgs(info report.RunInfo) ([]string, error) {
+	cmdArgs := info.Args
+	var scen string
+	for _, a := range cmdArgs[2:] {
+		if v, ok := strings.CutPrefix(a, "scenario="); ok {
+			scen = v
+		} else if v, ok := strings.CutPrefix(a, "cell="); ok {
+			_, scen, _ = strings.Cut(v, "/")
+		}
+	}
+	if scen == "" {
+		return nil, fmt.Errorf("its command %q is a %s, not one of its scenario runs: give a run dir under its runs/ (or cells/), or the %s's own dir", strings.Join(cmdArgs, " "), cmdArgs[1], cmdArgs[1])
+	}
+	s, err := scenario.Lookup(scen)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"lockcheck", "run"}
+	carry := func(fs *flag.FlagSet, names ...string) {
+		fs.Visit(func(f *flag.Flag) {
+			if !slices.Contains(names, f.Name) {
+				return
+			}
+			v := f.Value.String()
+			if f.Value.Type() == "stringSlice" {
+				v = strings.Trim(v, "[]")
+			}
+			args = append(args, "--"+f.Name+"="+v)
+		})
+	}
+	ext := flag.NewFlagSet("", flag.ContinueOnError)
+	externalFlags(ext, &externalOpts{})
+	var extNames []string
+	ext.VisitAll(func(f *flag.Flag) { extNames = append(extNames, f.Name) })
+	backend := cluster.Local
+	if cmdArgs[1] == "verify" {
+		var o verifyOpts
+		fs := verifyFlags(&o)
+		fs.SetOutput(io.Discard)
+		if err := fs.Parse(cmdArgs[2:]); err != nil {
+			return nil, fmt.Errorf("its command %q: %v", strings.Join(cmdArgs, " "), err)
+		}
+		if o.agents > 0 {
+			return nil, errors.New("a verify on agents: shrink runs the clients here, each its own")
+		}
+		carry(fs, append([]string{"lock", "lock-spec", "lock-cmd", "name", "lock-cmd-per-client", "backend", "redis-server"}, extNames...)...)
+		if o.lockCmd != "" && !o.perClient && (s.Nemesis.ActsOnClients() || s.MovesMaster()) {
+			// verify ran this scenario with a process per client.
+			args = append(args, "--lock-cmd-per-client")
+		}
+		backend = o.backend
+	} else {
+		// A matrix cell: its lock by name, a built-in one.
+		if _, err := lockimpl.All().Lookup(info.Lock); err != nil {
+			return nil, fmt.Errorf("a matrix cell of %s, a lock of the matrix's --lock-spec or --lock-cmd: shrink a lockcheck run of it", info.Lock)
+		}
+		fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		fs.ParseErrorsWhitelist.UnknownFlags = true
+		fs.StringVar(&backend, "backend", cluster.Local, "")
+		externalFlags(fs, &externalOpts{})
+		if err := fs.Parse(cmdArgs[2:]); err != nil {
+			return nil, fmt.Errorf("its command %q: %v", strings.Join(cmdArgs, " "), err)
+		}
+		args = append(args, "--lock="+info.Lock)
+		carry(fs, append([]string{"backend"}, extNames...)...)
+	}
+	w := info.Workload
+	if w.Rate > 0 {
+		return nil, errors.New("a run of an arrival rate: shrink runs the clients here, each its own")
+	}
+	add := func(name, v string) {
+		if v != "" {
+			args = append(args, "--"+name+"="+v)
+		}
+	}
+	num := func(name string, v float64) {
+		if v != 0 {
+			add(name, strconv.FormatFloat(v, 'g', -1, 64))
+		}
+	}
+	num("clients", float64(w.Clients))
+	num("keys", float64(w.Keys))
+	add("key-dist", w.KeyDist)
+	num("ops", float64(w.Ops))
+	add("duration", w.Duration)
+	add("ttl", w.TTL)
+	add("hold", w.Hold)
+	add("hold-dist", w.HoldDist)
+	add("retry", w.Retry)
+	add("think", w.Think)
+	add("op-timeout", w.OpTimeout)
+	add("margin", w.Margin)
+	add("extend-every", w.ExtendEvery)
+	num("skip-release", w.SkipRelease)
+	num("ttl-factor", w.TTLFactor)
+	num("readers", w.Readers)
+	if w.Permits > 1 {
+		num("permits", float64(w.Permits))
+	}
+	add("wait", w.Wait)
+	num("reenter", float64(w.Reenter))
+	num("pool-per-client", float64(w.PoolPerClient))
+	n := info.Nemesis
+	if len(n.Faults) > 0 {
+		add("nemesis", strings.Join(n.Faults, ","))
+		add("nemesis-interval", n.Interval)
+		add("nemesis-duration", n.Duration)
+		add("nemesis-targets", n.Targets)
+		add("restart-delay", n.RestartDelay)
+	}
+	if backend != cluster.External {
+		add("topology", info.Topology)
+		add("persistence", cmp.Or(n.Persistence, s.Persistence))
+		if s.ReplicationLag > 0 {
+			add("repl-lag", s.ReplicationLag.String())
+		}
+		add("failover", s.Failover)
+	}
+	for _, c := range info.RedisConf {
+		add("redis-conf", c)
+	}
+	add("clock-tolerance", info.ClockTolerance)
+	add("check-timeout", info.CheckTimeout)
+	return append(args, fmt.Sprintf("--seed=%d", info.Seed)), nil
 }
 
 // runPlan is the plan of a run by its command line: a plan's, or that
 // of lockcheck run's flags.
 func runPlan(args []string) (shrink.Plan, error) {
 	if len(args) < 2 || args[0] != "lockcheck" || args[1] != "run" {
-		return shrink.Plan{}, fmt.Errorf("its command %q is not a lockcheck run (a verify or matrix run is replayed by its own command; shrink a lockcheck run of its scenario)", strings.Join(args, " "))
+		return shrink.Plan{}, fmt.Errorf("its command %q is not a lockcheck run, nor a verify scenario's or a matrix cell's (shrink a lockcheck run of what it ran)", strings.Join(args, " "))
 	}
 	var o runOpts
 	fs := runFlags(&o)
