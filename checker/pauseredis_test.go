@@ -86,3 +86,22 @@ func BenchmarkShapes_PauseRedis(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReadWrite_ContentionStall checks key lock:0 of the read-write
+// lock's contention run at seed 2 (100 clients, 5 keys, TTL 1 s, holds
+// up to 20 ms, a 45 ms think; tolerance 50 ms, horizon 1.5 s), which the
+// battery left unknown: 3,282 lock ops, 2,053 after the refusals'
+// reductions, cut into 10 pieces, of which the fourth is 12 ops of a 40 ms
+// stall (7 read grants, 2 read releases, 3 write refusals, every one
+// returning within 1.5 ms of the others). The frontier places them in
+// every order, and its per-mask state sets grow until the hull merges
+// spend the check's time (issue 63, left). It reports whether the key was
+// decided within a minute.
+func BenchmarkReadWrite_ContentionStall(b *testing.B) {
+	ops := pauseRedisHistory(b, "rw-contention-stall.jsonl.gz")
+	o := Options{ClockTolerance: Exactly(50 * time.Millisecond), InfoHorizon: Exactly(1500 * time.Millisecond), Timeout: time.Minute}
+	for b.Loop() {
+		res := linearizableReadWrite(context.Background(), ops, o.Resolved())
+		b.ReportMetric(float64(len(res.UnknownKeys)), "unknown_keys")
+	}
+}

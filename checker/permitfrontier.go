@@ -175,16 +175,16 @@ func (m permitModel) advance(ctx context.Context, f frontier, piece []*permitOp,
 			return frontier{}, false
 		}
 		for mask, s := range next {
-			next[mask] = s.merged()
+			next[mask] = s.merged(ctx)
 		}
 		level = next
 	}
-	return carry(local, final, end), true
+	return carry(ctx, local, final, end), true
 }
 
 // carry is the frontier at end: the info ops of local still in flight,
 // not placed, and the configs re-keyed over them.
-func carry(local []*permitOp, final map[uint64]permitSet, end int64) frontier {
+func carry(ctx context.Context, local []*permitOp, final map[uint64]permitSet, end int64) frontier {
 	var out frontier
 	var from []int // local index of each open op
 	for j, o := range local {
@@ -203,7 +203,7 @@ func carry(local []*permitOp, final map[uint64]permitSet, end int64) frontier {
 		out.configs[key] = union(out.configs[key], s)
 	}
 	for key, s := range out.configs {
-		out.configs[key] = s.merged()
+		out.configs[key] = s.merged(ctx)
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"context"
 	"encoding/binary"
 	"hash/maphash"
 	"slices"
@@ -77,8 +78,10 @@ func hullExact(a, b *permitState) bool {
 // their hull (hullOf) replaced by it, until none is, and no state within
 // another. frontierCheck's steps call it once a level of each config,
 // rather than at each state added: a hot key's sets are hundreds of
-// states, most of them of other leases.
-func (set permitSet) merged() permitSet {
+// states, most of them of other leases. Once ctx is done it merges no
+// more (a merge only ever saves work): a set of thousands of states took
+// a check 90 s past its deadline (BenchmarkReadWrite_ContentionStall).
+func (set permitSet) merged(ctx context.Context) permitSet {
 	if len(set) < 2 || !hullMerging {
 		return set
 	}
@@ -91,7 +94,7 @@ func (set permitSet) merged() permitSet {
 	}
 	var out permitSet
 	for _, g := range groups {
-		for _, s := range hullAll(g) {
+		for _, s := range hullAll(ctx, g) {
 			out = out.add(s) // within tells other leases apart by sig first
 		}
 	}
@@ -99,9 +102,12 @@ func (set permitSet) merged() permitSet {
 }
 
 // hullAll merges states of one lease signature pairwise into hulls until
-// no two merge.
-func hullAll(states []permitState) []permitState {
+// no two merge, or ctx is done.
+func hullAll(ctx context.Context, states []permitState) []permitState {
 	for i := 0; i < len(states); i++ {
+		if ctx.Err() != nil {
+			return states
+		}
 		for j := i + 1; j < len(states); j++ {
 			if h, ok := hullOf(&states[i], &states[j]); ok {
 				hullsMade.Add(1)
