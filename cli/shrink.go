@@ -247,7 +247,26 @@ func pickBroken(dir string) (string, error) {
 // run.json records them, with what the scenario sets that run.json does
 // not (replication lag, failover).
 func scenarioRunArgs(info report.RunInfo) ([]string, error) {
-	cmdArgs := info.Args
+	s, err := scenarioOfRun(info.Args)
+	if err != nil {
+		return nil, err
+	}
+	lock, backend, err := lockArgsOf(info, s)
+	if err != nil {
+		return nil, err
+	}
+	if info.Workload.Rate > 0 {
+		return nil, errors.New("a run of an arrival rate: shrink runs the clients here, each its own")
+	}
+	a := runArgs(append([]string{"lockcheck", "run"}, lock...))
+	a.workload(info.Workload)
+	a.servers(info, s, backend)
+	return append(a, fmt.Sprintf("--seed=%d", info.Seed)), nil
+}
+
+// scenarioOfRun is the scenario a verify's run (scenario=NAME at the end
+// of its command) or a matrix cell's (cell=LOCK/NAME) ran.
+func scenarioOfRun(cmdArgs []string) (scenario.Scenario, error) {
 	var scen string
 	for _, a := range cmdArgs[2:] {
 		if v, ok := strings.CutPrefix(a, "scenario="); ok {
@@ -257,13 +276,16 @@ func scenarioRunArgs(info report.RunInfo) ([]string, error) {
 		}
 	}
 	if scen == "" {
-		return nil, fmt.Errorf("its command %q is a %s, not one of its scenario runs: give a run dir under its runs/ (or cells/), or the %s's own dir", strings.Join(cmdArgs, " "), cmdArgs[1], cmdArgs[1])
+		return scenario.Scenario{}, fmt.Errorf("its command %q is a %s, not one of its scenario runs: give a run dir under its runs/ (or cells/), or the %s's own dir", strings.Join(cmdArgs, " "), cmdArgs[1], cmdArgs[1])
 	}
-	s, err := scenario.Lookup(scen)
-	if err != nil {
-		return nil, err
-	}
-	args := []string{"lockcheck", "run"}
+	return scenario.Lookup(scen)
+}
+
+// lockArgsOf are the flags of a verify's or matrix's command that say
+// which lock, on which backend, a run of scenario s ran, and the backend.
+func lockArgsOf(info report.RunInfo, s scenario.Scenario) ([]string, string, error) {
+	cmdArgs := info.Args
+	var args []string
 	carry := func(fs *flag.FlagSet, names ...string) {
 		fs.Visit(func(f *flag.Flag) {
 			if !slices.Contains(names, f.Name) {
@@ -286,91 +308,102 @@ func scenarioRunArgs(info report.RunInfo) ([]string, error) {
 		fs := verifyFlags(&o)
 		fs.SetOutput(io.Discard)
 		if err := fs.Parse(cmdArgs[2:]); err != nil {
-			return nil, fmt.Errorf("its command %q: %v", strings.Join(cmdArgs, " "), err)
+			return nil, "", fmt.Errorf("its command %q: %v", strings.Join(cmdArgs, " "), err)
 		}
 		if o.agents > 0 {
-			return nil, errors.New("a verify on agents: shrink runs the clients here, each its own")
+			return nil, "", errors.New("a verify on agents: shrink runs the clients here, each its own")
 		}
 		carry(fs, append([]string{"lock", "lock-spec", "lock-cmd", "name", "lock-cmd-per-client", "backend", "redis-server"}, extNames...)...)
 		if o.lockCmd != "" && !o.perClient && (s.Nemesis.ActsOnClients() || s.MovesMaster()) {
 			// verify ran this scenario with a process per client.
 			args = append(args, "--lock-cmd-per-client")
 		}
-		backend = o.backend
-	} else {
-		// A matrix cell: its lock by name, a built-in one.
-		if _, err := lockimpl.All().Lookup(info.Lock); err != nil {
-			return nil, fmt.Errorf("a matrix cell of %s, a lock of the matrix's --lock-spec or --lock-cmd: shrink a lockcheck run of it", info.Lock)
-		}
-		fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		fs.ParseErrorsWhitelist.UnknownFlags = true
-		fs.StringVar(&backend, "backend", cluster.Local, "")
-		externalFlags(fs, &externalOpts{})
-		if err := fs.Parse(cmdArgs[2:]); err != nil {
-			return nil, fmt.Errorf("its command %q: %v", strings.Join(cmdArgs, " "), err)
-		}
-		args = append(args, "--lock="+info.Lock)
-		carry(fs, append([]string{"backend"}, extNames...)...)
+		return args, o.backend, nil
 	}
-	w := info.Workload
-	if w.Rate > 0 {
-		return nil, errors.New("a run of an arrival rate: shrink runs the clients here, each its own")
+	// A matrix cell: its lock by name, a built-in one.
+	if _, err := lockimpl.All().Lookup(info.Lock); err != nil {
+		return nil, "", fmt.Errorf("a matrix cell of %s, a lock of the matrix's --lock-spec or --lock-cmd: shrink a lockcheck run of it", info.Lock)
 	}
-	add := func(name, v string) {
-		if v != "" {
-			args = append(args, "--"+name+"="+v)
-		}
+	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.ParseErrorsWhitelist.UnknownFlags = true
+	fs.StringVar(&backend, "backend", cluster.Local, "")
+	externalFlags(fs, &externalOpts{})
+	if err := fs.Parse(cmdArgs[2:]); err != nil {
+		return nil, "", fmt.Errorf("its command %q: %v", strings.Join(cmdArgs, " "), err)
 	}
-	num := func(name string, v float64) {
-		if v != 0 {
-			add(name, strconv.FormatFloat(v, 'g', -1, 64))
-		}
+	args = append(args, "--lock="+info.Lock)
+	carry(fs, append([]string{"backend"}, extNames...)...)
+	return args, backend, nil
+}
+
+// runArgs is a lockcheck run's command line being written out.
+type runArgs []string
+
+// add appends --name=v, unless v is empty.
+func (a *runArgs) add(name, v string) {
+	if v != "" {
+		*a = append(*a, "--"+name+"="+v)
 	}
-	num("clients", float64(w.Clients))
-	num("keys", float64(w.Keys))
-	add("key-dist", w.KeyDist)
-	num("ops", float64(w.Ops))
-	add("duration", w.Duration)
-	add("ttl", w.TTL)
-	add("hold", w.Hold)
-	add("hold-dist", w.HoldDist)
-	add("retry", w.Retry)
-	add("think", w.Think)
-	add("op-timeout", w.OpTimeout)
-	add("margin", w.Margin)
-	add("extend-every", w.ExtendEvery)
-	num("skip-release", w.SkipRelease)
-	num("ttl-factor", w.TTLFactor)
-	num("readers", w.Readers)
+}
+
+// num appends --name=v, unless v is 0.
+func (a *runArgs) num(name string, v float64) {
+	if v != 0 {
+		a.add(name, strconv.FormatFloat(v, 'g', -1, 64))
+	}
+}
+
+// workload writes out a run's recorded workload as its flags.
+func (a *runArgs) workload(w report.RunWorkload) {
+	a.num("clients", float64(w.Clients))
+	a.num("keys", float64(w.Keys))
+	a.add("key-dist", w.KeyDist)
+	a.num("ops", float64(w.Ops))
+	a.add("duration", w.Duration)
+	a.add("ttl", w.TTL)
+	a.add("hold", w.Hold)
+	a.add("hold-dist", w.HoldDist)
+	a.add("retry", w.Retry)
+	a.add("think", w.Think)
+	a.add("op-timeout", w.OpTimeout)
+	a.add("margin", w.Margin)
+	a.add("extend-every", w.ExtendEvery)
+	a.num("skip-release", w.SkipRelease)
+	a.num("ttl-factor", w.TTLFactor)
+	a.num("readers", w.Readers)
 	if w.Permits > 1 {
-		num("permits", float64(w.Permits))
+		a.num("permits", float64(w.Permits))
 	}
-	add("wait", w.Wait)
-	num("reenter", float64(w.Reenter))
-	num("pool-per-client", float64(w.PoolPerClient))
+	a.add("wait", w.Wait)
+	a.num("reenter", float64(w.Reenter))
+	a.num("pool-per-client", float64(w.PoolPerClient))
+}
+
+// servers writes out a run's faults, servers and check as its flags (what
+// run.json does not record, scenario s says).
+func (a *runArgs) servers(info report.RunInfo, s scenario.Scenario, backend string) {
 	n := info.Nemesis
 	if len(n.Faults) > 0 {
-		add("nemesis", strings.Join(n.Faults, ","))
-		add("nemesis-interval", n.Interval)
-		add("nemesis-duration", n.Duration)
-		add("nemesis-targets", n.Targets)
-		add("restart-delay", n.RestartDelay)
+		a.add("nemesis", strings.Join(n.Faults, ","))
+		a.add("nemesis-interval", n.Interval)
+		a.add("nemesis-duration", n.Duration)
+		a.add("nemesis-targets", n.Targets)
+		a.add("restart-delay", n.RestartDelay)
 	}
 	if backend != cluster.External {
-		add("topology", info.Topology)
-		add("persistence", cmp.Or(n.Persistence, s.Persistence))
+		a.add("topology", info.Topology)
+		a.add("persistence", cmp.Or(n.Persistence, s.Persistence))
 		if s.ReplicationLag > 0 {
-			add("repl-lag", s.ReplicationLag.String())
+			a.add("repl-lag", s.ReplicationLag.String())
 		}
-		add("failover", s.Failover)
+		a.add("failover", s.Failover)
 	}
 	for _, c := range info.RedisConf {
-		add("redis-conf", c)
+		a.add("redis-conf", c)
 	}
-	add("clock-tolerance", info.ClockTolerance)
-	add("check-timeout", info.CheckTimeout)
-	return append(args, fmt.Sprintf("--seed=%d", info.Seed)), nil
+	a.add("clock-tolerance", info.ClockTolerance)
+	a.add("check-timeout", info.CheckTimeout)
 }
 
 // runPlan is the plan of a run by its command line: a plan's, or that

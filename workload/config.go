@@ -187,12 +187,7 @@ func (c Config) validate() error {
 	if c.ExtendEvery < 0 || (c.ExtendEvery > 0 && c.ExtendEvery >= c.TTL) {
 		errs = append(errs, fmt.Errorf("--extend-every %v: want more than 0 and less than the TTL %v (a third of it is usual)", c.ExtendEvery, c.TTL))
 	}
-	if c.PoolPerClient < 0 {
-		errs = append(errs, fmt.Errorf("--pool-per-client %d: want 0 (one lock for all the clients) or more", c.PoolPerClient))
-	}
-	if c.PoolPerClient > 0 && (c.Permits > 1 || c.Readers > 0 || c.Reenter > 0 || c.Wait > 0) {
-		errs = append(errs, fmt.Errorf("--pool-per-client %d gives each client a mutex of its own: not with --permits, --readers, --reenter or --wait (drop one)", c.PoolPerClient))
-	}
+	errs = append(errs, c.validatePool())
 	if c.Permits < 0 || c.Permits > history.MaxPermits {
 		errs = append(errs, fmt.Errorf("--permits %d: want 1 to %d", c.Permits, history.MaxPermits))
 	}
@@ -223,6 +218,17 @@ func (c Config) validate() error {
 // validateWait says what is wrong with --wait: a blocking acquire's
 // lease is the lock's from its grant, which the client-side watchdog
 // (--extend-every), wrapping Acquire, does not see.
+// validatePool says what is wrong with PoolPerClient, if anything.
+func (c Config) validatePool() error {
+	switch {
+	case c.PoolPerClient < 0:
+		return fmt.Errorf("--pool-per-client %d: want 0 (one lock for all the clients) or more", c.PoolPerClient)
+	case c.PoolPerClient > 0 && (c.Permits > 1 || c.Readers > 0 || c.Reenter > 0 || c.Wait > 0):
+		return fmt.Errorf("--pool-per-client %d gives each client a mutex of its own: not with --permits, --readers, --reenter or --wait (drop one)", c.PoolPerClient)
+	}
+	return nil
+}
+
 func (c Config) validateWait() error {
 	switch {
 	case c.Wait < 0 || c.Wait.Milliseconds() > history.MaxTTLms:
