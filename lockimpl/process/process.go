@@ -299,7 +299,7 @@ func (p *Lock) ready(timeout time.Duration, say func(string)) error {
 		})
 		defer t.Stop()
 	}
-	r, err := p.ask(lockimpl.WithClient(context.Background(), p.owner), Request{Op: "ping"}, timeout)
+	r, err := p.pingDeclared(timeout)
 	p.emu.Lock()
 	p.scope, p.round, p.add = r.Scope, time.Duration(r.TTLRoundMs)*time.Millisecond, time.Duration(r.TTLAddMs)*time.Millisecond
 	p.own, p.waits = time.Duration(r.OpTimeoutMs)*time.Millisecond, r.AcquireWaitsTTL
@@ -315,6 +315,37 @@ func (p *Lock) ready(timeout time.Duration, say func(string)) error {
 		return err
 	}
 	return p.fitsRun(r)
+}
+
+// pingRetry is how long ready waits between two pings answered with an
+// error, and pingRetries how long it asks again: past a fault's stall
+// of Redis (1 s in verify's scenarios).
+const (
+	pingRetry   = 100 * time.Millisecond
+	pingRetries = 3 * time.Second
+)
+
+// pingDeclared pings the process until it answers with a reply that is
+// not an error, for pingRetries at most within timeout; then the last
+// reply goes, as any reply did before (a process written before the
+// ping existed answers it with an error, and runs as a mutex). The reply
+// to a ping declares the lock (its shape, its TTL rule, its wake-up
+// bound), and a reply with an error (the process's own ping to Redis
+// timed out, as under a stalled Redis) declares nothing: read as a
+// declaration, it made a semaphore's process a mutex's, and verify's
+// battery stopped on a configuration error (a survey run of Laravel's
+// funnel of 3 at stall-quiet).
+func (p *Lock) pingDeclared(timeout time.Duration) (Reply, error) {
+	ctx := lockimpl.WithClient(context.Background(), p.owner)
+	deadline := time.Now().Add(timeout)
+	retries := time.Now().Add(min(pingRetries, timeout))
+	for {
+		r, err := p.ask(ctx, Request{Op: "ping"}, time.Until(deadline))
+		if err != nil || r.Error == "" || time.Until(retries) < pingRetry {
+			return r, err
+		}
+		time.Sleep(pingRetry)
+	}
 }
 
 // fitsRun checks the shape the process declared in its ping's reply r

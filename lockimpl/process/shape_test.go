@@ -187,3 +187,34 @@ echo "{\"id\":2,\"ok\":true,\"token\":\"$t\"}"; while read x; do :; done`
 		}
 	}
 }
+
+// TestProcess_PingErrorDeclaresNothing: a ping answered with an error (a
+// process whose own Redis ping timed out under a stalled Redis) declares
+// nothing, and is asked again: the semaphore's process that answers its
+// second ping is a semaphore of 3, not the mutex the error's empty reply
+// read as. A process that answers every ping with an error (one written
+// before the ping existed) still starts, as a mutex, once the retries
+// (3 s) are spent.
+func TestProcess_PingErrorDeclaresNothing(t *testing.T) {
+	l, err := process.Start(`read p; echo '{"id":1,"error":"ping: read timed out"}'; read p; echo '{"id":2,"ok":true,"shape":"semaphore"}'; while read x; do :; done`,
+		"single", lockimpl.Env{OpTimeout: 5 * time.Second, Permits: 3})
+	if err != nil {
+		t.Fatalf("a semaphore whose first ping failed: %v", err)
+	}
+	if got := lockimpl.PermitsOf(l); got != 3 {
+		t.Errorf("PermitsOf %d after a failed first ping, want 3", got)
+	}
+	lockimpl.Close(l)
+	start := time.Now()
+	l, err = process.Start(`i=0; while read p; do i=$((i+1)); echo "{\"id\":$i,\"error\":\"unknown op ping\"}"; done`, "single", lockimpl.Env{OpTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("a process that answers every ping with an error: %v", err)
+	}
+	defer lockimpl.Close(l)
+	if d := time.Since(start); d < 2*time.Second {
+		t.Errorf("started after %v: the failed pings were not asked again", d)
+	}
+	if got := lockimpl.PermitsOf(l); got != 1 {
+		t.Errorf("PermitsOf %d, want 1 (a mutex)", got)
+	}
+}
