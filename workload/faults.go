@@ -350,7 +350,12 @@ func (r *Runner) Instrument(env *lockimpl.Env, crashes bool) {
 	env.ClientLag = r.clientLag
 	r.faults.opTimeout = cmp.Or(env.OpTimeout, 3*time.Second) // go-redis's default read timeout
 	if crashes {
-		env.Hooks = append(env.Hooks, crashHook{r.faults}, cancelHook{r.faults.cancels}, starveHook{r.faults}, dropHook{r.faults}, poolHook{r.faults})
+		env.Hooks = append(env.Hooks, crashHook{r.faults}, cancelHook{r.faults.cancels}, starveHook{r.faults}, dropHook{r.faults})
+		if r.faults.pools.size > 0 {
+			// Only a run whose clients have pools of their own meets
+			// the pool fault: the rest skip its note on every command.
+			env.Hooks = append(env.Hooks, poolHook{r.faults})
+		}
 	}
 }
 
