@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/lockcheck/lockcheck/agent"
@@ -194,7 +195,7 @@ func (p *plan) faultsAndServers(e lockimpl.Entry) error {
 	if p.nemesis.Seed == 0 {
 		p.nemesis.Seed = p.workload.Seed
 	}
-	if slices.Contains(p.nemesis.Faults, nemesis.ClientPool) && p.workload.PoolPerClient == 0 {
+	if usesPool(p.nemesis.Faults) && p.workload.PoolPerClient == 0 {
 		// The pool fault takes a client's own pool: each client gets a
 		// lock of its own, over two connections, unless told a size.
 		p.workload.PoolPerClient = 2
@@ -206,6 +207,14 @@ func (p *plan) faultsAndServers(e lockimpl.Entry) error {
 }
 
 func configErr(err error) error { return workload.ConfigErr(err) }
+
+// usesPool says whether faults have the pool fault, alone or composed
+// (pool+kill-redis).
+func usesPool(faults []string) bool {
+	return slices.ContainsFunc(faults, func(f string) bool {
+		return slices.Contains(strings.Split(f, "+"), nemesis.ClientPool)
+	})
+}
 
 // infoHorizon is how long after it returned an indeterminate op may still
 // take effect: the op timeout (a request can sit in a socket that long),

@@ -84,6 +84,26 @@ func (c *composite) Stop(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// Events is what its parts observed in the window, summed: a tallied
+// client fault (cancel, starve, pool) composed with another still shows
+// its figure.
+func (c *composite) Events() map[string]int64 {
+	var out map[string]int64
+	for _, f := range c.parts {
+		o, ok := f.(Observer)
+		if !ok {
+			continue
+		}
+		for k, v := range o.Events() {
+			if out == nil {
+				out = map[string]int64{}
+			}
+			out[k] += v
+		}
+	}
+	return out
+}
+
 // Hold: a composite stays on as long as its longest part, when each of
 // them decides (-1 otherwise: for the window).
 func (c *composite) Hold() time.Duration {

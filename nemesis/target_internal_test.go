@@ -51,3 +51,25 @@ func TestCompose(t *testing.T) {
 		}
 	}
 }
+
+// observed is a fault that observed events.
+type observed struct{ ev map[string]int64 }
+
+func (observed) Start(context.Context, *rand.Rand) ([]string, error) { return nil, nil }
+func (observed) Stop(context.Context) error                          { return nil }
+func (o observed) Events() map[string]int64                          { return o.ev }
+
+// TestCompose_EventsSummed: a composite's events are its parts', summed,
+// so that a tallied client fault composed with another keeps its figure
+// (pool+pause-client showed renewal_pool_wait 0 before); parts that
+// observe nothing add nothing.
+func TestCompose_EventsSummed(t *testing.T) {
+	c := &composite{parts: []Fault{observed{map[string]int64{"a": 2, "b": 1}}, &composite{}, observed{map[string]int64{"a": 3}}}}
+	got := c.Events()
+	if got["a"] != 5 || got["b"] != 1 || len(got) != 2 {
+		t.Errorf("composite events %v, want a=5 b=1", got)
+	}
+	if ev := (&composite{parts: []Fault{&composite{}}}).Events(); ev != nil {
+		t.Errorf("a composite of parts observing nothing: %v, want none", ev)
+	}
+}
