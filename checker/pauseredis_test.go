@@ -94,14 +94,25 @@ func BenchmarkShapes_PauseRedis(b *testing.B) {
 // reductions, cut into 10 pieces, of which the fourth is 12 ops of a 40 ms
 // stall (7 read grants, 2 read releases, 3 write refusals, every one
 // returning within 1.5 ms of the others). The frontier places them in
-// every order, and its per-mask state sets grow until the hull merges
-// spend the check's time (issue 63, left). It reports whether the key was
-// decided within a minute.
+// every order; what that leaves per set of ops placed is one state for
+// each op that could have come last, which no two make a hull of, and
+// each next op multiplies them. It is checked with the group hulls and l
+// unbounded above (as the checker runs), and with each of the two off;
+// each reports whether the key was decided within a minute.
 func BenchmarkReadWrite_ContentionStall(b *testing.B) {
 	ops := pauseRedisHistory(b, "rw-contention-stall.jsonl.gz")
 	o := Options{ClockTolerance: Exactly(50 * time.Millisecond), InfoHorizon: Exactly(1500 * time.Millisecond), Timeout: time.Minute}
-	for b.Loop() {
-		res := linearizableReadWrite(context.Background(), ops, o.Resolved())
-		b.ReportMetric(float64(len(res.UnknownKeys)), "unknown_keys")
+	for _, bc := range []struct {
+		name          string
+		groups, unbnd bool
+	}{{"as-run", true, true}, {"no-group-hulls", false, true}, {"last-bounded", true, false}} {
+		b.Run(bc.name, func(b *testing.B) {
+			defer func(g, u bool) { groupHulls, lastUnbounded = g, u }(groupHulls, lastUnbounded)
+			groupHulls, lastUnbounded = bc.groups, bc.unbnd
+			for b.Loop() {
+				res := linearizableReadWrite(context.Background(), ops, o.Resolved())
+				b.ReportMetric(float64(len(res.UnknownKeys)), "unknown_keys")
+			}
+		})
 	}
 }

@@ -117,8 +117,20 @@ func hullAll(ctx context.Context, states []permitState) []permitState {
 			}
 		}
 	}
+	if len(states) > 2 && groupHulls {
+		if h, ok := groupHull(states); ok {
+			groupHullsMade.Add(1)
+			return []permitState{h}
+		}
+	}
 	return states
 }
+
+// groupHulls turns groupHull on (tests turn it off, to measure it).
+var groupHulls = true
+
+// groupHullsMade counts the group hulls made in this process.
+var groupHullsMade atomic.Int64
 
 // leaseSig hashes the leases of a state (tokens, modes and TTLs), so that
 // only states of the same leases are tried for a hull.
@@ -148,3 +160,114 @@ var hullMerging = true
 // hullsMade counts the hulls hullAll has made, in this process: the
 // oracle tests say how many of their histories made one.
 var hullsMade atomic.Int64
+
+// A group hull. Two states need not make an exact hull where three do:
+// three read grants placed in every order leave, after pairwise hulls,
+// one state for each that came last (s_a, s_b <= s_c, and so on), no two
+// of whose union is convex, while all three together are the box of
+// their windows. So a group of one lease signature left by the pairwise
+// merges is replaced by its hull when that lies within the group's union,
+// which coveredBy decides exactly over the integers, as hullExact does
+// for two.
+
+// groupHull is the hull of states if it admits exactly their timelines
+// together, and ok says so; states are closed, of the same leases, and
+// at least two.
+func groupHull(states []permitState) (permitState, bool) {
+	h := permitState{leases: states[0].leases, b: slices.Clone(states[0].b), sig: states[0].sig}
+	for _, s := range states[1:] {
+		if s.sig != h.sig || !slices.Equal(s.leases, h.leases) {
+			return permitState{}, false
+		}
+		for i, v := range s.b {
+			h.b[i] = max(h.b[i], v)
+		}
+	}
+	budget := coverBudget
+	if !coveredBy(h.b, h.size(), states, &budget) {
+		return permitState{}, false
+	}
+	return h, true
+}
+
+// coverBudget bounds the pieces one groupHull may cut: past it the hull
+// is not made (a merge only ever saves work).
+const coverBudget = 4096
+
+// coveredBy says whether every integer point of p, a closed non-empty
+// matrix over n variables, lies in one of states; false also once budget
+// is spent. p less one state a it meets is the union of disjoint pieces,
+// one for each bound of a tighter than p's (x_i - x_j <= a_ij): p with the
+// bounds before it and the negated one (x_j - x_i <= -a_ij - 1); each
+// piece misses a, so it must lie within the others.
+func coveredBy(p []int64, n int, states []permitState, budget *int) bool {
+	if *budget--; *budget < 0 {
+		return false
+	}
+	at := -1
+	for k := range states {
+		if withinMatrix(p, states[k].b) {
+			return true
+		}
+		if at < 0 && meets(p, states[k].b, n) {
+			at = k
+		}
+	}
+	if at < 0 {
+		return false // p is not empty, and no state meets it
+	}
+	a, rest := states[at].b, slices.Concat(states[:at], states[at+1:])
+	cur := slices.Clone(p)
+	for k, av := range a {
+		if av >= cur[k] {
+			continue
+		}
+		i, j := k/n, k%n
+		if piece, ok := tightened(cur, n, j, i, -av-1); ok && !coveredBy(piece, n, rest, budget) {
+			return false
+		}
+		if cur, _ = tightened(cur, n, i, j, av); cur == nil {
+			return true // the rest of p lies within a
+		}
+	}
+	return true
+}
+
+// tightened is the closed b over n variables with x_u - x_v <= c added, and
+// whether it is not empty (nil if empty).
+func tightened(b []int64, n, u, v int, c int64) ([]int64, bool) {
+	if addBound(c, b[v*n+u]) < 0 {
+		return nil, false
+	}
+	out := slices.Clone(b)
+	for i := range n {
+		for j := range n {
+			out[i*n+j] = min(out[i*n+j], addBound(addBound(b[i*n+u], c), b[v*n+j]))
+		}
+	}
+	return out, true
+}
+
+// withinMatrix says whether no bound of a is looser than b's.
+func withinMatrix(a, b []int64) bool {
+	for i, v := range a {
+		if v > b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// meets is false if closed a and b over n variables have no point in
+// common for a reason of two bounds (x_i - x_j <= a_ij, x_j - x_i <= b_ji,
+// summing below 0); true may still be wrong (a longer cycle), which only
+// makes coveredBy cut pieces that a has none of.
+func meets(a, b []int64, n int) bool {
+	for k := range a {
+		i, j := k/n, k%n
+		if addBound(a[k], b[j*n+i]) < 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -131,4 +132,82 @@ func closeAll(b []int64, n int) []int64 {
 		}
 	}
 	return b
+}
+
+// TestGroupHull_AgreesWithPoints: groupHull's exactness test against the
+// integer points, as TestHullOf_AgreesWithPoints is hullOf's. Groups of
+// three to five closed matrices over the origin and two or three
+// instants: half of them a random box cut by orders of its instants (what
+// grants placed in every order leave, whose union is often the box), half
+// random matrices one bound apart. groupHull accepts a group iff every
+// point of its hull is a point of one of the group. Both answers must
+// come up often.
+func TestGroupHull_AgreesWithPoints(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 17))
+	const r, box = 4, 24
+	exact, refused := 0, 0
+	for c := range 6000 {
+		n := 3 + rng.IntN(2)
+		leases := make([]permitLease, n-pFirst)
+		base := randomClosed(rng, n, r)
+		g := make([]permitState, 3+rng.IntN(3))
+		for q := range g {
+			var b []int64
+			for b == nil {
+				b = append([]int64(nil), base...)
+				for range 1 + rng.IntN(2) + c%2 {
+					i := 1 + rng.IntN(n-1)
+					j := 1 + (i-1+1+rng.IntN(n-2))%(n-1) // another instant
+					if c%2 == 0 {
+						b[i*n+j] = min(b[i*n+j], 0) // x_i <= x_j: one order
+					} else {
+						b[i*n+j] = min(b[i*n+j], rng.Int64N(2*r+1)-r)
+					}
+				}
+				b = closeAll(b, n)
+			}
+			g[q] = permitState{leases: leases, b: b}
+		}
+		h := append([]int64(nil), g[0].b...)
+		for k := range h {
+			for _, s := range g[1:] {
+				h[k] = max(h[k], s.b[k])
+			}
+		}
+		want := true
+		x := make([]int64, n)
+		var walk func(v int)
+		walk = func(v int) {
+			if !want {
+				return
+			}
+			if v == n {
+				if holds(h, x) && !slices.ContainsFunc(g, func(s permitState) bool { return holds(s.b, x) }) {
+					want = false
+				}
+				return
+			}
+			for x[v] = -box; x[v] <= box; x[v]++ {
+				walk(v + 1)
+			}
+		}
+		walk(1)
+		_, got := groupHull(g)
+		if got != want {
+			var bs [][]int64
+			for _, s := range g {
+				bs = append(bs, s.b)
+			}
+			t.Fatalf("case %d: groupHull says %v, the points say %v (n %d):\n%v", c, got, want, n, bs)
+		}
+		if got {
+			exact++
+		} else {
+			refused++
+		}
+	}
+	t.Logf("6000 groups: %d hulls exact, %d refused, 0 disagreements", exact, refused)
+	if exact < 500 || refused < 500 {
+		t.Errorf("%d exact and %d refused: too one-sided to prove anything", exact, refused)
+	}
 }

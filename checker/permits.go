@@ -35,6 +35,13 @@ import (
 // variable out of a closed DBM (its sub-matrix) is exact: so the states
 // after a sequence of ops are exactly its feasible timelines.
 //
+// l is kept bounded below only (lastUnbounded): a state admits l at the
+// last op's instant or anywhere later. A later op reads l only as t >= l,
+// so a timeline whose l lies later admits only later ops a timeline with
+// l at the instant admits too, and the states' verdicts are the same;
+// while two states that differ only in which of two read grants came
+// last (l = s_a >= s_b, or l = s_b >= s_a) become two of one hull.
+//
 // Which leases are held at t is decided lazily. The legal held sets H of
 // S for an op are a boolean function of |S| variables; the step takes
 // implicants covering exactly its true sets (the primes, by Quine-McCluskey,
@@ -450,8 +457,19 @@ func (m permitModel) project(s permitState, op *permitOp, ok bool, c cube, x []i
 			next.b[i*size+j] = x[a*(n+1)+b]
 		}
 	}
+	if lastUnbounded {
+		for j := range size {
+			if j != pLast {
+				next.b[pLast*size+j] = inf // l - x_j: l only bounds later instants below
+			}
+		}
+	}
 	return next
 }
+
+// lastUnbounded turns on l's relaxation (a benchmark turns it off, to
+// measure it).
+var lastUnbounded = true
 
 func (s *permitState) hash() uint64 {
 	v := s.sig // the leases' tokens, modes and TTLs (leaseSig)

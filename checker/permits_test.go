@@ -99,7 +99,7 @@ func agreeShape(t testing.TB, seed int, h shapeHistory) Verdict {
 func testShapeAgainstOracle(t *testing.T, stream uint64, gen func(r *rand.Rand) shapeHistory) {
 	n := shapeCases(t)
 	verdicts := map[Verdict]int{}
-	split, carried, hulled := 0, 0, 0
+	split, carried, hulled, grouped := 0, 0, 0, 0
 	for seed := 0; seed < n; seed++ {
 		r := rand.New(rand.NewPCG(uint64(seed), stream))
 		h := gen(r)
@@ -108,10 +108,13 @@ func testShapeAgainstOracle(t *testing.T, stream uint64, gen func(r *rand.Rand) 
 		}
 		verdicts[Valid]++
 		m := mutateShape(r, h)
-		before := hullsMade.Load()
+		before, groupsBefore := hullsMade.Load(), groupHullsMade.Load()
 		verdicts[agreeShape(t, seed, m)]++
 		if hullsMade.Load() > before {
 			hulled++
+		}
+		if groupHullsMade.Load() > groupsBefore {
+			grouped++
 		}
 		if len(permitCuts(m.permitOps(), int64(m.eps))) > 1 {
 			split++
@@ -120,10 +123,10 @@ func testShapeAgainstOracle(t *testing.T, stream uint64, gen func(r *rand.Rand) 
 			carried++
 		}
 	}
-	t.Logf("%d histories (%d simulated, %d mutations): %d valid, %d invalid, 0 disagreements; of the mutations, %d split by cuts, %d with info ops carried from piece to piece, %d with states merged into their hull",
-		2*n, n, n, verdicts[Valid], verdicts[Invalid], split, carried, hulled)
-	if verdicts[Valid]-n < n/10 || verdicts[Invalid] < n/10 || split < n/40 || carried < n/40 || hulled < n/40 {
-		t.Errorf("mutations gave %d valid and %d invalid of %d, %d split, %d carried, %d hulled: too one-sided to prove anything", verdicts[Valid]-n, verdicts[Invalid], n, split, carried, hulled)
+	t.Logf("%d histories (%d simulated, %d mutations): %d valid, %d invalid, 0 disagreements; of the mutations, %d split by cuts, %d with info ops carried from piece to piece, %d with states merged into their hull, %d with a group of three or more merged",
+		2*n, n, n, verdicts[Valid], verdicts[Invalid], split, carried, hulled, grouped)
+	if verdicts[Valid]-n < n/10 || verdicts[Invalid] < n/10 || split < n/40 || carried < n/40 || hulled < n/40 || grouped < n/40 {
+		t.Errorf("mutations gave %d valid and %d invalid of %d, %d split, %d carried, %d hulled, %d grouped: too one-sided to prove anything", verdicts[Valid]-n, verdicts[Invalid], n, split, carried, hulled, grouped)
 	}
 }
 
