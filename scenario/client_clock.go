@@ -28,7 +28,10 @@ var clientClock = Scenario{Name: "client-clock", Description: "client-clock: the
 // semaphore's holders (its permits scored by one clock or another); a
 // mutex's client clock is judged by TestFault_ClientClock.
 func ofSemaphore(_ Scenario, p Profile, _ string, req checker.Coverage) (string, checker.Coverage) {
-	if p.Permits <= 1 {
+	switch {
+	case p.Shape == ReadWrite:
+		return "a semaphore's scenario (--permits K, K > 1): its chance is a client whose clock runs wrong among the k holders of a key, and no figure counts a skewed reader while a writer tried", req
+	case p.Permits <= 1:
 		return "a semaphore's scenario (--permits K, K > 1): its chance is a client whose clock runs wrong among the k holders of a key", req
 	}
 	return "", req
