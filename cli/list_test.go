@@ -11,8 +11,8 @@ import (
 
 // TestList_Shapes: lockcheck list names each lock's shape, the one its
 // entry declares, which is the one the built lock has: a semaphore is a
-// Permitter of the run's permits, a read-write lock a ReadWriter, and
-// every other lock a mutex (each lock that runs on one Redis built on one
+// Permitter of the run's permits, a read-write lock a ReadWriter, a
+// reentrant lock a Reenterer, and every other lock a mutex (each lock that runs on one Redis built on one
 // with 3 permits asked).
 func TestList_Shapes(t *testing.T) {
 	reg := lockimpl.All()
@@ -27,7 +27,7 @@ func TestList_Shapes(t *testing.T) {
 		}
 	}
 	for name, want := range map[string]string{"setnx": "mutex", "semaphore": "semaphore", "broken-semaphore-check-add": "semaphore",
-		"rwlock": "rwlock", "broken-rwlock-readers-ignore-writer": "rwlock"} {
+		"rwlock": "rwlock", "broken-rwlock-readers-ignore-writer": "rwlock", "reentrant": "reentrant", "broken-reentrant-release-deletes": "reentrant"} {
 		if listed[name] != want {
 			t.Errorf("list: %s's shape %q, want %q", name, listed[name], want)
 		}

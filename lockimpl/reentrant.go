@@ -105,7 +105,7 @@ func (r *Reentrant) Extend(ctx context.Context, l Lease, ttl time.Duration) (Lea
 func (r *Reentrant) Close() error { return r.c.Close() }
 
 // reentrantEntry registers "reentrant".
-var reentrantEntry = Entry{Name: "reentrant", Factory: NewReentrant,
+var reentrantEntry = Entry{Name: "reentrant", Factory: NewReentrant, Shape: ShapeReentrant,
 	Description: "reentrant lock (--reenter N): a hash of owner to hold count, one Lua script each (grant a free key or its owner one more hold, PEXPIRE on every entry; release a hold, DEL at none; extend only the owner's)"}
 
 // The classic mistakes of a reentrant lock, each Reentrant with one
@@ -127,7 +127,7 @@ return 1`
 )
 
 // brokenReentrantReleaseDeletesEntry is "broken-reentrant-release-deletes".
-var brokenReentrantReleaseDeletesEntry = Entry{Name: "broken-reentrant-release-deletes", Broken: true,
+var brokenReentrantReleaseDeletesEntry = Entry{Name: "broken-reentrant-release-deletes", Broken: true, Shape: ShapeReentrant,
 	Factory: func(env Env) (Locker, error) {
 		l, err := NewReentrant(env)
 		if err == nil {
@@ -138,7 +138,7 @@ var brokenReentrantReleaseDeletesEntry = Entry{Name: "broken-reentrant-release-d
 	Description: "reentrant lock whose release DELs the key whatever the hold count: an inner release frees the key while the outer section runs on"}
 
 // brokenReentrantNoOwnerCheckEntry is "broken-reentrant-no-owner-check".
-var brokenReentrantNoOwnerCheckEntry = Entry{Name: "broken-reentrant-no-owner-check", Broken: true,
+var brokenReentrantNoOwnerCheckEntry = Entry{Name: "broken-reentrant-no-owner-check", Broken: true, Shape: ShapeReentrant,
 	Factory: func(env Env) (Locker, error) {
 		l, err := NewReentrant(env)
 		if err == nil {

@@ -17,11 +17,14 @@ const (
 func (e Entry) ShapeName() string { return cmp.Or(e.Shape, ShapeMutex) }
 
 // ShapeOfLock is the shape lock l has, as its capabilities say: a
-// ReadWriter's, a semaphore's where it has more than one permit a key
-// (built with Env.Permits over 1), else a mutex's.
+// ReadWriter's, a Reenterer's, a semaphore's where it has more than one
+// permit a key (built with Env.Permits over 1), else a mutex's.
 func ShapeOfLock(l Locker) string {
 	if _, ok := ReadWriterOf(l); ok {
 		return ShapeRWLock
+	}
+	if _, ok := l.(Reenterer); ok {
+		return ShapeReentrant
 	}
 	if PermitsOf(l) > 1 {
 		return ShapeSemaphore

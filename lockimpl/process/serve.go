@@ -126,7 +126,7 @@ func (s *server) serve(req Request) Reply {
 			rule := tr.TTLRule()
 			r.TTLRoundMs, r.TTLAddMs = rule.Round.Milliseconds(), rule.Add.Milliseconds()
 		}
-		r.Shape, r.WriterPreference = lockimpl.ShapeOfLock(s.l), lockimpl.WritersPreferredOf(s.l)
+		r.Shape, r.WriterPreference = servedShape(s.l), lockimpl.WritersPreferredOf(s.l)
 		if w, ok := lockimpl.WaiterOf(s.l); ok {
 			r.WakeBoundMs = (w.WakeBound() + time.Millisecond - 1).Milliseconds()
 		}
@@ -235,4 +235,14 @@ func (s *server) lease(token string, drop bool) (lockimpl.Lease, bool) {
 		delete(s.leases, token)
 	}
 	return l, ok
+}
+
+// servedShape is the shape a served lock declares: its own, but a
+// reentrant lock's is a mutex's, the protocol having no re-entry to drive
+// it with.
+func servedShape(l lockimpl.Locker) string {
+	if sh := lockimpl.ShapeOfLock(l); sh != lockimpl.ShapeReentrant {
+		return sh
+	}
+	return lockimpl.ShapeMutex
 }
