@@ -393,6 +393,7 @@ func (a *runArgs) servers(info report.RunInfo, s scenario.Scenario, backend stri
 	}
 	if backend != cluster.External {
 		a.add("topology", info.Topology)
+		a.num("nodes", float64(info.Masters))
 		a.add("persistence", cmp.Or(n.Persistence, s.Persistence))
 		if s.ReplicationLag > 0 {
 			a.add("repl-lag", s.ReplicationLag.String())

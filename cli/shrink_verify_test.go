@@ -94,6 +94,14 @@ func TestShrink_VerifyRunArgs(t *testing.T) {
 		t.Errorf("pause's run args:\n got %q\nwant %q", got, want)
 	}
 
+	// A redlock run names its masters: a shrink's runs have as many.
+	quorum := verifyRunInfo([]string{"--lock", "redlock"}, "kill-quorum", 2, overrunWorkload,
+		report.RunNemesis{Faults: []string{"kill-quorum"}, Interval: "1s", Duration: "2s", RestartDelay: "0s", Persistence: "none"})
+	quorum.Topology, quorum.Masters = "redlock", 7
+	if got, err = scenarioRunArgs(quorum); err != nil || !slices.Contains(got, "--topology=redlock") || !slices.Contains(got, "--nodes=7") {
+		t.Errorf("kill-quorum's run args on 7 masters: %q, %v; want --topology=redlock --nodes=7", got, err)
+	}
+
 	// A verify dir none of whose runs broke: one line, exit 2.
 	root := t.TempDir()
 	writeRun(t, root, "overrun", info, "valid")

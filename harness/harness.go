@@ -199,6 +199,9 @@ func (r *run) open() error {
 		Workload: toJSON(w), ClockTolerance: chk.ClockTolerance.String(), InfoHorizon: chk.InfoHorizon.String(),
 		CheckTimeout: chk.Timeout.String(), CheckMemory: chk.Memory}
 	r.info.Workload.Shape = cmp.Or(r.info.Workload.Shape, r.shape)
+	if ccfg.Topology == cluster.Redlock || ccfg.Topology == cluster.RedisCluster {
+		r.info.Masters = ccfg.Nodes
+	}
 	if len(n.Faults) > 0 {
 		r.info.Nemesis = report.RunNemesis{Faults: n.Faults, Interval: n.Interval.String(), Duration: n.Duration.String(),
 			RestartDelay: cfg.RestartDelay.String(), Persistence: cmp.Or(ccfg.Persistence, "none"), Targets: n.Targets}

@@ -11,11 +11,14 @@ import (
 
 // RunInfo is run.json: everything needed to reproduce and re-check a run.
 type RunInfo struct {
-	Lockcheck      string       `json:"lockcheck"`
-	Lock           string       `json:"lock"`
-	LockVersion    string       `json:"lock_version,omitempty"`
-	Redis          string       `json:"redis"`
-	Topology       string       `json:"topology"`
+	Lockcheck   string `json:"lockcheck"`
+	Lock        string `json:"lock"`
+	LockVersion string `json:"lock_version,omitempty"`
+	Redis       string `json:"redis"`
+	Topology    string `json:"topology"`
+	// Masters is the redlock or cluster topology's count of masters
+	// (--nodes), which a shrink or a rerun needs (0 for the others).
+	Masters        int          `json:"masters,omitempty"`
 	Backend        string       `json:"backend"`
 	RedisConf      []string     `json:"redis_conf,omitempty"`
 	Args           []string     `json:"args,omitempty"`
