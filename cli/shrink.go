@@ -183,11 +183,58 @@ func exists(path string) bool {
 // by name) that shrink takes: the first whose results broke. Where more
 // than one broke it says which it took and how to take another.
 func pickBroken(dir string) (string, error) {
-	var order []string
+	broke, kind, err := brokenRuns(dir)
+	if err != nil {
+		return "", err
+	}
+	if len(broke) > 1 {
+		var others []string
+		for _, d := range broke[1:] {
+			others = append(others, "--from "+d)
+		}
+		fmt.Fprintf(os.Stderr, "shrink: %d of the %s's runs broke; taking the first, %s (another: %s)\n", len(broke), kind, broke[0], strings.Join(others, " or "))
+	} else {
+		fmt.Fprintf(os.Stderr, "shrink: taking the %s's run that broke, %s\n", kind, broke[0])
+	}
+	return broke[0], nil
+}
+
+// brokenRuns are the first broken run of each scenario (or cell) of a
+// verify or matrix dir, in battery order, at least one; kind says which
+// dir it is.
+func brokenRuns(dir string) (broke []string, kind string, _ error) {
 	kind, sub := "verify", "runs"
 	if !exists(filepath.Join(dir, "runs")) {
 		kind, sub = "matrix", "cells"
 	}
+	runs := 0
+	for _, name := range runOrder(dir, kind, sub) {
+		dirs, _ := filepath.Glob(filepath.Join(dir, sub, name, "2*"))
+		slices.Sort(dirs)
+		for _, d := range dirs {
+			if !exists(filepath.Join(d, "run.json")) {
+				continue
+			}
+			runs++
+			if b, err := breaksOf(d); err == nil && len(b) > 0 {
+				broke = append(broke, d)
+				break // a scenario's first broken run
+			}
+		}
+	}
+	switch {
+	case runs == 0:
+		return nil, kind, fmt.Errorf("a %s dir with no run under %s", kind, sub)
+	case len(broke) == 0:
+		return nil, kind, fmt.Errorf("none of the %s's %d runs broke (no checker found one invalid): nothing to shrink", kind, runs)
+	}
+	return broke, kind, nil
+}
+
+// runOrder is the order of a verify dir's scenarios (its verify.json's
+// rows, then the battery's) or a matrix dir's cells (by name).
+func runOrder(dir, kind, sub string) []string {
+	var order []string
 	if kind == "verify" {
 		var v report.Verify
 		if b, err := os.ReadFile(filepath.Join(dir, "verify.json")); err == nil && json.Unmarshal(b, &v) == nil {
@@ -207,37 +254,27 @@ func pickBroken(dir string) (string, error) {
 			order = append(order, b)
 		}
 	}
-	var broke []string
-	runs := 0
-	for _, name := range order {
-		dirs, _ := filepath.Glob(filepath.Join(dir, sub, name, "2*"))
-		slices.Sort(dirs)
-		for _, d := range dirs {
-			if !exists(filepath.Join(d, "run.json")) {
-				continue
-			}
-			runs++
-			if b, err := breaksOf(d); err == nil && len(b) > 0 {
-				broke = append(broke, d)
-				break // a scenario's first broken run
-			}
+	return order
+}
+
+// shrinkBreaks shrinks, after a verify (--shrink), each scenario's first
+// broken run of its dir, each within budget, into that run's dir/shrink;
+// a shrink that cannot run says why in one line and the next goes on.
+func shrinkBreaks(ctx context.Context, dir string, budget time.Duration) {
+	broke, _, err := brokenRuns(dir)
+	if err != nil {
+		return // nothing broke
+	}
+	for _, d := range broke {
+		if ctx.Err() != nil {
+			return
+		}
+		scen := filepath.Base(filepath.Dir(d))
+		fmt.Printf("shrink %s (--from %s, budget %v):\n", scen, d, budget)
+		if _, err := shrinkCmd(ctx, []string{"--from", d, "--budget", budget.String(), "--quiet"}); err != nil {
+			fmt.Printf("shrink %s: %v\n", scen, err)
 		}
 	}
-	switch {
-	case runs == 0:
-		return "", fmt.Errorf("a %s dir with no run under %s", kind, sub)
-	case len(broke) == 0:
-		return "", fmt.Errorf("none of the %s's %d runs broke (no checker found one invalid): nothing to shrink", kind, runs)
-	case len(broke) > 1:
-		var others []string
-		for _, d := range broke[1:] {
-			others = append(others, "--from "+d)
-		}
-		fmt.Fprintf(os.Stderr, "shrink: %d of the %s's runs broke; taking the first, %s (another: %s)\n", len(broke), kind, broke[0], strings.Join(others, " or "))
-	default:
-		fmt.Fprintf(os.Stderr, "shrink: taking the %s's run that broke, %s\n", kind, broke[0])
-	}
-	return broke[0], nil
 }
 
 // scenarioRunArgs is the lockcheck run command line of a verify

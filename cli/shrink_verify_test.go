@@ -178,3 +178,35 @@ func TestShrink_VerifyDir(t *testing.T) {
 		t.Errorf("redis-server %v left after the shrink", left)
 	}
 }
+
+// TestVerify_Shrink: verify --shrink shrinks each break it found, after
+// the battery, into the broken run's own dir: broken-del-release through
+// overrun, with a minute's budget, leaves a plan of a lockcheck run
+// beside that run, and verify still exits with the battery's verdict. A
+// budget below 0, or --shrink with --agents, is one line, exit 2.
+func TestVerify_Shrink(t *testing.T) {
+	testutil.RequireRedis(t)
+	bin := lockcheck(t)
+	out := t.TempDir()
+	if stdout, code := runBin(t, bin, "verify", "--lock", "broken-del-release", "--scenario", "overrun", "--shrink", "-1s", "--out", out); code != exitUsage || strings.Count(strings.TrimSpace(stdout), "\n") > 0 || !strings.Contains(stdout, "--shrink") {
+		t.Errorf("verify --shrink -1s: exit %d, %q; want %d and one line naming --shrink", code, stdout, exitUsage)
+	}
+	if stdout, code := runBin(t, bin, "verify", "--lock", "setnx", "--shrink", "1m", "--agents", "2", "--out", out); code != exitUsage || strings.Count(strings.TrimSpace(stdout), "\n") > 0 || !strings.Contains(stdout, "--agents") {
+		t.Errorf("verify --shrink 1m --agents 2: exit %d, %q; want %d and one line naming --agents", code, stdout, exitUsage)
+	}
+	stdout, code := runBin(t, bin, "verify", "--lock", "broken-del-release", "--scenario", "overrun", "--seed", "1", "-q", "--shrink", "1m", "--out", out)
+	if code != exitInvalid {
+		t.Fatalf("verify --shrink: exit %d, want %d (the battery's: invalid)\n%s", code, exitInvalid, stdout)
+	}
+	plans, _ := filepath.Glob(filepath.Join(out, "verify", "2*", "runs", "overrun", "2*", "shrink", "plan.json"))
+	if len(plans) != 1 || !strings.Contains(stdout, "shrink overrun (--from ") || !strings.Contains(stdout, "replay: lockcheck run --plan "+plans[0]) {
+		t.Fatalf("verify --shrink: plans %v; want one beside overrun's broken run, and its replay line\n%s", plans, stdout)
+	}
+	p, err := shrink.Load(plans[0])
+	if err != nil || len(p.Args) < 2 || p.Args[1] != "run" {
+		t.Fatalf("the plan %s: %v, command %q; want a lockcheck run", plans[0], err, p.Args)
+	}
+	if s := p.Size(); s.Clients >= 200 {
+		t.Errorf("shrunk to %v, want fewer than overrun's 200 clients\n%s", s, stdout)
+	}
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -33,6 +34,7 @@ type verifyOpts struct {
 	backend, server string
 	expect          string
 	agents          int
+	shrink          time.Duration
 }
 
 func verifyFlags(o *verifyOpts) *flag.FlagSet {
@@ -48,6 +50,7 @@ func verifyFlags(o *verifyOpts) *flag.FlagSet {
 	fs.Int64Var(&o.cfg.Seed, "seed", 0, "seed of each scenario's first run (0: from the clock)")
 	fs.StringSliceVar(&o.cfg.Require, "require", nil, "turn findings into gates: fencing (mutual exclusion under pauses), server (every server scenario), or scenario names")
 	fs.StringVar(&o.expect, "expect", "", `file of "SCENARIO lease|mutex valid|invalid" lines: a guarantee that differs fails verify (exit 1), gated or not`)
+	fs.DurationVar(&o.shrink, "shrink", 0, "after each battery, shrink each scenario's first broken run to its smallest plan, each within this budget (lockcheck shrink --from RUN --budget D, into RUN/shrink); 0: none")
 	fs.BoolVar(&o.cfg.KeepGoing, "keep-going", false, "run every scenario even after one broke (and, with --seeds, every battery)")
 	fs.IntVar(&o.seeds, "seeds", 1, "batteries, with seeds --seed, --seed+1000, ...; stops at the first that is not valid unless --keep-going")
 	fs.StringVar(&o.out, "out", "results", "results root: verify goes to OUT/verify/<timestamp>")
@@ -105,6 +108,9 @@ func verifyCmd(ctx context.Context, args []string) (int, error) {
 			return failed(err)
 		}
 		report.TextVerify(os.Stdout, v, dir)
+		if o.shrink > 0 {
+			shrinkBreaks(ctx, dir, o.shrink)
+		}
 		failed := 0
 		for _, r := range v.Rows {
 			failed += len(r.ThresholdsFailed)
@@ -120,6 +126,12 @@ func verifyCmd(ctx context.Context, args []string) (int, error) {
 // checks all of it before anything starts.
 func (o *verifyOpts) config(fs *flag.FlagSet, args []string) error {
 	cfg := &o.cfg
+	switch {
+	case o.shrink < 0:
+		return usageError{fmt.Errorf("--shrink %v: want a budget for each break's shrink (or 0: none)", o.shrink)}
+	case o.shrink > 0 && o.agents > 0:
+		return usageError{errors.New("--shrink with --agents: a shrink runs the clients here, each its own; verify without --agents to shrink its breaks")}
+	}
 	ext, thresholds, err := o.externalAndThresholds(fs, o.backend)
 	if err != nil {
 		return err
