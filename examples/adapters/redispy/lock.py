@@ -31,6 +31,12 @@ trip and a sleep overshot on a loaded machine: a lost wake-up sleeps far
 longer), so each acquire carries "wait_ms" and is redis-py's own
 blocking acquire, Lock.acquire(blocking=True, blocking_timeout=wait).
 Without wait_ms an acquire is one try (blocking=False), as before.
+An acquire that waited and took the key says when its winning try was
+sent ("tried_ms", after the request was read): each lease's Lock is
+given a client of its own over the adapter's connection pool
+(TimedRedis) that notes when each SET it sends began, as redis-py's Lock
+sends each try as one SET (redis/lock.py:223); --shared Locks, one for
+every thread of a key, say nothing.
 
 Debian's python3-redis (redis-py 4.3) is what CI installs.
 """
@@ -84,6 +90,24 @@ def connect():
     return redis.Redis(host=host, port=int(port), **opts)
 
 
+class TimedRedis(redis.Redis):
+    """The client a lease's Lock is given: the adapter's own connection
+    pool, and a note of when the last SET it sent that was answered OK
+    began (tried, time.monotonic()). redis-py's Lock.do_acquire sends each
+    try as self.redis.set(name, token, nx=True, px=...) (redis/lock.py:223
+    in Debian's 4.3.4), so the last SET answered OK is the try that took
+    the key; the note is taken before the command is sent, never after."""
+
+    tried = None
+
+    def set(self, *args, **kwargs):
+        began = time.monotonic()
+        ok = super().set(*args, **kwargs)
+        if ok:
+            self.tried = began
+        return ok
+
+
 class Server:
     def __init__(self, r, shared, watchdog, wake_bound_ms):
         self.r, self.shared, self.watchdog = r, shared, watchdog
@@ -118,7 +142,7 @@ class Server:
                 reply["ok"] = bool(self.r.ping())
                 reply["wake_bound_ms"] = self.wake_bound_ms
             elif op == "acquire":
-                reply.update(self.acquire(req["key"], req["ttl_ms"], req.get("wait_ms", 0)))
+                reply.update(self.acquire(req["key"], req["ttl_ms"], req.get("wait_ms", 0), req.get("_read")))
             elif op == "release":
                 reply["ok"] = self.release(req["key"], req["token"])
             elif op == "extend":
@@ -134,21 +158,26 @@ class Server:
             os._exit(1)
         self.write(reply)
 
-    def acquire(self, key, ttl_ms, wait_ms):
+    def acquire(self, key, ttl_ms, wait_ms, read):
         token = secrets.token_hex(16)
+        timed = None
         if self.shared:
             lk = self.lock_for(key, None)
             lk.timeout = ttl_ms / 1000.0
         else:
-            lk = self.r.lock(key, timeout=ttl_ms / 1000.0, sleep=POLL_S, thread_local=False)
-        # No tried_ms: redis-py does not say when the try that took the
-        # key was sent (its loop is inside acquire).
+            timed = TimedRedis(connection_pool=self.r.connection_pool)
+            lk = timed.lock(key, timeout=ttl_ms / 1000.0, sleep=POLL_S, thread_local=False)
         if wait_ms > 0:
             got = lk.acquire(blocking=True, blocking_timeout=wait_ms / 1000.0, token=token)
         else:
             got = lk.acquire(blocking=False, token=token)
         if not got:
             return {"ok": False}
+        reply = {"ok": True, "token": token}
+        if wait_ms > 0 and timed is not None and timed.tried is not None and read is not None:
+            # Floored, from when the request was read: no later than the
+            # try was sent, as lockcheck reads it (the grant no earlier).
+            reply["tried_ms"] = max(0, math.floor((timed.tried - read) * 1000))
         if not self.shared:
             with self.mu:
                 self.locks[token] = lk
@@ -157,7 +186,7 @@ class Server:
             with self.mu:
                 self.dogs[token] = stop
             threading.Thread(target=self.keep_alive, args=(lk, key, token, ttl_ms, stop), daemon=True).start()
-        return {"ok": True, "token": token}
+        return reply
 
     def release(self, key, token):
         with self.mu:
@@ -224,6 +253,7 @@ def main():
         if "ack" in msg:
             srv.ack(msg["ack"])
         else:
+            msg["_read"] = time.monotonic()  # tried_ms counts from here
             pool.submit(srv.serve, msg)
     pool.shutdown(wait=True)
 
