@@ -124,6 +124,11 @@ var Libraries = []Library{
 // that the survey does not run, each with why.
 var NotSurveyed = []struct{ Name, Why string }{
 	{"malkusch/lock's PredisMutex", "the same RedisMutex as PHPRedisMutex over another client (php-predis); the survey drives phpredis, as the other PHP locks"},
+	// Named by issue 63 for the read-write table.
+	{"jefferyjob/go-redislock's read lock and write lock", "the Go module proxy refuses github.com/jefferyjob/go-redislock (403 Forbidden, every version), so survey/go.mod cannot pin it, and the survey does not carry a copy of its source"},
+	{"cheerego/go-redisson", "it has no read-write lock: its rwlock.go is the one line `package godisson` at every tag (v0.0.4, v0.0.5, v0.0.6) and at every commit since the file was added (2022-05-07), as is its fairlock.go; " +
+		"what it offers is NewMutex and NewRLock, Redisson's RLock, a reentrant mutex, not a read lock. The Go module proxy refuses it too (403 Forbidden)"},
+	{"me-cs/goRedisson", "a Go port of Redisson whose GetReadWriteLock(key).ReadLock() and WriteLock() run Redisson's RReadWriteLock scripts, each lease owned by the goroutine that took it: the proxy refuses github.com/me-cs/goRedisson (403 Forbidden)"},
 }
 
 // Other are findings outside the battery's verdicts.
