@@ -156,7 +156,7 @@ var CoverageFigures = []struct{ Name, Meaning string }{
 	{history.RenewalStarved, "renewals a starve fault held back inside the client from while their holder was in its critical section until a TTL later, past their lease's end"},
 	{history.RenewalPoolWait, "renewals sent from a critical section while a pool fault's traffic held every connection of their client's pool, a TTL or more before it came free: no connection for them until past their lease's end"},
 	{history.UnlockDroppedWaiting, "pub/sub messages a drop-unlock fault dropped on the subscriber connection of a client waiting in a blocking acquire (its connection cut before it read them)"},
-	{history.UnsyncedAtKill, "leases a node held when it was killed, live past its restart, whose grant was among the last second of writes that a power loss under appendfsync everysec dropped (read from the node, its writes paused, and from the AOF's cut tail)"},
+	{history.UnsyncedAtKill, "leases a node held when it was killed, live past its restart, whose grant was among the last second of writes that a power loss under appendfsync everysec dropped (read from the node, its writes paused, and from the AOF's cut tail; a lease that is a member of a key, as a semaphore's or a read-write lock's, also when its renewal was)"},
 }
 
 // AnyOf names a requirement that any of figures meets: its count

@@ -106,19 +106,34 @@ func currentAOF(dir string) (string, error) {
 	return filepath.Join(adir, name), nil
 }
 
-// UnsyncedKeys are the keys of before (a node's leases, read just before
-// it was killed) live for longer than margin whose value was set by a
-// write in cut (the AOF's tail a power loss dropped): the restart loads
-// the key without that write, so those leases are gone. A write is found
-// by its arguments as the AOF has them, the key and then the value, each
-// a RESP bulk string (SET key token PXAT ..., from a client or a script).
-// A subscription (Holding.Conn) is in no AOF: it is always among them.
+// UnsyncedKeys are the leases of before (a node's, read just before it
+// was killed) live for longer than margin whose grant was a write in cut
+// (the AOF's tail a power loss dropped): the restart loads the node
+// without that write, so those leases are gone. A string key's lease is
+// found by its write's arguments as the AOF has them, the key and then
+// the value, each a RESP bulk string (SET key token PXAT ..., from a
+// client or a script). A lease that is a member of a key (a semaphore's
+// sorted set, a reentrant lock's hash) is found by its token, a bulk
+// string in cut: the write that added it, or one that renewed it (a
+// renewal lost shortens the lease the restart loads), each named once
+// however many of the key's structures hold it. A subscription
+// (Holding.Conn) is in no AOF: it is always among them.
 func UnsyncedKeys(before Holdings, cut []byte, margin time.Duration) []string {
 	var keys []string
+	tokens := map[string]bool{}
 	for k, h := range before {
-		// A subscription is in no AOF: every restart loses it.
-		if h.TTL > margin && (h.Conn || bytes.Contains(cut, []byte(bulk(k)+bulk(h.Value)))) {
+		switch {
+		case h.TTL <= margin:
+		case h.Conn || len(h.Members) == 0 && bytes.Contains(cut, []byte(bulk(k)+bulk(h.Value))):
+			// A subscription is in no AOF: every restart loses it.
 			keys = append(keys, k)
+		default:
+			for _, m := range h.Members {
+				if !tokens[m] && bytes.Contains(cut, []byte(bulk(m))) {
+					tokens[m] = true
+					keys = append(keys, k+" "+m)
+				}
+			}
 		}
 	}
 	return keys

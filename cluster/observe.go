@@ -172,6 +172,10 @@ type Holdings map[string]Holding
 type Holding struct {
 	Value string
 	TTL   time.Duration
+	// Members are, for a key that is a sorted set, a hash or a set (a
+	// semaphore's, a read-write lock's, a reentrant lock's), its members
+	// or fields: the tokens of the leases it holds.
+	Members []string
 	// Conn says the lease is a subscription (a lock held by a
 	// connection: its key is SubscriptionKey of the channel): it has no
 	// TTL (ConnHeldTTL), and no restart, persisted or not, and no
@@ -228,15 +232,59 @@ func holds(ctx context.Context, c *redis.Client) (Holdings, error) {
 			ttls[i], vals[i] = pipe.PTTL(ctx, k), pipe.Get(ctx, k)
 		}
 		_, _ = pipe.Exec(ctx) // a key gone or not a string errs on its own
+		var others []string
 		for i, k := range keys {
 			if ttl, err := ttls[i].Result(); err == nil && ttl > 0 {
 				out[k] = Holding{Value: vals[i].Val(), TTL: ttl}
+				if vals[i].Err() != nil && vals[i].Err() != redis.Nil {
+					others = append(others, k)
+				}
 			}
+		}
+		if err := members(ctx, c, others, out); err != nil {
+			return out, err
 		}
 		if cursor = next; cursor == 0 {
 			return out, nil
 		}
 	}
+}
+
+// members reads the members of each of keys (leases of out that are no
+// string) that is a sorted set, a hash or a set into out.
+func members(ctx context.Context, c *redis.Client, keys []string, out Holdings) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	pipe := c.Pipeline()
+	types := make([]*redis.StatusCmd, len(keys))
+	for i, k := range keys {
+		types[i] = pipe.Type(ctx, k)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return err
+	}
+	pipe = c.Pipeline()
+	got := make([]*redis.StringSliceCmd, len(keys))
+	for i, k := range keys {
+		switch types[i].Val() {
+		case "zset":
+			got[i] = pipe.ZRange(ctx, k, 0, -1)
+		case "hash":
+			got[i] = pipe.HKeys(ctx, k)
+		case "set":
+			got[i] = pipe.SMembers(ctx, k)
+		}
+	}
+	_, _ = pipe.Exec(ctx) // a key gone since errs on its own
+	for i, k := range keys {
+		if got[i] != nil && got[i].Err() == nil {
+			h := out[k]
+			h.Members = got[i].Val()
+			out[k] = h
+		}
+	}
+	return nil
 }
 
 // subscriptions adds to out the channels c's node has subscribers of,

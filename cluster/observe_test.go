@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
 
@@ -143,7 +144,7 @@ func TestKeyWatch_LostRetaken(t *testing.T) {
 		"lock:kept": {Value: "tok-k", TTL: 10 * time.Second}}
 	after := cluster.Holdings{"lock:kept": before["lock:kept"]}
 	lost := cluster.LostKeys(before, after, 200*time.Millisecond)
-	if len(lost) != 2 || lost["lock:a"] != before["lock:a"] {
+	if len(lost) != 2 || !reflect.DeepEqual(lost["lock:a"], before["lock:a"]) {
 		t.Fatalf("LostKeys = %v, want lock:a and lock:b with their TTLs", lost)
 	}
 	w, err := c.WatchKeys(ctx, n)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"github.com/lockcheck/lockcheck/history"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -84,6 +85,9 @@ func TestKillRedis_LostAtRestart(t *testing.T) {
 // granted before that second survives the restart and is not counted,
 // nor one that expires first; a window in which nothing was granted
 // counts 0; under appendfsync always nothing is cut and nothing counted.
+// The same holds of leases that are members of a key (a semaphore's
+// sorted set): the member added in that second is counted, once, and the
+// one added before it is not, though the key was written again.
 func TestKillRedis_UnsyncedAtKill(t *testing.T) {
 	testutil.RequireRedis(t)
 	unsyncedAtKill(t, cluster.Local)
@@ -102,11 +106,15 @@ func unsyncedAtKill(t *testing.T, backend string) {
 		grant             bool // grant leases in the second before the kill
 		want              int64
 		counted           bool
-	}{{"everysec", "aof-everysec", true, 1, true}, {"everysec-quiet", "aof-everysec", false, 0, true}, {"always", "aof-always", true, 0, false}} {
+	}{{"everysec", "aof-everysec", true, 2, true}, {"everysec-quiet", "aof-everysec", false, 0, true}, {"always", "aof-always", true, 0, false}} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
 			cl, rc := upOn(t, c.persistence, backend)
 			if err := rc.Set(ctx, "old", "t-old", 10*time.Second).Err(); err != nil {
+				t.Fatal(err)
+			}
+			// A semaphore's key: members scored by their expiry.
+			if err := errors.Join(rc.ZAdd(ctx, "sem", redis.Z{Score: 1, Member: "t-sem-old"}).Err(), rc.PExpire(ctx, "sem", 10*time.Second).Err()); err != nil {
 				t.Fatal(err)
 			}
 			k := &killRedis{env: Env{Cluster: cl, RestartDelay: 100 * time.Millisecond}}
@@ -117,6 +125,7 @@ func unsyncedAtKill(t *testing.T, backend string) {
 					for key, ttl := range map[string]time.Duration{"new": 10 * time.Second, "short": 20 * time.Millisecond} {
 						err = errors.Join(err, rc.SetArgs(ctx, key, "t-"+key, redis.SetArgs{Mode: "NX", TTL: ttl}).Err())
 					}
+					err = errors.Join(err, rc.ZAdd(ctx, "sem", redis.Z{Score: 2, Member: "t-sem-new"}).Err(), rc.PExpire(ctx, "sem", 10*time.Second).Err())
 				}
 				granted <- err
 			}
@@ -150,6 +159,13 @@ func unsyncedAtKill(t *testing.T, backend string) {
 			}
 			if v, _ := rc.Get(ctx, "new").Result(); v != wantNew {
 				t.Errorf("after the restart, new = %q, want %q", v, wantNew)
+			}
+			wantSem := []string{"t-sem-old", "t-sem-new"}
+			if c.persistence == "aof-everysec" || !c.grant {
+				wantSem = wantSem[:1]
+			}
+			if m, err := rc.ZRange(ctx, "sem", 0, -1).Result(); err != nil || !slices.Equal(m, wantSem) {
+				t.Errorf("after the restart, sem holds %q (%v), want %q", m, err, wantSem)
 			}
 		})
 	}
