@@ -14,6 +14,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"errors"
+	"fmt"
 	"math/big"
 	"net"
 	"os"
@@ -376,4 +377,20 @@ func TestAgents_TLS(t *testing.T) {
 func TestMain(m *testing.M) {
 	testutil.QuietRedis() // go-redis's own log of refused dials
 	os.Exit(m.Run())
+}
+
+// TestAgents_ClientFaultTally: a client fault's figures, counted inside
+// the clients (cancel's ops cancelled while their reply was held, and
+// commands sent behind one), come back from the agents that played it:
+// setnx on three agents under cancel meets cancel's figures, which read
+// 0 before the agents were asked for them.
+func TestAgents_ClientFaultTally(t *testing.T) {
+	testutil.RequireRedis(t)
+	w := workload.Config{Clients: 30, Keys: 3, Duration: 5 * time.Second, TTL: time.Second, Hold: 50 * time.Millisecond, OpTimeout: time.Second}
+	s := faultrun.Case{Workload: w, Scenario: scenario.Scenario{Nemesis: nemesis.Config{Faults: []string{"cancel"}, Interval: time.Second, Duration: 500 * time.Millisecond}}}
+	expectAgents(t, s, "setnx", func(r *harness.Result) (bool, string) {
+		c := r.Findings.Coverage
+		return r.Verdict == checker.Valid && c[history.CancelledApplied] > 0 && c[history.SentBehindCancel] > 0,
+			fmt.Sprintf("cancelled_applied %d, sent_behind_cancel %d", c[history.CancelledApplied], c[history.SentBehindCancel])
+	})
 }

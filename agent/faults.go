@@ -95,6 +95,24 @@ func (c *Coordinator) ReviveAgents(context.Context) error {
 // which plays it on its own clients.
 type remoteClients struct{ c *Coordinator }
 
+// Tally is nemesis.ClientTally for clients on agents: what kind's fault
+// did to the clients of every live agent since it was last asked, summed
+// (an agent lost takes its counts with it: the figures only undercount).
+func (rc remoteClients) Tally(kind string) map[string]int64 {
+	sum := map[string]int64{}
+	for _, ra := range rc.c.live() {
+		m, err := ra.conn.Call(Msg{T: TFault, Fault: &Fault{Kind: FaultTally, Tally: kind}}, faultTimeout)
+		var got map[string]int64
+		if err != nil || m.Error != "" || json.Unmarshal(m.Counts, &got) != nil {
+			continue
+		}
+		for k, v := range got {
+			sum[k] += v
+		}
+	}
+	return sum
+}
+
 // faultTimeout bounds an agent's answer to a fault.
 const faultTimeout = 5 * time.Second
 

@@ -95,9 +95,12 @@ type Op struct {
 
 // Fault is what the coordinator asks an agent to play on its clients:
 // a client fault (Kind FaultClient: Client, forwarded as the nemesis made
-// it, played with Seed), a heal of them all (FaultHeal), or a toxic on a
-// client proxy (FaultToxic). An agent refuses any other kind, and a
-// client fault its clients do not play, with an error.
+// it, played with Seed), a heal of them all (FaultHeal), a toxic on a
+// client proxy (FaultToxic), or the count of what a client fault did to
+// its clients since it was last asked (FaultTally: Tally names the
+// fault; the reply's Counts, a map of figure to count). An agent refuses
+// any other kind, and a client fault its clients do not play, with an
+// error.
 type Fault struct {
 	Kind   string               `json:"kind"`
 	Seed   uint64               `json:"seed,omitempty"`
@@ -107,6 +110,7 @@ type Fault struct {
 	// own proxy for that node (latency, lost-reply).
 	Node  string          `json:"node,omitempty"`
 	Toxic json.RawMessage `json:"toxic,omitempty"`
+	Tally string          `json:"tally,omitempty"`
 }
 
 // The kinds of Fault.
@@ -114,6 +118,7 @@ const (
 	FaultClient = "client"
 	FaultHeal   = "heal"
 	FaultToxic  = "toxic"
+	FaultTally  = "tally"
 )
 
 // Conn is one end of an agent connection: JSON lines, one writer at a

@@ -430,7 +430,11 @@ func (a *agentRun) read() error {
 		case TFault:
 			reply := Msg{T: TReply, ID: m.ID}
 			var err error
-			reply.IDs, err = a.fault(m.Fault)
+			if m.Fault != nil && m.Fault.Kind == FaultTally {
+				reply.Counts, err = json.Marshal(a.runner.Tally(m.Fault.Tally))
+			} else {
+				reply.IDs, err = a.fault(m.Fault)
+			}
 			reply.Error = errString(err)
 			_ = a.conn.Send(reply)
 		case TReply:
@@ -456,7 +460,7 @@ func (a *agentRun) fault(f *Fault) ([]int, error) {
 			return nil, errors.New("a client fault without its value")
 		}
 	default:
-		return nil, fmt.Errorf("fault kind %q: this agent plays %s, %s and %s (is it older than the coordinator?)", f.Kind, FaultClient, FaultHeal, FaultToxic)
+		return nil, fmt.Errorf("fault kind %q: this agent plays %s, %s and %s, and tallies (%s) (is it older than the coordinator?)", f.Kind, FaultClient, FaultHeal, FaultToxic, FaultTally)
 	}
 	rng := rand.New(rand.NewPCG(f.Seed, f.Seed^0x9e3779b97f4a7c15))
 	ids, err := a.runner.Play(rng, *f.Client)

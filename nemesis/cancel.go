@@ -9,8 +9,8 @@ const ClientCancel = "cancel"
 
 // ClientTally is the Clients of a run whose clients count what a client
 // fault did to them, read at each of its stops (cancel's figures: the
-// wire inside the client is where they are seen). Clients on agents do
-// not count them yet: their figures read 0.
+// wire inside the client is where they are seen). Clients on agents
+// count them too, each agent asked for its own (agent.remoteClients).
 type ClientTally interface {
 	// Tally returns the counts of kind's fault since the last call.
 	Tally(kind string) map[string]int64
