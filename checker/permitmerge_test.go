@@ -174,24 +174,7 @@ func TestGroupHull_AgreesWithPoints(t *testing.T) {
 				h[k] = max(h[k], s.b[k])
 			}
 		}
-		want := true
-		x := make([]int64, n)
-		var walk func(v int)
-		walk = func(v int) {
-			if !want {
-				return
-			}
-			if v == n {
-				if holds(h, x) && !slices.ContainsFunc(g, func(s permitState) bool { return holds(s.b, x) }) {
-					want = false
-				}
-				return
-			}
-			for x[v] = -box; x[v] <= box; x[v]++ {
-				walk(v + 1)
-			}
-		}
-		walk(1)
+		want := coveredPoints(h, g, n, box)
 		_, got := groupHull(g)
 		if got != want {
 			var bs [][]int64
@@ -210,4 +193,28 @@ func TestGroupHull_AgreesWithPoints(t *testing.T) {
 	if exact < 500 || refused < 500 {
 		t.Errorf("%d exact and %d refused: too one-sided to prove anything", exact, refused)
 	}
+}
+
+// coveredPoints says whether every integer point of h in the box
+// [-box, box] (the origin at 0) is a point of one of g.
+func coveredPoints(h []int64, g []permitState, n int, box int64) bool {
+	covered := true
+	x := make([]int64, n)
+	var walk func(v int)
+	walk = func(v int) {
+		if !covered {
+			return
+		}
+		if v == n {
+			if holds(h, x) && !slices.ContainsFunc(g, func(s permitState) bool { return holds(s.b, x) }) {
+				covered = false
+			}
+			return
+		}
+		for x[v] = -box; x[v] <= box; x[v]++ {
+			walk(v + 1)
+		}
+	}
+	walk(1)
+	return covered
 }

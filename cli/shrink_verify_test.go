@@ -94,14 +94,6 @@ func TestShrink_VerifyRunArgs(t *testing.T) {
 		t.Errorf("pause's run args:\n got %q\nwant %q", got, want)
 	}
 
-	// A redlock run names its masters: a shrink's runs have as many.
-	quorum := verifyRunInfo([]string{"--lock", "redlock"}, "kill-quorum", 2, overrunWorkload,
-		report.RunNemesis{Faults: []string{"kill-quorum"}, Interval: "1s", Duration: "2s", RestartDelay: "0s", Persistence: "none"})
-	quorum.Topology, quorum.Masters = "redlock", 7
-	if got, err = scenarioRunArgs(quorum); err != nil || !slices.Contains(got, "--topology=redlock") || !slices.Contains(got, "--nodes=7") {
-		t.Errorf("kill-quorum's run args on 7 masters: %q, %v; want --topology=redlock --nodes=7", got, err)
-	}
-
 	// A verify dir none of whose runs broke: one line, exit 2.
 	root := t.TempDir()
 	writeRun(t, root, "overrun", info, "valid")
@@ -125,6 +117,17 @@ func TestShrink_VerifyRunArgs(t *testing.T) {
 	// The scenario's run dir itself.
 	if _, breaks, dir, err := shrinkSource(overrun); err != nil || dir != overrun || len(breaks) == 0 {
 		t.Errorf("shrinkSource of a verify scenario's run: dir %s, %d breaks, %v", dir, len(breaks), err)
+	}
+}
+
+// TestShrink_RedlockMasters: a redlock run names its masters in run.json
+// (masters), and a shrink's runs have as many (--nodes).
+func TestShrink_RedlockMasters(t *testing.T) {
+	quorum := verifyRunInfo([]string{"--lock", "redlock"}, "kill-quorum", 2, overrunWorkload,
+		report.RunNemesis{Faults: []string{"kill-quorum"}, Interval: "1s", Duration: "2s", RestartDelay: "0s", Persistence: "none"})
+	quorum.Topology, quorum.Masters = "redlock", 7
+	if got, err := scenarioRunArgs(quorum); err != nil || !slices.Contains(got, "--topology=redlock") || !slices.Contains(got, "--nodes=7") {
+		t.Errorf("kill-quorum's run args on 7 masters: %q, %v; want --topology=redlock --nodes=7", got, err)
 	}
 }
 

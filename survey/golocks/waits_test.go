@@ -75,25 +75,11 @@ func TestProcessAdapters_Waits(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var waits, refused, grantedAfterPoll, tried int
-				for _, op := range ops {
-					if op.F != history.Acquire || op.WaitMs == 0 {
-						continue
-					}
-					waits++
-					if op.Tried != 0 {
-						tried++
-					}
-					if bound := 2 * a.poll.Milliseconds(); op.WaitMs != r.w.Wait.Milliseconds() || r.bound == "" && op.WakeMs != bound {
-						t.Fatalf("a blocking acquire with wait_ms %d, wake_ms %d; want %d and the declared bound, %d", op.WaitMs, op.WakeMs, r.w.Wait.Milliseconds(), bound)
-					}
-					switch span := time.Duration(op.Return - op.Call); {
-					case op.Type == history.OK && span > a.poll:
-						grantedAfterPoll++ // found the key taken, slept, tried again and took it
-					case op.Type == history.Fail:
-						refused++
-					}
+				wakeMs := 2 * a.poll.Milliseconds()
+				if r.bound != "" {
+					wakeMs = -1 // not the library's: any
 				}
+				waits, refused, grantedAfterPoll, tried := countWaits(t, ops, r.w.Wait, a.poll, wakeMs)
 				l, _ := res.Findings.Checker("liveness")
 				starved := l.Figures["starved_waiters"]
 				t.Logf("%s: %d blocking acquires, %d granted after more than a poll, %d saying when they tried, %d refused; liveness %s, %v", name, waits, grantedAfterPoll, tried, refused, l.Verdict, l.Figures)
@@ -116,4 +102,31 @@ func TestProcessAdapters_Waits(t *testing.T) {
 			})
 		}
 	}
+}
+
+// countWaits counts the blocking acquires of ops, those refused, those
+// granted after more than a poll (found the key taken, slept, tried again
+// and took it) and those that say when they tried; each must carry wait
+// and, unless wakeMs is -1, declare wakeMs as its bound.
+func countWaits(t *testing.T, ops []history.Op, wait, poll time.Duration, wakeMs int64) (waits, refused, grantedAfterPoll, tried int) {
+	t.Helper()
+	for _, op := range ops {
+		if op.F != history.Acquire || op.WaitMs == 0 {
+			continue
+		}
+		waits++
+		if op.Tried != 0 {
+			tried++
+		}
+		if op.WaitMs != wait.Milliseconds() || wakeMs >= 0 && op.WakeMs != wakeMs {
+			t.Fatalf("a blocking acquire with wait_ms %d, wake_ms %d; want %d and the declared bound, %d", op.WaitMs, op.WakeMs, wait.Milliseconds(), wakeMs)
+		}
+		switch span := time.Duration(op.Return - op.Call); {
+		case op.Type == history.OK && span > poll:
+			grantedAfterPoll++
+		case op.Type == history.Fail:
+			refused++
+		}
+	}
+	return waits, refused, grantedAfterPoll, tried
 }
