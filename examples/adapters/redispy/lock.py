@@ -247,7 +247,12 @@ def main():
     args = ap.parse_args()
     time.sleep(args.start_delay)
     srv = Server(connect(), args.shared, args.watchdog, args.wake_bound_ms)
-    pool = ThreadPoolExecutor(max_workers=64)
+    # A thread for every request in flight, as a threaded application
+    # has: a blocking acquire holds its thread for its whole wait, and
+    # with 64 threads, 200 waiting clients (overrun at --wait 2s) queued
+    # behind each other past lockcheck's timeout: 15-20 indeterminate
+    # acquires on each key, and every key's check out of its time.
+    pool = ThreadPoolExecutor(max_workers=1024)
     for line in sys.stdin:
         msg = json.loads(line)
         if "ack" in msg:
