@@ -13,8 +13,8 @@ import (
 )
 
 // TestProcessAdapters_Waits: redis-py's Lock.acquire(blocking=True,
-// blocking_timeout=...), Laravel's cache lock block($seconds) and its
-// funnel's block($seconds) declare twice their poll interval (100 ms,
+// blocking_timeout=...), tooz's acquire(blocking=seconds), Laravel's
+// cache lock block($seconds) and its funnel's block($seconds) declare twice their poll interval (100 ms,
 // 250 ms: the poll, and as long again for a try's round trip and a late
 // sleep on a loaded machine) as the wake-up bound, and each acquire of a run with --wait 2s is the
 // library's own blocking acquire. Two workloads, each valid:
@@ -59,6 +59,9 @@ func TestProcessAdapters_Waits(t *testing.T) {
 		{"redis-py", filepath.Join(adapters, "redispy", "lock.py"), false, 100 * time.Millisecond, []run{{"queue", queue, ""}, {"gaps", gaps, ""}, {"gaps-bound-1ms", gaps, "1"}}, true},
 		{"laravel", php + "laravel", true, 250 * time.Millisecond, []run{{"queue", queue, ""}, {"gaps", gaps, ""}, {"gaps-bound-1ms", gaps, "1"}}, false},
 		{"laravel-funnel", php + "laravel-funnel", true, 250 * time.Millisecond, []run{{"queue", queue, ""}}, false},
+		// tooz's leases are scopes, its waiters unjudged: the queue shows
+		// its acquire waits inside tooz.
+		{"tooz", filepath.Join(adapters, "tooz", "lock.py"), false, 100 * time.Millisecond, []run{{"queue", queue, ""}}, false},
 	} {
 		for _, r := range a.runs {
 			t.Run(a.name+"/"+r.name, func(t *testing.T) {

@@ -14,7 +14,17 @@ tooz hands out no deadline and tells the holder nothing when a renewal
 fails (its heart logs a warning), so its leases are scopes held until the
 holder is done: the ping's reply says so, and lockcheck judges mutual
 exclusion only. Debian's python3-tooz (3.1) is what `make survey` installs.
+
+Blocking waits (--wait): the ping's reply declares "wake_bound_ms",
+twice the sleep of the redis-py Lock a tooz RedisLock wraps
+(client.lock(name, timeout, thread_local=False), tooz/drivers/redis.py:86,
+so redis-py's default sleep, 0.1 s), and each acquire that carries
+"wait_ms" is tooz's own blocking acquire, acquire(blocking=seconds), which
+runs redis-py's loop with blocking_timeout (tooz/drivers/redis.py:105-110,
+tooz/utils.py:132-138). No tried_ms: tooz's client is its own, so the
+try that took the key is not timed.
 """
+import inspect
 import json
 import math
 import os
@@ -24,12 +34,17 @@ import threading
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 
+from redis.lock import Lock
 from tooz import coordination
 
 # The helpers lockcheck's Python adapters share, one directory up.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from lockcheck_dial import follow_dial_map  # noqa: E402
 
+
+# POLL_S is the sleep between tries of redis-py's blocking acquire, which
+# tooz's RedisLock runs (it sets none of its own).
+POLL_S = inspect.signature(Lock.__init__).parameters["sleep"].default
 
 SCOPE = ("tooz renews its locks from the coordinator's heartbeat thread and tells the holder "
          "nothing when a renewal fails: no deadline, no loss reported")
@@ -81,10 +96,11 @@ class Server:
             op = req["op"]
             if op == "ping":
                 self.coord(1000)
-                reply.update(ok=True, scope=SCOPE)
+                reply.update(ok=True, scope=SCOPE, wake_bound_ms=math.ceil(2 * POLL_S * 1000))
             elif op == "acquire":
                 lk = self.coord(req["ttl_ms"]).get_lock(req["key"])
-                if lk.acquire(blocking=False):
+                wait_ms = req.get("wait_ms", 0)
+                if lk.acquire(blocking=wait_ms / 1000.0 if wait_ms > 0 else False):
                     token = secrets.token_hex(16)
                     with self.mu:
                         self.locks[token] = lk
@@ -104,7 +120,9 @@ class Server:
 
 def main():
     srv = Server()
-    pool = ThreadPoolExecutor(max_workers=64)
+    # A thread for every request in flight: a blocking acquire holds its
+    # thread for its whole wait (the redispy adapter says why).
+    pool = ThreadPoolExecutor(max_workers=1024)
     for line in sys.stdin:
         msg = json.loads(line)
         if "ack" not in msg:
