@@ -61,7 +61,7 @@ func holds(b []int64, x []int64) bool {
 func TestHullOf_AgreesWithPoints(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	const r, box = 4, 10
-	exact, refused := 0, 0
+	var seen hullAnswers
 	for c := range 20000 {
 		n := 3 + rng.IntN(2)
 		leases := make([]permitLease, n-pFirst)
@@ -83,38 +83,14 @@ func TestHullOf_AgreesWithPoints(t *testing.T) {
 		for k := range h {
 			h[k] = max(a.b[k], b.b[k])
 		}
-		want := true
-		x := make([]int64, n)
-		var walk func(v int)
-		walk = func(v int) {
-			if !want {
-				return
-			}
-			if v == n {
-				if holds(h, x) && !holds(a.b, x) && !holds(b.b, x) {
-					want = false
-				}
-				return
-			}
-			for x[v] = -box; x[v] <= box; x[v]++ {
-				walk(v + 1)
-			}
-		}
-		walk(1)
+		want := coveredPoints(h, []permitState{a, b}, n, box)
 		_, got := hullOf(&a, &b)
 		if got != want {
 			t.Fatalf("case %d: hullOf says %v, the points say %v:\na %v\nb %v", c, got, want, a.b, b.b)
 		}
-		if got {
-			exact++
-		} else {
-			refused++
-		}
+		seen.add(got)
 	}
-	t.Logf("20000 pairs: %d hulls exact, %d refused, 0 disagreements", exact, refused)
-	if exact < 1000 || refused < 1000 {
-		t.Errorf("%d exact and %d refused: too one-sided to prove anything", exact, refused)
-	}
+	seen.report(t, "20000 pairs", 1000)
 }
 
 // closeAll closes b over n variables, or is nil if it is empty.
@@ -145,7 +121,7 @@ func closeAll(b []int64, n int) []int64 {
 func TestGroupHull_AgreesWithPoints(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 17))
 	const r, box = 4, 24
-	exact, refused := 0, 0
+	var seen hullAnswers
 	for c := range 6000 {
 		n := 3 + rng.IntN(2)
 		leases := make([]permitLease, n-pFirst)
@@ -183,16 +159,9 @@ func TestGroupHull_AgreesWithPoints(t *testing.T) {
 			}
 			t.Fatalf("case %d: groupHull says %v, the points say %v (n %d):\n%v", c, got, want, n, bs)
 		}
-		if got {
-			exact++
-		} else {
-			refused++
-		}
+		seen.add(got)
 	}
-	t.Logf("6000 groups: %d hulls exact, %d refused, 0 disagreements", exact, refused)
-	if exact < 500 || refused < 500 {
-		t.Errorf("%d exact and %d refused: too one-sided to prove anything", exact, refused)
-	}
+	seen.report(t, "6000 groups", 500)
 }
 
 // coveredPoints says whether every integer point of h in the box
@@ -217,4 +186,24 @@ func coveredPoints(h []int64, g []permitState, n int, box int64) bool {
 	}
 	walk(1)
 	return covered
+}
+
+// hullAnswers counts a hull test's answers: hulls exact and refused.
+type hullAnswers struct{ exact, refused int }
+
+func (h *hullAnswers) add(exact bool) {
+	if exact {
+		h.exact++
+	} else {
+		h.refused++
+	}
+}
+
+// report logs the count, and fails t unless each answer came least times.
+func (h hullAnswers) report(t *testing.T, what string, least int) {
+	t.Helper()
+	t.Logf("%s: %d hulls exact, %d refused, 0 disagreements", what, h.exact, h.refused)
+	if h.exact < least || h.refused < least {
+		t.Errorf("%d exact and %d refused: too one-sided to prove anything", h.exact, h.refused)
+	}
 }
