@@ -26,6 +26,14 @@ import (
 // ignores what a refusal or a failed release proves, so it may miss a
 // starved waiter, never invent one.)
 //
+// A waiter is judged only outside the fault windows (stallSpans): while
+// Redis is paused, down or cut off, or the waiter's own client is
+// stopped, no lock can take a free key, however soon it would wake, so a
+// span in a fault's window is not free. The one fault that is not left
+// out is the one that makes a lock's waiters starve by its own doing,
+// drop-unlock (WakeFault): an unlock message lost while they wait. The
+// check stays never finer than the model: it only judges fewer spans.
+//
 // A waiter certainly waited over its window (waitWindow): an ok one
 // from its call to when its lock sent the try that took the key
 // (history.Op.Tried: the grant was no earlier); a refused one from its
@@ -123,12 +131,35 @@ func waitWindow(op *history.Op) (from, to int64, judged bool) {
 	return from, to, to > from
 }
 
+// WakeFault is nemesis.ClientDropUnlock, the fault under which a waiter
+// may starve by its lock's own doing (TestStallSpans_DropUnlockIsTheWakeFault).
+const WakeFault = "drop-unlock"
+
+// stallSpans are the fault windows of ops but WakeFault's, from start to
+// heal (a window never healed: to the end), as spans a waiter is never
+// judged in (their token: none a lease has).
+func stallSpans(ops []history.Op) []heldSpan {
+	var out []heldSpan
+	for _, w := range FaultWindows(ops) {
+		if w.Fault == WakeFault {
+			continue
+		}
+		to := w.HealedAt()
+		if to < 0 {
+			to = inf
+		}
+		out = append(out, heldSpan{token: "\x00" + w.Fault, from: w.Start, to: to})
+	}
+	return out
+}
+
 // longestFree is the longest span within [ws, we] where fewer than k of
 // spans (sorted by from; the waiter's own token left out) cover every
-// instant. Between consecutive span ends (points) the cover is constant,
-// so the free set is free gaps joined through free points; a span's
-// length is the sup of its free instants' (a busy end bounds it).
-func longestFree(spans []heldSpan, own string, k int, ws, we int64) starvedSpan {
+// instant, and no stall does. Between consecutive span ends (points) the
+// cover is constant, so the free set is free gaps joined through free
+// points; a span's length is the sup of its free instants' (a busy end
+// bounds it).
+func longestFree(spans, stalls []heldSpan, own string, k int, ws, we int64) starvedSpan {
 	var in []heldSpan
 	points := []int64{ws, we}
 	for _, s := range spans {
@@ -141,6 +172,13 @@ func longestFree(spans []heldSpan, own string, k int, ws, we int64) starvedSpan 
 		in = append(in, s)
 		points = append(points, max(s.from, ws), min(s.to, we))
 	}
+	var stalled []heldSpan
+	for _, s := range stalls {
+		if s.from <= we && s.to >= ws {
+			stalled = append(stalled, s)
+			points = append(points, max(s.from, ws), min(s.to, we))
+		}
+	}
 	slices.Sort(points)
 	points = slices.Compact(points)
 	cover := func(lo, hi int64) int { // spans covering all of [lo, hi]
@@ -148,6 +186,11 @@ func longestFree(spans []heldSpan, own string, k int, ws, we int64) starvedSpan 
 		for _, s := range in {
 			if s.from <= lo && s.to >= hi {
 				n++
+			}
+		}
+		for _, s := range stalled {
+			if s.from <= lo && s.to >= hi {
+				n += k // no lock takes a key then
 			}
 		}
 		return n
@@ -174,7 +217,7 @@ func longestFree(spans []heldSpan, own string, k int, ws, we int64) starvedSpan 
 // certainly had a free permit at all (the chance a lost wake-up needs),
 // how many were starved, and the longest a starved one slept past its
 // bound.
-func starvedOn(key string, kops []*history.Op, opt Options, add func(Violation)) (judged, chances, starved int64, longest time.Duration) {
+func starvedOn(key string, kops []*history.Op, stalls []heldSpan, opt Options, add func(Violation)) (judged, chances, starved int64, longest time.Duration) {
 	spans := possiblyHeld(kops, int64(opt.InfoHorizon), int64(opt.ClockTolerance))
 	for _, op := range kops {
 		ws, we, ok := waitWindow(op)
@@ -183,7 +226,7 @@ func starvedOn(key string, kops []*history.Op, opt Options, add func(Violation))
 		}
 		judged++
 		bound := op.WakeMs * int64(time.Millisecond)
-		sp := longestFree(spans, op.Token, max(op.Permits, 1), ws, we)
+		sp := longestFree(spans, stalls, op.Token, max(op.Permits, 1), ws, we)
 		if sp.to > sp.from {
 			chances++ // its key certainly had a free permit while it waited
 		}
@@ -228,8 +271,9 @@ func starvedWaiters(ops []history.Op, opt Options, add func(Violation)) (judged,
 	keys, groups := byKey(ops, func(op *history.Op) bool {
 		return op.F == history.Acquire || op.F == history.Release || op.F == history.Extend
 	})
+	stalls := stallSpans(ops)
 	for _, key := range keys {
-		j, c, s, l := starvedOn(key, groups[key], opt, add)
+		j, c, s, l := starvedOn(key, groups[key], stalls, opt, add)
 		judged, chances, starved, longest = judged+j, chances+c, starved+s, max(longest, l)
 	}
 	return judged, chances, starved, longest

@@ -9,6 +9,7 @@ import (
 	"github.com/lockcheck/lockcheck/history"
 	"github.com/lockcheck/lockcheck/internal/faultrun"
 	"github.com/lockcheck/lockcheck/internal/testutil"
+	"github.com/lockcheck/lockcheck/nemesis"
 	"github.com/lockcheck/lockcheck/scenario"
 	"github.com/lockcheck/lockcheck/workload"
 )
@@ -39,4 +40,13 @@ func TestFault_DropUnlock(t *testing.T) {
 		live, _ := r.Findings.Checker("liveness")
 		return r.Verdict == checker.Invalid && live.Figures["starved_waiters"] > 0, figures(r)
 	})
+}
+
+// TestStallSpans_DropUnlockIsTheWakeFault: the starved-waiter check
+// judges waiters through drop-unlock's windows, and through no other
+// fault's, by its name: the checker's name for it is this fault's.
+func TestStallSpans_DropUnlockIsTheWakeFault(t *testing.T) {
+	if checker.WakeFault != nemesis.ClientDropUnlock {
+		t.Fatalf("checker.WakeFault %q, the fault %q: the starved-waiter check would leave drop-unlock's windows out", checker.WakeFault, nemesis.ClientDropUnlock)
+	}
 }
