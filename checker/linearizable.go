@@ -203,7 +203,7 @@ func toLockOps(ops []*history.Op, horizon int64) []*lockOp {
 		// invalid (nothing took effect before the run began).
 		b := op.ClockBound
 		lo := &lockOp{index: op.Index, process: op.Process, f: op.F, typ: op.Type, token: op.Token,
-			ttl: int64(op.TTL()), add: op.Mode == history.ExtendAdd, call: max(0, op.Call-b), ret: op.Latest(horizon) + b, orig: op.Return + b}
+			ttl: int64(op.TTL()), add: op.Mode == history.ExtendAdd, call: effectFrom(op), ret: op.Latest(horizon) + b, orig: op.Return + b}
 		if op.Type == history.Info {
 			if lo.token == "" {
 				lo.token = ownToken(op.Index)
@@ -212,6 +212,22 @@ func toLockOps(ops []*history.Op, horizon int64) []*lockOp {
 		out = append(out, lo)
 	}
 	return out
+}
+
+// effectFrom is the earliest instant op may have taken effect: its call
+// (widened by its clock bound), or, for a blocking acquire that took the
+// key and says when it sent the try that did (history.Op.Tried), that
+// try: the grant was no earlier. Exact, and what keeps a key of blocking
+// acquires decidable: each waiter's interval is its whole wait, dozens of
+// them overlapping one another, where its grant is its last try's round
+// trip (redis-py's blocking acquire at overrun, 40 waiters a key: a key of
+// 303 lock ops out of the check's memory).
+func effectFrom(op *history.Op) int64 {
+	from := max(0, op.Call-op.ClockBound)
+	if op.F == history.Acquire && op.Type == history.OK && op.Tried > 0 {
+		from = max(from, op.Tried-op.ClockBound)
+	}
+	return from
 }
 
 // ownToken is the token of an op that names none (an indeterminate one,

@@ -150,7 +150,7 @@ func toPermitOps(ops []*history.Op, horizon int64, writerPref bool) []*permitOp 
 		b := op.ClockBound
 		po := &permitOp{index: op.Index, process: op.Process, f: op.F, typ: op.Type, token: op.Token,
 			ttl: int64(op.TTL()), add: op.Mode == history.ExtendAdd, write: op.Access == history.AccessWrite,
-			call: max(0, op.Call-b), ret: op.Latest(horizon) + b, orig: op.Return + b}
+			call: effectFrom(op), ret: op.Latest(horizon) + b, orig: op.Return + b}
 		if op.Type == history.Info && po.token == "" {
 			po.token = ownToken(op.Index)
 		}
