@@ -136,10 +136,10 @@ func waitWindow(op *history.Op) (from, to int64, judged bool) {
 const WakeFault = "drop-unlock"
 
 // stallSpans are the fault windows of ops but WakeFault's, from start to
-// heal (a window never healed: to the end), as spans a waiter is never
-// judged in (their token: none a lease has).
-func stallSpans(ops []history.Op) []heldSpan {
-	var out []heldSpan
+// heal (a window never healed: to the end): spans a waiter is never
+// judged in.
+func stallSpans(ops []history.Op) []starvedSpan {
+	var out []starvedSpan
 	for _, w := range FaultWindows(ops) {
 		if w.Fault == WakeFault {
 			continue
@@ -148,7 +148,7 @@ func stallSpans(ops []history.Op) []heldSpan {
 		if to < 0 {
 			to = inf
 		}
-		out = append(out, heldSpan{token: "\x00" + w.Fault, from: w.Start, to: to})
+		out = append(out, starvedSpan{from: w.Start, to: to})
 	}
 	return out
 }
@@ -159,7 +159,7 @@ func stallSpans(ops []history.Op) []heldSpan {
 // cover is constant, so the free set is free gaps joined through free
 // points; a span's length is the sup of its free instants' (a busy end
 // bounds it).
-func longestFree(spans, stalls []heldSpan, own string, k int, ws, we int64) starvedSpan {
+func longestFree(spans []heldSpan, stalls []starvedSpan, own string, k int, ws, we int64) starvedSpan {
 	var in []heldSpan
 	points := []int64{ws, we}
 	for _, s := range spans {
@@ -172,7 +172,7 @@ func longestFree(spans, stalls []heldSpan, own string, k int, ws, we int64) star
 		in = append(in, s)
 		points = append(points, max(s.from, ws), min(s.to, we))
 	}
-	var stalled []heldSpan
+	var stalled []starvedSpan
 	for _, s := range stalls {
 		if s.from <= we && s.to >= ws {
 			stalled = append(stalled, s)
@@ -217,7 +217,7 @@ func longestFree(spans, stalls []heldSpan, own string, k int, ws, we int64) star
 // certainly had a free permit at all (the chance a lost wake-up needs),
 // how many were starved, and the longest a starved one slept past its
 // bound.
-func starvedOn(key string, kops []*history.Op, stalls []heldSpan, opt Options, add func(Violation)) (judged, chances, starved int64, longest time.Duration) {
+func starvedOn(key string, kops []*history.Op, stalls []starvedSpan, opt Options, add func(Violation)) (judged, chances, starved int64, longest time.Duration) {
 	spans := possiblyHeld(kops, int64(opt.InfoHorizon), int64(opt.ClockTolerance))
 	for _, op := range kops {
 		ws, we, ok := waitWindow(op)
